@@ -1,0 +1,15 @@
+//! mapwright-runtime: what a mapper does when it runs.
+//!
+//! Module map:
+//! - [`mspace`]   the machine-model (MSpace) transformations of the reference
+//!   (`merge`, `split`, `swap`, `slice`, `reverse`, `balance_split`,
+//!   `auto_split`, `greedy_split`), as pure functions over extents.
+//! - [`machine`]  machine descriptions (serde JSON/TOML) and named presets.
+//! - [`app`]      application descriptions and the nine built-in benchmarks.
+//! - [`import`]   `mapwright app import`: Legion mapper-logging-wrapper logs ->
+//!   application + machine descriptions.
+
+pub mod app;
+pub mod import;
+pub mod machine;
+pub mod mspace;
