@@ -1,0 +1,532 @@
+//! The typed syntax tree. Every node carries its byte span; names keep their
+//! text. The tree is what the reference grammar accepts; statements that did
+//! not parse are kept as [`StmtKind::Error`] so tools can still see the rest.
+
+use serde::Serialize;
+
+use crate::Span;
+
+/// A name with its location.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Ident {
+    pub name: String,
+    pub span: Span,
+}
+
+/// Processor kinds (`CPU GPU IO PY PROC OMP`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub enum ProcKind {
+    CPU,
+    GPU,
+    IO,
+    PY,
+    PROC,
+    OMP,
+}
+
+/// Memory kinds (`SYSMEM FBMEM RDMEM ZCMEM SOCKMEM VIRTUAL`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub enum MemKind {
+    SYSMEM,
+    FBMEM,
+    RDMEM,
+    ZCMEM,
+    SOCKMEM,
+    VIRTUAL,
+}
+
+impl ProcKind {
+    pub const ALL: [ProcKind; 6] =
+        [ProcKind::CPU, ProcKind::GPU, ProcKind::IO, ProcKind::PY, ProcKind::PROC, ProcKind::OMP];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ProcKind::CPU => "CPU",
+            ProcKind::GPU => "GPU",
+            ProcKind::IO => "IO",
+            ProcKind::PY => "PY",
+            ProcKind::PROC => "PROC",
+            ProcKind::OMP => "OMP",
+        }
+    }
+
+    pub fn from_name(s: &str) -> Option<ProcKind> {
+        ProcKind::ALL.into_iter().find(|k| k.name() == s)
+    }
+}
+
+impl MemKind {
+    pub const ALL: [MemKind; 6] = [
+        MemKind::SYSMEM,
+        MemKind::FBMEM,
+        MemKind::RDMEM,
+        MemKind::ZCMEM,
+        MemKind::SOCKMEM,
+        MemKind::VIRTUAL,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            MemKind::SYSMEM => "SYSMEM",
+            MemKind::FBMEM => "FBMEM",
+            MemKind::RDMEM => "RDMEM",
+            MemKind::ZCMEM => "ZCMEM",
+            MemKind::SOCKMEM => "SOCKMEM",
+            MemKind::VIRTUAL => "VIRTUAL",
+        }
+    }
+
+    pub fn from_name(s: &str) -> Option<MemKind> {
+        MemKind::ALL.into_iter().find(|k| k.name() == s)
+    }
+}
+
+impl std::fmt::Display for ProcKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::fmt::Display for MemKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A whole mapper file.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Program {
+    pub stmts: Vec<Stmt>,
+}
+
+/// A statement (top level or inside a function body).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Stmt {
+    pub kind: StmtKind,
+    /// From the first token to the `;` or `}` that ends it.
+    pub span: Span,
+}
+
+/// Which tasks a statement applies to.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub enum TaskSel {
+    /// `*`: every task without a more specific rule.
+    Star(Span),
+    /// One name or a comma-separated list.
+    Names(Vec<Ident>),
+    /// `CPU`, `GPU` or `OMP` (IndexTaskMap/SingleTaskMap only): all tasks of that kind.
+    Kind(ProcKind, Span),
+}
+
+/// The region field of a `Region` statement.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub enum RegionSel {
+    Star(Span),
+    Name(Ident),
+    /// A 0-based argument index (Region only).
+    Index(i64, Span),
+}
+
+/// A processor field: a kind or `*`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub enum ProcSel {
+    Star(Span),
+    Kind(ProcKind, Span),
+}
+
+/// A memory field: a kind or `*`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub enum MemSel {
+    Star(Span),
+    Kind(MemKind, Span),
+}
+
+/// Comparison used by `Align`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum AlignOp {
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Eq,
+    Ne,
+}
+
+impl AlignOp {
+    pub fn text(self) -> &'static str {
+        match self {
+            AlignOp::Lt => "<",
+            AlignOp::Le => "<=",
+            AlignOp::Gt => ">",
+            AlignOp::Ge => ">=",
+            AlignOp::Eq => "==",
+            AlignOp::Ne => "!=",
+        }
+    }
+
+    /// Whether `value` satisfies `value OP bound`.
+    pub fn holds(self, value: i64, bound: i64) -> bool {
+        match self {
+            AlignOp::Lt => value < bound,
+            AlignOp::Le => value <= bound,
+            AlignOp::Gt => value > bound,
+            AlignOp::Ge => value >= bound,
+            AlignOp::Eq => value == bound,
+            AlignOp::Ne => value != bound,
+        }
+    }
+}
+
+/// One layout constraint.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub enum Constraint {
+    Soa(Span),
+    Aos(Span),
+    COrder(Span),
+    FOrder(Span),
+    Compact(Span),
+    Exact(Span),
+    Align { op: AlignOp, value: i64, span: Span },
+}
+
+impl Constraint {
+    pub fn span(&self) -> Span {
+        match self {
+            Constraint::Soa(s)
+            | Constraint::Aos(s)
+            | Constraint::COrder(s)
+            | Constraint::FOrder(s)
+            | Constraint::Compact(s)
+            | Constraint::Exact(s) => *s,
+            Constraint::Align { span, .. } => *span,
+        }
+    }
+}
+
+/// Parameter types of a function.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum ParamType {
+    Int,
+    Bool,
+    IPoint,
+    ISpace,
+    MSpace,
+    Task,
+}
+
+impl ParamType {
+    pub fn name(self) -> &'static str {
+        match self {
+            ParamType::Int => "int",
+            ParamType::Bool => "bool",
+            ParamType::IPoint => "IPoint",
+            ParamType::ISpace => "ISpace",
+            ParamType::MSpace => "MSpace",
+            ParamType::Task => "Task",
+        }
+    }
+}
+
+/// `TYPE name` in a function signature.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Param {
+    pub ty: ParamType,
+    pub ty_span: Span,
+    pub name: Ident,
+}
+
+/// Statement kinds: the eleven of the reference plus `return` (function bodies
+/// only) and `Error` for a statement that did not parse.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub enum StmtKind {
+    /// `Task SEL PROC,...;`
+    Task { tasks: TaskSel, procs: Vec<(ProcKind, Span)> },
+    /// `Region TASK REGION PROC MEM,...;`
+    Region { task: TaskSel, region: RegionSel, proc: ProcSel, mems: Vec<(MemKind, Span)> },
+    /// `Layout TASK REGION MEM CONSTRAINT*;`
+    Layout { task: TaskSel, region: RegionSel, mem: MemSel, constraints: Vec<Constraint> },
+    /// `InstanceLimit TASK N;`
+    InstanceLimit { task: Ident, limit: i64, limit_span: Span },
+    /// `CollectMemory TASK REGION;`
+    CollectMemory { task: TaskSel, region: RegionSel },
+    /// `IndexTaskMap SEL FUNC;`
+    IndexTaskMap { tasks: TaskSel, func: Ident },
+    /// `SingleTaskMap SEL FUNC;`
+    SingleTaskMap { tasks: TaskSel, func: Ident },
+    /// `ControlReplicate NAME,...;`
+    ControlReplicate { tasks: Vec<Ident> },
+    /// `NAME = EXPR;`
+    Assign { name: Ident, value: Expr },
+    /// `print("fmt", args...);`
+    Print { format: String, format_span: Span, args: Vec<Expr> },
+    /// `def NAME(PARAMS) { BODY }`
+    FuncDef { name: Ident, params: Vec<Param>, body: Vec<Stmt>, body_span: Span },
+    /// `return EXPR;` (function bodies only)
+    Return { value: Expr },
+    /// A statement that failed to parse; its diagnostics say why.
+    Error,
+}
+
+/// Binary operators.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum BinOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Mod,
+    Lt,
+    Gt,
+    Le,
+    Ge,
+    Eq,
+    Ne,
+    And,
+    Or,
+}
+
+impl BinOp {
+    pub fn text(self) -> &'static str {
+        match self {
+            BinOp::Add => "+",
+            BinOp::Sub => "-",
+            BinOp::Mul => "*",
+            BinOp::Div => "/",
+            BinOp::Mod => "%",
+            BinOp::Lt => "<",
+            BinOp::Gt => ">",
+            BinOp::Le => "<=",
+            BinOp::Ge => ">=",
+            BinOp::Eq => "==",
+            BinOp::Ne => "!=",
+            BinOp::And => "&&",
+            BinOp::Or => "||",
+        }
+    }
+}
+
+/// Properties and methods after `.`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub enum Prop {
+    Size,
+    Split,
+    Merge,
+    Swap,
+    Slice,
+    Reverse,
+    BalanceSplit,
+    AutoSplit,
+    GreedySplit,
+    Volume,
+    Has,
+    Len,
+    Ipoint,
+    Ispace,
+    Parent,
+    Processor,
+}
+
+impl Prop {
+    pub const ALL: [Prop; 16] = [
+        Prop::Size,
+        Prop::Split,
+        Prop::Merge,
+        Prop::Swap,
+        Prop::Slice,
+        Prop::Reverse,
+        Prop::BalanceSplit,
+        Prop::AutoSplit,
+        Prop::GreedySplit,
+        Prop::Volume,
+        Prop::Has,
+        Prop::Len,
+        Prop::Ipoint,
+        Prop::Ispace,
+        Prop::Parent,
+        Prop::Processor,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Prop::Size => "size",
+            Prop::Split => "split",
+            Prop::Merge => "merge",
+            Prop::Swap => "swap",
+            Prop::Slice => "slice",
+            Prop::Reverse => "reverse",
+            Prop::BalanceSplit => "balance_split",
+            Prop::AutoSplit => "auto_split",
+            Prop::GreedySplit => "greedy_split",
+            Prop::Volume => "volume",
+            Prop::Has => "has",
+            Prop::Len => "len",
+            Prop::Ipoint => "ipoint",
+            Prop::Ispace => "ispace",
+            Prop::Parent => "parent",
+            Prop::Processor => "processor",
+        }
+    }
+
+    pub fn from_name(s: &str) -> Option<Prop> {
+        Prop::ALL.into_iter().find(|p| p.name() == s)
+    }
+
+    /// True for the methods that must be called (`m.split(0, 2)`).
+    pub fn is_method(self) -> bool {
+        matches!(
+            self,
+            Prop::Split
+                | Prop::Merge
+                | Prop::Swap
+                | Prop::Slice
+                | Prop::Reverse
+                | Prop::BalanceSplit
+                | Prop::AutoSplit
+                | Prop::GreedySplit
+                | Prop::Has
+                | Prop::Processor
+        )
+    }
+}
+
+/// An expression with its span.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Expr {
+    pub kind: ExprKind,
+    pub span: Span,
+}
+
+/// Expression forms of the reference grammar.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub enum ExprKind {
+    Int(i64),
+    Bool(bool),
+    /// A name (`Machine` included: it is an identifier in the reference).
+    Name(String),
+    Proc(ProcKind),
+    Mem(MemKind),
+    /// A lone `*`: any point along that dimension.
+    Star,
+    /// `*e`: spread a tuple into an index or argument list.
+    Unpack(Box<Expr>),
+    /// `-e`
+    Neg(Box<Expr>),
+    Binary { op: BinOp, op_span: Span, lhs: Box<Expr>, rhs: Box<Expr> },
+    /// `c ? a : b`
+    Ternary { cond: Box<Expr>, then: Box<Expr>, otherwise: Box<Expr>, colon_span: Span },
+    /// `(e)`: kept so the formatter reproduces the user's grouping.
+    Paren(Box<Expr>),
+    /// `(e1, e2, ...)`, two or more elements.
+    Tuple(Vec<Expr>),
+    /// `f(a, ...)`, at least one argument.
+    Call { callee: Box<Expr>, args: Vec<Expr> },
+    /// `e[i, j, ...]`
+    Index { base: Box<Expr>, indices: Vec<Expr> },
+    /// `e[lo:hi]` with either bound optional.
+    Slice { base: Box<Expr>, lo: Option<Box<Expr>>, hi: Option<Box<Expr>>, colon_span: Span },
+    /// `e.prop`
+    Prop { base: Box<Expr>, prop: Prop, prop_span: Span },
+    /// `tuple(body for var in iter)`
+    Comprehension { body: Box<Expr>, var: Ident, iter: Box<Expr> },
+}
+
+impl Expr {
+    /// `Machine(KIND)`: the processor kind if this is the machine constructor.
+    pub fn as_machine_ctor(&self) -> Option<ProcKind> {
+        if let ExprKind::Call { callee, args } = &self.kind {
+            if let (ExprKind::Name(n), [arg]) = (&callee.kind, args.as_slice()) {
+                if n == "Machine" {
+                    if let ExprKind::Proc(k) = arg.kind {
+                        return Some(k);
+                    }
+                }
+            }
+        }
+        None
+    }
+
+    /// Calls `f` on this expression and every sub-expression, parents first.
+    pub fn walk<'a>(&'a self, f: &mut dyn FnMut(&'a Expr)) {
+        f(self);
+        match &self.kind {
+            ExprKind::Int(_)
+            | ExprKind::Bool(_)
+            | ExprKind::Name(_)
+            | ExprKind::Proc(_)
+            | ExprKind::Mem(_)
+            | ExprKind::Star => {}
+            ExprKind::Unpack(e) | ExprKind::Neg(e) | ExprKind::Paren(e) => e.walk(f),
+            ExprKind::Binary { lhs, rhs, .. } => {
+                lhs.walk(f);
+                rhs.walk(f);
+            }
+            ExprKind::Ternary { cond, then, otherwise, .. } => {
+                cond.walk(f);
+                then.walk(f);
+                otherwise.walk(f);
+            }
+            ExprKind::Tuple(items) => items.iter().for_each(|e| e.walk(f)),
+            ExprKind::Call { callee, args } => {
+                callee.walk(f);
+                args.iter().for_each(|e| e.walk(f));
+            }
+            ExprKind::Index { base, indices } => {
+                base.walk(f);
+                indices.iter().for_each(|e| e.walk(f));
+            }
+            ExprKind::Slice { base, lo, hi, .. } => {
+                base.walk(f);
+                if let Some(lo) = lo {
+                    lo.walk(f);
+                }
+                if let Some(hi) = hi {
+                    hi.walk(f);
+                }
+            }
+            ExprKind::Prop { base, .. } => base.walk(f),
+            ExprKind::Comprehension { body, iter, .. } => {
+                body.walk(f);
+                iter.walk(f);
+            }
+        }
+    }
+}
+
+impl Stmt {
+    /// Calls `f` on every expression directly in this statement (not in nested
+    /// function bodies).
+    pub fn exprs(&self) -> Vec<&Expr> {
+        match &self.kind {
+            StmtKind::Assign { value, .. } | StmtKind::Return { value } => vec![value],
+            StmtKind::Print { args, .. } => args.iter().collect(),
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// Strips spans so two trees can be compared for meaning (the formatter's
+/// "re-parse gives the same AST" check).
+pub fn without_spans(program: &Program) -> String {
+    // Spans are the only position-dependent data; render the tree with them
+    // zeroed out via serde and compare the text.
+    let mut value = serde_json::to_value(program).unwrap_or(serde_json::Value::Null);
+    zero_spans(&mut value);
+    value.to_string()
+}
+
+fn zero_spans(v: &mut serde_json::Value) {
+    match v {
+        serde_json::Value::Object(map) => {
+            let is_span = map.len() == 2 && map.contains_key("start") && map.contains_key("end");
+            if is_span {
+                *v = serde_json::Value::Null;
+                return;
+            }
+            for (_, child) in map.iter_mut() {
+                zero_spans(child);
+            }
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(zero_spans),
+        _ => {}
+    }
+}

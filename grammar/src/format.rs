@@ -1,0 +1,1 @@
+//! (formatter: being written)

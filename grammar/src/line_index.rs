@@ -1,0 +1,134 @@
+//! Byte offsets <-> (line, column) in UTF-8 bytes or UTF-16 code units.
+//!
+//! Everything inside mapwright works on byte offsets; the LSP boundary converts
+//! with the position encoding negotiated with the client. Out-of-range
+//! positions are clamped (to the end of the line, or of the file) rather than
+//! rejected, as editors routinely send positions past a line's end.
+
+/// How columns are counted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Encoding {
+    Utf8,
+    Utf16,
+}
+
+/// A zero-based line and column.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct LineCol {
+    pub line: u32,
+    pub col: u32,
+}
+
+/// Line starts of a text, for fast conversions.
+#[derive(Debug, Clone)]
+pub struct LineIndex {
+    text: String,
+    /// Byte offset of the start of every line; `line_starts[0] == 0`.
+    line_starts: Vec<usize>,
+}
+
+impl LineIndex {
+    pub fn new(text: &str) -> LineIndex {
+        let mut line_starts = vec![0];
+        line_starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
+        LineIndex { text: text.to_string(), line_starts }
+    }
+
+    pub fn line_count(&self) -> usize {
+        self.line_starts.len()
+    }
+
+    /// Zero-based line containing byte `offset` (clamped to the text).
+    pub fn line_of(&self, offset: usize) -> usize {
+        let offset = offset.min(self.text.len());
+        match self.line_starts.binary_search(&offset) {
+            Ok(i) => i,
+            Err(i) => i - 1,
+        }
+    }
+
+    /// Byte range of line `line` without its line terminator (`\n` or `\r\n`).
+    pub fn line_span(&self, line: usize) -> (usize, usize) {
+        let start = self.line_starts.get(line).copied().unwrap_or(self.text.len());
+        let mut end = self.line_starts.get(line + 1).map(|s| s - 1).unwrap_or(self.text.len());
+        if end > start && self.text.as_bytes()[end - 1] == b'\r' {
+            end -= 1;
+        }
+        (start, end.max(start))
+    }
+
+    /// Converts a byte offset to a line and column in `enc`. An offset inside
+    /// a character is moved back to the character's start.
+    pub fn line_col(&self, offset: usize, enc: Encoding) -> LineCol {
+        let mut offset = offset.min(self.text.len());
+        while !self.text.is_char_boundary(offset) {
+            offset -= 1;
+        }
+        let line = self.line_of(offset);
+        let start = self.line_starts[line];
+        let prefix = &self.text[start..offset];
+        let col = match enc {
+            Encoding::Utf8 => prefix.len(),
+            Encoding::Utf16 => prefix.chars().map(char::len_utf16).sum(),
+        };
+        LineCol { line: line as u32, col: col as u32 }
+    }
+
+    /// Converts a line and column in `enc` to a byte offset, clamping a line
+    /// past the end to the end of the text and a column past the end of its
+    /// line to the end of the line. A column inside a character (a UTF-16
+    /// surrogate half, a UTF-8 continuation byte) maps to the character's start.
+    pub fn offset(&self, pos: LineCol, enc: Encoding) -> usize {
+        let line = pos.line as usize;
+        if line >= self.line_starts.len() {
+            return self.text.len();
+        }
+        let (start, end) = self.line_span(line);
+        let mut units = 0usize;
+        for (i, ch) in self.text[start..end].char_indices() {
+            let width = match enc {
+                Encoding::Utf8 => ch.len_utf8(),
+                Encoding::Utf16 => ch.len_utf16(),
+            };
+            if units + width > pos.col as usize {
+                return start + i;
+            }
+            units += width;
+        }
+        end
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips_in_both_encodings() {
+        let text = "a é\r\nb 😀 c\n\nx";
+        let idx = LineIndex::new(text);
+        for (offset, _) in text.char_indices() {
+            for enc in [Encoding::Utf8, Encoding::Utf16] {
+                let lc = idx.line_col(offset, enc);
+                if text.as_bytes()[offset] == b'\n' || text.as_bytes()[offset] == b'\r' {
+                    continue;
+                }
+                assert_eq!(idx.offset(lc, enc), offset, "offset {offset} {enc:?}");
+            }
+        }
+        let emoji = text.find('😀').unwrap();
+        assert_eq!(idx.line_col(emoji + 4, Encoding::Utf16), LineCol { line: 1, col: 4 });
+        assert_eq!(idx.line_col(emoji + 4, Encoding::Utf8), LineCol { line: 1, col: 6 });
+    }
+
+    #[test]
+    fn clamps_out_of_range() {
+        let idx = LineIndex::new("ab\r\ncd");
+        assert_eq!(idx.offset(LineCol { line: 0, col: 99 }, Encoding::Utf16), 2);
+        assert_eq!(idx.offset(LineCol { line: 9, col: 0 }, Encoding::Utf16), 6);
+        assert_eq!(idx.line_col(99, Encoding::Utf8), LineCol { line: 1, col: 2 });
+        // A column inside a surrogate pair lands on the character start.
+        let idx = LineIndex::new("😀x");
+        assert_eq!(idx.offset(LineCol { line: 0, col: 1 }, Encoding::Utf16), 0);
+    }
+}

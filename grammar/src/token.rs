@@ -1,0 +1,546 @@
+//! Tokens of the mapper DSL and the lexer (logos).
+//!
+//! The token set mirrors the reference scanner (`src/compiler/scanner.l`):
+//! keywords are reserved, matching is longest-token and case-sensitive, and
+//! `Machine` is an ordinary identifier. Comments are kept as trivia because the
+//! formatter must reproduce them; bad characters and unterminated strings become
+//! diagnostics instead of aborting, so the parser always sees a token stream.
+
+use logos::Logos;
+
+use crate::diagnostic::{Diagnostic, Fix};
+use crate::Span;
+
+/// Kinds of tokens. Comments and errors are included so the lexer never
+/// aborts; the parser skips trivia.
+#[derive(Logos, Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[logos(skip r"[ \t\r\x07\n]+")]
+pub enum TokenKind {
+    #[regex(r"//[^\n]*")]
+    #[regex(r"#[^\n]*")]
+    Comment,
+
+    // Statement keywords.
+    #[token("Task")]
+    KwTask,
+    #[token("Region")]
+    KwRegion,
+    #[token("Layout")]
+    KwLayout,
+    #[token("InstanceLimit")]
+    KwInstanceLimit,
+    #[token("CollectMemory")]
+    KwCollectMemory,
+    #[token("IndexTaskMap")]
+    KwIndexTaskMap,
+    #[token("SingleTaskMap")]
+    KwSingleTaskMap,
+    #[token("ControlReplicate")]
+    KwControlReplicate,
+
+    // Layout constraints.
+    #[token("F_order")]
+    FOrder,
+    #[token("C_order")]
+    COrder,
+    #[token("AOS")]
+    Aos,
+    #[token("SOA")]
+    Soa,
+    #[token("Compact")]
+    Compact,
+    #[token("Align")]
+    Align,
+    #[token("Exact")]
+    Exact,
+
+    // Properties (the only words allowed after `.`).
+    #[token("size")]
+    PropSize,
+    #[token("split")]
+    PropSplit,
+    #[token("merge")]
+    PropMerge,
+    #[token("swap")]
+    PropSwap,
+    #[token("slice")]
+    PropSlice,
+    #[token("reverse")]
+    PropReverse,
+    #[token("balance_split")]
+    PropBalanceSplit,
+    #[token("auto_split")]
+    PropAutoSplit,
+    #[token("greedy_split")]
+    PropGreedySplit,
+    #[token("volume")]
+    PropVolume,
+    #[token("has")]
+    PropHas,
+    #[token("len")]
+    PropLen,
+    #[token("ipoint")]
+    PropIpoint,
+    #[token("ispace")]
+    PropIspace,
+    #[token("parent")]
+    PropParent,
+    #[token("processor")]
+    PropProcessor,
+
+    // Processor kinds.
+    #[token("CPU")]
+    ProcCpu,
+    #[token("GPU")]
+    ProcGpu,
+    #[token("IO")]
+    ProcIo,
+    #[token("PY")]
+    ProcPy,
+    #[token("PROC")]
+    ProcProc,
+    #[token("OMP")]
+    ProcOmp,
+
+    // Memory kinds.
+    #[token("SYSMEM")]
+    MemSysmem,
+    #[token("FBMEM")]
+    MemFbmem,
+    #[token("RDMEM")]
+    MemRdmem,
+    #[token("ZCMEM")]
+    MemZcmem,
+    #[token("SOCKMEM")]
+    MemSockmem,
+    #[token("VIRTUAL")]
+    MemVirtual,
+
+    // Types.
+    #[token("int")]
+    TyInt,
+    #[token("bool")]
+    TyBool,
+    #[token("IPoint")]
+    TyIPoint,
+    #[token("ISpace")]
+    TyISpace,
+    #[token("MSpace")]
+    TyMSpace,
+
+    // Other keywords.
+    #[token("tuple")]
+    KwTuple,
+    #[token("for")]
+    KwFor,
+    #[token("in")]
+    KwIn,
+    #[token("True")]
+    KwTrue,
+    #[token("False")]
+    KwFalse,
+    #[token("def")]
+    KwDef,
+    #[token("return")]
+    KwReturn,
+    #[token("print")]
+    KwPrint,
+
+    #[regex(r"[_a-zA-Z][_a-zA-Z0-9]*")]
+    Ident,
+    #[regex(r"[0-9]+")]
+    Int,
+    #[regex(r#""[^"\n]*""#)]
+    Str,
+    /// A string that reaches the end of its line without a closing quote.
+    #[regex(r#""[^"\n]*"#)]
+    UnterminatedStr,
+
+    // Two-character operators.
+    #[token("<=")]
+    Le,
+    #[token(">=")]
+    Ge,
+    #[token("==")]
+    EqEq,
+    #[token("!=")]
+    Ne,
+    #[token("&&")]
+    AndAnd,
+    #[token("||")]
+    OrOr,
+
+    // One-character operators.
+    #[token("-")]
+    Minus,
+    #[token("+")]
+    Plus,
+    #[token("*")]
+    Star,
+    #[token("/")]
+    Slash,
+    #[token("%")]
+    Percent,
+    #[token("=")]
+    Assign,
+    #[token(",")]
+    Comma,
+    #[token(";")]
+    Semi,
+    #[token("!")]
+    Bang,
+    #[token("?")]
+    Question,
+    #[token(":")]
+    Colon,
+    #[token("<")]
+    Lt,
+    #[token(">")]
+    Gt,
+    #[token("(")]
+    LParen,
+    #[token(")")]
+    RParen,
+    #[token("{")]
+    LBrace,
+    #[token("}")]
+    RBrace,
+    #[token(".")]
+    Dot,
+    #[token("[")]
+    LBracket,
+    #[token("]")]
+    RBracket,
+
+    /// A character the language does not know (reported as a diagnostic).
+    BadChar,
+}
+
+impl TokenKind {
+    /// True for reserved words (everything spelled with letters except identifiers).
+    pub fn is_keyword(self) -> bool {
+        !matches!(self, TokenKind::Ident) && self.keyword_text().is_some()
+    }
+
+    /// True for the words allowed after `.`.
+    pub fn is_property(self) -> bool {
+        use TokenKind::*;
+        matches!(
+            self,
+            PropSize
+                | PropSplit
+                | PropMerge
+                | PropSwap
+                | PropSlice
+                | PropReverse
+                | PropBalanceSplit
+                | PropAutoSplit
+                | PropGreedySplit
+                | PropVolume
+                | PropHas
+                | PropLen
+                | PropIpoint
+                | PropIspace
+                | PropParent
+                | PropProcessor
+        )
+    }
+
+    /// True for processor kinds (`CPU GPU IO PY PROC OMP`).
+    pub fn is_proc_kind(self) -> bool {
+        use TokenKind::*;
+        matches!(self, ProcCpu | ProcGpu | ProcIo | ProcPy | ProcProc | ProcOmp)
+    }
+
+    /// True for memory kinds (`SYSMEM FBMEM RDMEM ZCMEM SOCKMEM VIRTUAL`).
+    pub fn is_mem_kind(self) -> bool {
+        use TokenKind::*;
+        matches!(self, MemSysmem | MemFbmem | MemRdmem | MemZcmem | MemSockmem | MemVirtual)
+    }
+
+    /// True for parameter types (`int bool IPoint ISpace MSpace Task`).
+    pub fn is_type(self) -> bool {
+        use TokenKind::*;
+        matches!(self, TyInt | TyBool | TyIPoint | TyISpace | TyMSpace | KwTask)
+    }
+
+    /// True for layout-constraint keywords that stand alone (all but `Align`).
+    pub fn is_simple_constraint(self) -> bool {
+        use TokenKind::*;
+        matches!(self, FOrder | COrder | Aos | Soa | Compact | Exact)
+    }
+
+    /// True for the keywords that begin a top-level statement.
+    pub fn starts_statement(self) -> bool {
+        use TokenKind::*;
+        matches!(
+            self,
+            KwTask
+                | KwRegion
+                | KwLayout
+                | KwInstanceLimit
+                | KwCollectMemory
+                | KwIndexTaskMap
+                | KwSingleTaskMap
+                | KwControlReplicate
+                | KwDef
+                | KwPrint
+        )
+    }
+
+    /// True for tokens that can begin an expression.
+    pub fn starts_expr(self) -> bool {
+        use TokenKind::*;
+        self.is_proc_kind()
+            || self.is_mem_kind()
+            || matches!(self, LParen | Star | Minus | Int | KwTrue | KwFalse | Ident | KwTuple)
+    }
+
+    /// The spelling of a keyword or operator; `None` for tokens with variable text.
+    pub fn keyword_text(self) -> Option<&'static str> {
+        use TokenKind::*;
+        Some(match self {
+            KwTask => "Task",
+            KwRegion => "Region",
+            KwLayout => "Layout",
+            KwInstanceLimit => "InstanceLimit",
+            KwCollectMemory => "CollectMemory",
+            KwIndexTaskMap => "IndexTaskMap",
+            KwSingleTaskMap => "SingleTaskMap",
+            KwControlReplicate => "ControlReplicate",
+            FOrder => "F_order",
+            COrder => "C_order",
+            Aos => "AOS",
+            Soa => "SOA",
+            Compact => "Compact",
+            Align => "Align",
+            Exact => "Exact",
+            PropSize => "size",
+            PropSplit => "split",
+            PropMerge => "merge",
+            PropSwap => "swap",
+            PropSlice => "slice",
+            PropReverse => "reverse",
+            PropBalanceSplit => "balance_split",
+            PropAutoSplit => "auto_split",
+            PropGreedySplit => "greedy_split",
+            PropVolume => "volume",
+            PropHas => "has",
+            PropLen => "len",
+            PropIpoint => "ipoint",
+            PropIspace => "ispace",
+            PropParent => "parent",
+            PropProcessor => "processor",
+            ProcCpu => "CPU",
+            ProcGpu => "GPU",
+            ProcIo => "IO",
+            ProcPy => "PY",
+            ProcProc => "PROC",
+            ProcOmp => "OMP",
+            MemSysmem => "SYSMEM",
+            MemFbmem => "FBMEM",
+            MemRdmem => "RDMEM",
+            MemZcmem => "ZCMEM",
+            MemSockmem => "SOCKMEM",
+            MemVirtual => "VIRTUAL",
+            TyInt => "int",
+            TyBool => "bool",
+            TyIPoint => "IPoint",
+            TyISpace => "ISpace",
+            TyMSpace => "MSpace",
+            KwTuple => "tuple",
+            KwFor => "for",
+            KwIn => "in",
+            KwTrue => "True",
+            KwFalse => "False",
+            KwDef => "def",
+            KwReturn => "return",
+            KwPrint => "print",
+            _ => return None,
+        })
+    }
+
+    /// Operator spelling, for messages.
+    pub fn operator_text(self) -> Option<&'static str> {
+        use TokenKind::*;
+        Some(match self {
+            Le => "<=",
+            Ge => ">=",
+            EqEq => "==",
+            Ne => "!=",
+            AndAnd => "&&",
+            OrOr => "||",
+            Minus => "-",
+            Plus => "+",
+            Star => "*",
+            Slash => "/",
+            Percent => "%",
+            Assign => "=",
+            Comma => ",",
+            Semi => ";",
+            Bang => "!",
+            Question => "?",
+            Colon => ":",
+            Lt => "<",
+            Gt => ">",
+            LParen => "(",
+            RParen => ")",
+            LBrace => "{",
+            RBrace => "}",
+            Dot => ".",
+            LBracket => "[",
+            RBracket => "]",
+            _ => return None,
+        })
+    }
+
+    /// How a token is named in "expected X, found Y" messages.
+    pub fn describe(self) -> String {
+        if let Some(k) = self.keyword_text() {
+            return format!("keyword `{k}`");
+        }
+        if let Some(op) = self.operator_text() {
+            return format!("`{op}`");
+        }
+        match self {
+            TokenKind::Ident => "identifier".into(),
+            TokenKind::Int => "integer".into(),
+            TokenKind::Str | TokenKind::UnterminatedStr => "string".into(),
+            TokenKind::Comment => "comment".into(),
+            _ => "unrecognized character".into(),
+        }
+    }
+}
+
+/// One token: its kind and byte span in the source.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Token {
+    pub kind: TokenKind,
+    pub span: Span,
+}
+
+/// The output of [`lex`]: significant tokens, comments (trivia) and lexical
+/// diagnostics.
+#[derive(Debug, Clone, Default)]
+pub struct Lexed {
+    /// Tokens the parser sees (no comments). Bad characters and unterminated
+    /// strings are left out here; they are reported in `diagnostics`.
+    pub tokens: Vec<Token>,
+    /// Every comment, in source order.
+    pub comments: Vec<Token>,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// Lexes `source` completely. Never fails: unknown characters become
+/// diagnostics (code `E0001`) and unterminated strings `E0002`.
+pub fn lex(source: &str) -> Lexed {
+    let mut out = Lexed::default();
+    let mut lexer = TokenKind::lexer(source);
+    while let Some(result) = lexer.next() {
+        let span = Span::from(lexer.span());
+        match result {
+            Ok(TokenKind::Comment) => out.comments.push(Token { kind: TokenKind::Comment, span }),
+            Ok(TokenKind::UnterminatedStr) => {
+                out.diagnostics.push(unterminated_string(source, span));
+                // Keep a string token so `print("abc);` still parses as a print.
+                out.tokens.push(Token { kind: TokenKind::UnterminatedStr, span });
+            }
+            Ok(kind) => out.tokens.push(Token { kind, span }),
+            Err(()) => {
+                // Extend the error to a whole UTF-8 character so messages and
+                // edits never split one.
+                let start = span.start;
+                let ch = source[start..].chars().next().unwrap_or('\u{fffd}');
+                let end = start + ch.len_utf8();
+                if end > span.end {
+                    lexer.bump(end - span.end);
+                }
+                let span = Span::new(start, end);
+                out.diagnostics.push(bad_character(ch, span, source));
+                out.tokens.push(Token { kind: TokenKind::BadChar, span });
+            }
+        }
+    }
+    out
+}
+
+fn unterminated_string(source: &str, span: Span) -> Diagnostic {
+    let text = &source[span.start..span.end];
+    let mut d = Diagnostic::error("E0002", span, "unterminated string")
+        .with_note("strings end on the line they start; add the closing `\"`");
+    // If the line ends with `);` the quote most likely belongs before it.
+    let fix_at = text
+        .rfind(");")
+        .or_else(|| text.rfind(','))
+        .or_else(|| text.rfind(')'))
+        .map(|i| span.start + i)
+        .unwrap_or(span.end);
+    d = d.with_fix(Fix::safe("insert the closing `\"`", vec![(Span::new(fix_at, fix_at), "\"".into())]));
+    d
+}
+
+fn bad_character(ch: char, span: Span, source: &str) -> Diagnostic {
+    let message = if ch.is_ascii() {
+        format!("unrecognized character `{}`", ch.escape_default())
+    } else {
+        format!(
+            "non-ASCII character `{ch}` (U+{:04X}) outside a comment; the reference rejects byte 0x{:02X}",
+            ch as u32,
+            ch.to_string().as_bytes()[0]
+        )
+    };
+    let mut d = Diagnostic::error("E0001", span, message);
+    let next = source[span.end..].chars().next();
+    match (ch, next) {
+        ('&', _) => {
+            d = d
+                .with_note("logical and is `&&`")
+                .with_fix(Fix::safe("use `&&`", vec![(span, "&&".into())]));
+        }
+        ('|', _) => {
+            d = d
+                .with_note("logical or is `||`")
+                .with_fix(Fix::safe("use `||`", vec![(span, "||".into())]));
+        }
+        ('\'', _) => {
+            d = d.with_note("strings use double quotes");
+        }
+        _ if !ch.is_ascii() => {
+            d = d.with_note("only comments may contain non-ASCII text");
+        }
+        _ => {}
+    }
+    d
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kinds(src: &str) -> Vec<TokenKind> {
+        lex(src).tokens.iter().map(|t| t.kind).collect()
+    }
+
+    #[test]
+    fn keywords_are_longest_match() {
+        use TokenKind::*;
+        assert_eq!(kinds("sizes size Task_1 GPU2 Machine"), vec![Ident, PropSize, Ident, Ident, Ident]);
+        assert_eq!(kinds("a<=b<c"), vec![Ident, Le, Ident, Lt, Ident]);
+        assert_eq!(kinds("1abc"), vec![Int, Ident]);
+    }
+
+    #[test]
+    fn comments_are_trivia() {
+        let l = lex("# a\nx = 1; // b\n");
+        assert_eq!(l.comments.len(), 2);
+        assert_eq!(l.tokens.len(), 4);
+    }
+
+    #[test]
+    fn bad_chars_and_strings_are_diagnostics() {
+        let l = lex("x = a & b; y = \"abc);\nz = é;");
+        let codes: Vec<_> = l.diagnostics.iter().map(|d| d.code).collect();
+        assert_eq!(codes, vec!["E0001", "E0002", "E0001"]);
+        assert_eq!(l.diagnostics[2].span.len(), 2);
+    }
+}
