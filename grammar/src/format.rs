@@ -1,1 +1,380 @@
-//! (formatter: being written)
+//! The formatter: canonical spacing and indentation, every comment kept.
+//!
+//! It re-emits the parser's tokens (so it can never change what the program
+//! means) with canonical spaces between them, one statement per line, function
+//! bodies indented by four spaces, and comments where they were: a trailing
+//! comment stays at the end of its line, a comment on its own line stays on
+//! its own line, and runs of blank lines between statements become one blank
+//! line. Statements with errors are copied verbatim, so formatting a file that
+//! is being edited only touches the statements that parse. Formatting is
+//! idempotent.
+
+use std::collections::HashMap;
+
+use crate::ast::{Expr, ExprKind, Stmt, StmtKind};
+use crate::diagnostic::TextEdit;
+use crate::parser::{parse, Parsed};
+use crate::token::{Token, TokenKind as T};
+use crate::Span;
+
+const INDENT: &str = "    ";
+
+/// How an operator token is used, where the token alone does not say.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Role {
+    /// Unary `-` or unpack `*`: no space after it.
+    Prefix,
+    /// A lone `*` wildcard inside an expression.
+    Wildcard,
+    /// The `:` of a slice: no spaces around it.
+    SliceColon,
+}
+
+/// Formats a whole file. Returns the source unchanged if it has no statements.
+pub fn format(source: &str) -> String {
+    let parsed = parse(source);
+    format_parsed(source, &parsed)
+}
+
+/// Formats a file that has already been parsed.
+pub fn format_parsed(source: &str, parsed: &Parsed) -> String {
+    if parsed.program.stmts.is_empty() {
+        return source.to_string();
+    }
+    let mut f = Formatter::new(source, parsed);
+    f.block(&parsed.program.stmts, 0, source.len(), None);
+    f.finish()
+}
+
+/// Formats the top-level statements that overlap `range` and returns one edit
+/// replacing exactly those statements (and their trailing comments); `None` if
+/// nothing would change or no statement overlaps.
+pub fn format_range(source: &str, range: Span) -> Option<TextEdit> {
+    let parsed = parse(source);
+    let stmts = &parsed.program.stmts;
+    let overlapping: Vec<usize> = (0..stmts.len())
+        .filter(|&i| {
+            let s = stmts[i].span;
+            s.start < range.end.max(range.start + 1) && range.start <= s.end
+        })
+        .collect();
+    let (&first, &last) = (overlapping.first()?, overlapping.last()?);
+    let mut f = Formatter::new(source, &parsed);
+    let start = stmts[first].span.start;
+    for (i, c) in parsed.comments.iter().enumerate() {
+        if c.span.start < start {
+            f.used[i] = true;
+        }
+    }
+    let end_of_last = stmts[last].span.end;
+    f.block(&stmts[first..=last], 0, end_of_last, None);
+    let replaced_end = f.last_trailing_end.max(end_of_last);
+    let mut text = f.out;
+    while text.ends_with('\n') {
+        text.pop();
+    }
+    let text = if f.crlf { text.replace('\n', "\r\n") } else { text };
+    let span = Span::new(start, replaced_end);
+    if span.text(source) == text {
+        None
+    } else {
+        Some(TextEdit { span, text })
+    }
+}
+
+struct Formatter<'a> {
+    src: &'a str,
+    tokens: &'a [Token],
+    comments: &'a [Token],
+    used: Vec<bool>,
+    roles: HashMap<usize, Role>,
+    /// Statement spans that hold an error: copied verbatim.
+    error_offsets: Vec<usize>,
+    out: String,
+    crlf: bool,
+    last_trailing_end: usize,
+}
+
+impl<'a> Formatter<'a> {
+    fn new(src: &'a str, parsed: &'a Parsed) -> Formatter<'a> {
+        let mut roles = HashMap::new();
+        for stmt in &parsed.program.stmts {
+            collect_roles(stmt, &mut roles);
+        }
+        Formatter {
+            src,
+            tokens: &parsed.tokens,
+            comments: &parsed.comments,
+            used: vec![false; parsed.comments.len()],
+            roles,
+            error_offsets: parsed.diagnostics.iter().filter(|d| d.is_error()).map(|d| d.span.start).collect(),
+            out: String::new(),
+            crlf: src.find('\n').is_some_and(|i| i > 0 && src.as_bytes()[i - 1] == b'\r'),
+            last_trailing_end: 0,
+        }
+    }
+
+    fn finish(mut self) -> String {
+        // Comments after the last statement were emitted by `block`; make the
+        // file end with exactly one newline.
+        while self.out.ends_with("\n\n") {
+            self.out.pop();
+        }
+        if !self.out.ends_with('\n') {
+            self.out.push('\n');
+        }
+        if self.crlf {
+            self.out.replace('\n', "\r\n")
+        } else {
+            self.out
+        }
+    }
+
+    fn has_error(&self, span: Span) -> bool {
+        self.error_offsets.iter().any(|&o| span.start <= o && o <= span.end)
+    }
+
+    fn newlines_between(&self, a: usize, b: usize) -> usize {
+        self.src.get(a..b).map(|s| s.matches('\n').count()).unwrap_or(0)
+    }
+
+    fn comment_text(&self, c: &Token) -> &'a str {
+        c.span.text(self.src).trim_end()
+    }
+
+    /// Emits statements at `indent`, with the comments between them, and the
+    /// own-line comments that follow the last one up to `region_end`.
+    fn block(&mut self, stmts: &[Stmt], indent: usize, region_end: usize, mut prev_end: Option<usize>) {
+        for stmt in stmts {
+            prev_end = self.own_line_comments(stmt.span.start, indent, prev_end);
+            if let Some(p) = prev_end {
+                if self.newlines_between(p, stmt.span.start) >= 2 {
+                    self.out.push('\n');
+                }
+            }
+            self.push_indent(indent);
+            self.stmt(stmt, indent);
+            let end = self.trailing_comment(stmt.span.end);
+            self.out.push('\n');
+            prev_end = Some(end);
+        }
+        self.own_line_comments(region_end, indent, prev_end);
+    }
+
+    /// Emits unused comments that start before `limit`, each on its own line.
+    fn own_line_comments(&mut self, limit: usize, indent: usize, mut prev_end: Option<usize>) -> Option<usize> {
+        for i in 0..self.comments.len() {
+            let c = self.comments[i];
+            if self.used[i] || c.span.start >= limit {
+                continue;
+            }
+            self.used[i] = true;
+            if let Some(p) = prev_end {
+                if self.newlines_between(p, c.span.start) >= 2 {
+                    self.out.push('\n');
+                }
+            }
+            self.push_indent(indent);
+            self.out.push_str(self.comment_text(&c));
+            self.out.push('\n');
+            prev_end = Some(c.span.end);
+        }
+        prev_end
+    }
+
+    /// Appends the comment that follows `end` on the same line, if any.
+    /// Returns the end of what was consumed.
+    fn trailing_comment(&mut self, end: usize) -> usize {
+        for i in 0..self.comments.len() {
+            let c = self.comments[i];
+            if self.used[i] || c.span.start < end {
+                continue;
+            }
+            if self.newlines_between(end, c.span.start) == 0 {
+                self.used[i] = true;
+                self.out.push(' ');
+                self.out.push_str(self.comment_text(&c));
+                self.last_trailing_end = c.span.end;
+                return c.span.end;
+            }
+            break;
+        }
+        end
+    }
+
+    fn push_indent(&mut self, indent: usize) {
+        for _ in 0..indent {
+            self.out.push_str(INDENT);
+        }
+    }
+
+    fn stmt(&mut self, stmt: &Stmt, indent: usize) {
+        if matches!(stmt.kind, StmtKind::Error) || self.has_error(stmt.span) {
+            self.verbatim(stmt.span);
+            return;
+        }
+        if let StmtKind::FuncDef { body, body_span, .. } = &stmt.kind {
+            // Header up to and including `{`, then the body one level deeper.
+            let open = Span::new(stmt.span.start, body_span.start + 1);
+            self.tokens_inline(open, indent);
+            let after_open = self.trailing_comment(open.end);
+            self.out.push('\n');
+            let close = body_span.end.saturating_sub(1);
+            self.block(body, indent + 1, close, Some(after_open));
+            self.push_indent(indent);
+            self.out.push('}');
+            return;
+        }
+        self.tokens_inline(stmt.span, indent);
+    }
+
+    /// Copies a statement's text as written (minus `\r`), marking its comments used.
+    fn verbatim(&mut self, span: Span) {
+        for (i, c) in self.comments.iter().enumerate() {
+            if span.start <= c.span.start && c.span.start < span.end {
+                self.used[i] = true;
+            }
+        }
+        self.out.push_str(&span.text(self.src).replace("\r\n", "\n"));
+    }
+
+    /// Emits the tokens inside `span` on one line with canonical spacing;
+    /// a comment between them forces a line break with a continuation indent.
+    fn tokens_inline(&mut self, span: Span, indent: usize) {
+        let first = self.tokens.partition_point(|t| t.span.start < span.start);
+        let mut prev: Option<Token> = None;
+        let mut fresh_line = true;
+        for tok in self.tokens[first..].iter().take_while(|t| t.span.end <= span.end) {
+            for i in 0..self.comments.len() {
+                let c = self.comments[i];
+                if self.used[i] || c.span.start >= tok.span.start || c.span.start < span.start {
+                    continue;
+                }
+                self.used[i] = true;
+                let trailing = prev.is_some_and(|p| self.newlines_between(p.span.end, c.span.start) == 0);
+                if trailing {
+                    self.out.push(' ');
+                } else if !fresh_line {
+                    self.out.push('\n');
+                    self.push_indent(indent + 1);
+                }
+                self.out.push_str(self.comment_text(&c));
+                self.out.push('\n');
+                self.push_indent(indent + 1);
+                fresh_line = true;
+            }
+            if let Some(p) = prev {
+                if !fresh_line && self.space_between(p, *tok) {
+                    self.out.push(' ');
+                }
+            }
+            self.out.push_str(tok.span.text(self.src));
+            prev = Some(*tok);
+            fresh_line = false;
+        }
+    }
+
+    fn space_between(&self, a: Token, b: Token) -> bool {
+        let role_a = self.roles.get(&a.span.start).copied();
+        let role_b = self.roles.get(&b.span.start).copied();
+        if matches!(b.kind, T::Comma | T::Semi | T::RParen | T::RBracket | T::Dot | T::LBracket) {
+            return false;
+        }
+        if matches!(a.kind, T::LParen | T::LBracket | T::Dot) || role_a == Some(Role::Prefix) {
+            return false;
+        }
+        if role_a == Some(Role::SliceColon) || role_b == Some(Role::SliceColon) {
+            return false;
+        }
+        if b.kind == T::LParen {
+            let callee = matches!(a.kind, T::Ident | T::RParen | T::RBracket | T::KwTuple | T::KwPrint)
+                || a.kind.is_property()
+                || role_a == Some(Role::Wildcard);
+            return !callee;
+        }
+        true
+    }
+}
+
+/// Records the role of every `-`, `*` and `:` whose spacing depends on use.
+fn collect_roles(stmt: &Stmt, roles: &mut HashMap<usize, Role>) {
+    let mut visit = |e: &Expr| match &e.kind {
+        ExprKind::Neg(_) | ExprKind::Unpack(_) => {
+            roles.insert(e.span.start, Role::Prefix);
+        }
+        ExprKind::Star => {
+            roles.insert(e.span.start, Role::Wildcard);
+        }
+        ExprKind::Slice { colon_span, .. } => {
+            roles.insert(colon_span.start, Role::SliceColon);
+        }
+        _ => {}
+    };
+    for e in stmt.exprs() {
+        e.walk(&mut visit);
+    }
+    if let StmtKind::FuncDef { body, .. } = &stmt.kind {
+        for s in body {
+            collect_roles(s, roles);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[track_caller]
+    fn fmt_eq(input: &str, expected: &str) {
+        let out = format(input);
+        assert_eq!(out, expected);
+        assert_eq!(format(&out), out, "not idempotent");
+    }
+
+    #[test]
+    fn canonical_spacing() {
+        fmt_eq("Task  *GPU,CPU ;", "Task * GPU, CPU;\n");
+        fmt_eq("x=m[*t,*task.ipoint];", "x = m[*t, *task.ipoint];\n");
+        fmt_eq("y = m[:-1]  ;z=-a*-b;", "y = m[:-1];\nz = -a * -b;\n");
+        fmt_eq("w = a?b:c;v=m[a?b:c:d];", "w = a ? b : c;\nv = m[a ? b : c:d];\n");
+        fmt_eq("Layout * * * SOA Align==64;", "Layout * * * SOA Align == 64;\n");
+        fmt_eq("x = *;y=m[*,0];", "x = *;\ny = m[*, 0];\n");
+        fmt_eq("t = tuple(i*2 for i in (0,1));", "t = tuple(i * 2 for i in (0, 1));\n");
+        fmt_eq("print(\"{}\",x);", "print(\"{}\", x);\n");
+    }
+
+    #[test]
+    fn function_bodies_are_indented() {
+        fmt_eq(
+            "def f(Task t){x=t.ipoint;\n\n\n  return m[x[0],*];}",
+            "def f(Task t) {\n    x = t.ipoint;\n\n    return m[x[0], *];\n}\n",
+        );
+    }
+
+    #[test]
+    fn comments_are_kept_in_place() {
+        fmt_eq(
+            "# head\n\n\n\nTask * GPU; # trailing\n// own\nx = 1 + # inside\n  2;\ndef f(Task t) { # open\n  # body\n  return 1; # ret\n  # end\n}\n# tail",
+            "# head\n\nTask * GPU; # trailing\n// own\nx = 1 + # inside\n    2;\ndef f(Task t) { # open\n    # body\n    return 1; # ret\n    # end\n}\n# tail\n",
+        );
+    }
+
+    #[test]
+    fn statements_with_errors_are_left_alone() {
+        fmt_eq("Task  * GPU;\nx = = 1;\nTask a  CPU;", "Task * GPU;\nx = = 1;\nTask a CPU;\n");
+    }
+
+    #[test]
+    fn crlf_is_preserved() {
+        fmt_eq("Task *GPU;\r\nx=1;\r\n", "Task * GPU;\r\nx = 1;\r\n");
+    }
+
+    #[test]
+    fn range_formatting_touches_only_overlapping_statements() {
+        let src = "Task  *GPU;\nx=1; # c\ny=2;\n";
+        let start = src.find("x=").unwrap();
+        let edit = format_range(src, Span::new(start, start + 1)).unwrap();
+        assert_eq!(edit.text, "x = 1; # c");
+        assert_eq!(edit.span.text(src), "x=1; # c");
+    }
+}
