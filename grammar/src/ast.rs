@@ -36,8 +36,14 @@ pub enum MemKind {
 }
 
 impl ProcKind {
-    pub const ALL: [ProcKind; 6] =
-        [ProcKind::CPU, ProcKind::GPU, ProcKind::IO, ProcKind::PY, ProcKind::PROC, ProcKind::OMP];
+    pub const ALL: [ProcKind; 6] = [
+        ProcKind::CPU,
+        ProcKind::GPU,
+        ProcKind::IO,
+        ProcKind::PY,
+        ProcKind::PROC,
+        ProcKind::OMP,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -240,13 +246,30 @@ pub struct Param {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub enum StmtKind {
     /// `Task SEL PROC,...;`
-    Task { tasks: TaskSel, procs: Vec<(ProcKind, Span)> },
+    Task {
+        tasks: TaskSel,
+        procs: Vec<(ProcKind, Span)>,
+    },
     /// `Region TASK REGION PROC MEM,...;`
-    Region { task: TaskSel, region: RegionSel, proc: ProcSel, mems: Vec<(MemKind, Span)> },
+    Region {
+        task: TaskSel,
+        region: RegionSel,
+        proc: ProcSel,
+        mems: Vec<(MemKind, Span)>,
+    },
     /// `Layout TASK REGION MEM CONSTRAINT*;`
-    Layout { task: TaskSel, region: RegionSel, mem: MemSel, constraints: Vec<Constraint> },
+    Layout {
+        task: TaskSel,
+        region: RegionSel,
+        mem: MemSel,
+        constraints: Vec<Constraint>,
+    },
     /// `InstanceLimit TASK N;`
-    InstanceLimit { task: Ident, limit: i64, limit_span: Span },
+    InstanceLimit {
+        task: Ident,
+        limit: i64,
+        limit_span: Span,
+    },
     /// `CollectMemory TASK REGION;`
     CollectMemory { task: TaskSel, region: RegionSel },
     /// `IndexTaskMap SEL FUNC;`
@@ -258,9 +281,18 @@ pub enum StmtKind {
     /// `NAME = EXPR;`
     Assign { name: Ident, value: Expr },
     /// `print("fmt", args...);`
-    Print { format: String, format_span: Span, args: Vec<Expr> },
+    Print {
+        format: String,
+        format_span: Span,
+        args: Vec<Expr>,
+    },
     /// `def NAME(PARAMS) { BODY }`
-    FuncDef { name: Ident, params: Vec<Param>, body: Vec<Stmt>, body_span: Span },
+    FuncDef {
+        name: Ident,
+        params: Vec<Param>,
+        body: Vec<Stmt>,
+        body_span: Span,
+    },
     /// `return EXPR;` (function bodies only)
     Return { value: Expr },
     /// A statement that failed to parse; its diagnostics say why.
@@ -411,23 +443,52 @@ pub enum ExprKind {
     Unpack(Box<Expr>),
     /// `-e`
     Neg(Box<Expr>),
-    Binary { op: BinOp, op_span: Span, lhs: Box<Expr>, rhs: Box<Expr> },
+    Binary {
+        op: BinOp,
+        op_span: Span,
+        lhs: Box<Expr>,
+        rhs: Box<Expr>,
+    },
     /// `c ? a : b`
-    Ternary { cond: Box<Expr>, then: Box<Expr>, otherwise: Box<Expr>, colon_span: Span },
+    Ternary {
+        cond: Box<Expr>,
+        then: Box<Expr>,
+        otherwise: Box<Expr>,
+        colon_span: Span,
+    },
     /// `(e)`: kept so the formatter reproduces the user's grouping.
     Paren(Box<Expr>),
     /// `(e1, e2, ...)`, two or more elements.
     Tuple(Vec<Expr>),
     /// `f(a, ...)`, at least one argument.
-    Call { callee: Box<Expr>, args: Vec<Expr> },
+    Call {
+        callee: Box<Expr>,
+        args: Vec<Expr>,
+    },
     /// `e[i, j, ...]`
-    Index { base: Box<Expr>, indices: Vec<Expr> },
+    Index {
+        base: Box<Expr>,
+        indices: Vec<Expr>,
+    },
     /// `e[lo:hi]` with either bound optional.
-    Slice { base: Box<Expr>, lo: Option<Box<Expr>>, hi: Option<Box<Expr>>, colon_span: Span },
+    Slice {
+        base: Box<Expr>,
+        lo: Option<Box<Expr>>,
+        hi: Option<Box<Expr>>,
+        colon_span: Span,
+    },
     /// `e.prop`
-    Prop { base: Box<Expr>, prop: Prop, prop_span: Span },
+    Prop {
+        base: Box<Expr>,
+        prop: Prop,
+        prop_span: Span,
+    },
     /// `tuple(body for var in iter)`
-    Comprehension { body: Box<Expr>, var: Ident, iter: Box<Expr> },
+    Comprehension {
+        body: Box<Expr>,
+        var: Ident,
+        iter: Box<Expr>,
+    },
 }
 
 impl Expr {
@@ -460,7 +521,12 @@ impl Expr {
                 lhs.walk(f);
                 rhs.walk(f);
             }
-            ExprKind::Ternary { cond, then, otherwise, .. } => {
+            ExprKind::Ternary {
+                cond,
+                then,
+                otherwise,
+                ..
+            } => {
                 cond.walk(f);
                 then.walk(f);
                 otherwise.walk(f);

@@ -11,34 +11,118 @@ pub struct CodeInfo {
 
 /// Every code this crate and its users emit, with a summary.
 pub const CODES: &[CodeInfo] = &[
-    CodeInfo { code: "E0001", summary: "unrecognized character (or non-ASCII outside a comment)" },
-    CodeInfo { code: "E0002", summary: "unterminated string" },
-    CodeInfo { code: "E0100", summary: "syntax error: unexpected token" },
-    CodeInfo { code: "E0101", summary: "missing `;` at the end of a statement" },
-    CodeInfo { code: "E0102", summary: "Python-style `def f(...):` with an indented body; the DSL uses braces" },
-    CodeInfo { code: "E0103", summary: "unknown layout constraint (e.g. `No_Align`)" },
-    CodeInfo { code: "E0104", summary: "a reserved keyword used as a name" },
-    CodeInfo { code: "E0105", summary: "a processor kind in Layout's memory field" },
-    CodeInfo { code: "E0106", summary: "an identifier in a processor/memory field (the reference asserts `*`)" },
-    CodeInfo { code: "E0107", summary: "legacy `IndexTaskMap TASK MACHINE FUNC;` form" },
-    CodeInfo { code: "E0108", summary: "legacy `InstanceLimit TASK PROC N;` form" },
-    CodeInfo { code: "E0109", summary: "empty program: a mapper needs at least one statement" },
-    CodeInfo { code: "E0110", summary: "empty function body" },
-    CodeInfo { code: "E0111", summary: "`!` is not an operator of the DSL" },
-    CodeInfo { code: "E0112", summary: "a statement that is not allowed here (inside a function or at top level)" },
-    CodeInfo { code: "E0113", summary: "`Align=N`: Align needs a comparison operator" },
-    CodeInfo { code: "E0114", summary: "a call without arguments" },
-    CodeInfo { code: "E0115", summary: "floating-point literal" },
-    CodeInfo { code: "E0116", summary: "empty statement (extra `;`)" },
-    CodeInfo { code: "E0117", summary: "unknown statement keyword (keywords are case-sensitive)" },
-    CodeInfo { code: "E0118", summary: "string outside `print`" },
-    CodeInfo { code: "E0119", summary: "a property used as a function (`len(t)` instead of `t.len`)" },
-    CodeInfo { code: "E0120", summary: "unknown property after `.`" },
-    CodeInfo { code: "E0121", summary: "parameter without a type" },
-    CodeInfo { code: "E0122", summary: "unclosed `{` or `(`" },
-    CodeInfo { code: "E0123", summary: "a slice must be the whole index" },
-    CodeInfo { code: "E0124", summary: "missing processor or memory field" },
-    CodeInfo { code: "W0125", summary: "integer literal too large" },
+    CodeInfo {
+        code: "E0001",
+        summary: "unrecognized character (or non-ASCII outside a comment)",
+    },
+    CodeInfo {
+        code: "E0002",
+        summary: "unterminated string",
+    },
+    CodeInfo {
+        code: "E0100",
+        summary: "syntax error: unexpected token",
+    },
+    CodeInfo {
+        code: "E0101",
+        summary: "missing `;` at the end of a statement",
+    },
+    CodeInfo {
+        code: "E0102",
+        summary: "Python-style `def f(...):` with an indented body; the DSL uses braces",
+    },
+    CodeInfo {
+        code: "E0103",
+        summary: "unknown layout constraint (e.g. `No_Align`)",
+    },
+    CodeInfo {
+        code: "E0104",
+        summary: "a reserved keyword used as a name",
+    },
+    CodeInfo {
+        code: "E0105",
+        summary: "a processor kind in Layout's memory field",
+    },
+    CodeInfo {
+        code: "E0106",
+        summary: "an identifier in a processor/memory field (the reference asserts `*`)",
+    },
+    CodeInfo {
+        code: "E0107",
+        summary: "legacy `IndexTaskMap TASK MACHINE FUNC;` form",
+    },
+    CodeInfo {
+        code: "E0108",
+        summary: "legacy `InstanceLimit TASK PROC N;` form",
+    },
+    CodeInfo {
+        code: "E0109",
+        summary: "empty program: a mapper needs at least one statement",
+    },
+    CodeInfo {
+        code: "E0110",
+        summary: "empty function body",
+    },
+    CodeInfo {
+        code: "E0111",
+        summary: "`!` is not an operator of the DSL",
+    },
+    CodeInfo {
+        code: "E0112",
+        summary: "a statement that is not allowed here (inside a function or at top level)",
+    },
+    CodeInfo {
+        code: "E0113",
+        summary: "`Align=N`: Align needs a comparison operator",
+    },
+    CodeInfo {
+        code: "E0114",
+        summary: "a call without arguments",
+    },
+    CodeInfo {
+        code: "E0115",
+        summary: "floating-point literal",
+    },
+    CodeInfo {
+        code: "E0116",
+        summary: "empty statement (extra `;`)",
+    },
+    CodeInfo {
+        code: "E0117",
+        summary: "unknown statement keyword (keywords are case-sensitive)",
+    },
+    CodeInfo {
+        code: "E0118",
+        summary: "string outside `print`",
+    },
+    CodeInfo {
+        code: "E0119",
+        summary: "a property used as a function (`len(t)` instead of `t.len`)",
+    },
+    CodeInfo {
+        code: "E0120",
+        summary: "unknown property after `.`",
+    },
+    CodeInfo {
+        code: "E0121",
+        summary: "parameter without a type",
+    },
+    CodeInfo {
+        code: "E0122",
+        summary: "unclosed `{` or `(`",
+    },
+    CodeInfo {
+        code: "E0123",
+        summary: "a slice must be the whole index",
+    },
+    CodeInfo {
+        code: "E0124",
+        summary: "missing processor or memory field",
+    },
+    CodeInfo {
+        code: "W0125",
+        summary: "integer literal too large",
+    },
 ];
 
 /// The summary of `code`, if it is known.

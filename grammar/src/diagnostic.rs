@@ -55,10 +55,17 @@ impl Fix {
         Fix::new(title, edits, Applicability::Unsafe)
     }
 
-    fn new(title: impl Into<String>, edits: Vec<(Span, String)>, applicability: Applicability) -> Fix {
+    fn new(
+        title: impl Into<String>,
+        edits: Vec<(Span, String)>,
+        applicability: Applicability,
+    ) -> Fix {
         Fix {
             title: title.into(),
-            edits: edits.into_iter().map(|(span, text)| TextEdit { span, text }).collect(),
+            edits: edits
+                .into_iter()
+                .map(|(span, text)| TextEdit { span, text })
+                .collect(),
             applicability,
         }
     }
@@ -122,7 +129,12 @@ pub struct Diagnostic {
 }
 
 impl Diagnostic {
-    pub fn new(code: &'static str, severity: Severity, span: Span, message: impl Into<String>) -> Self {
+    pub fn new(
+        code: &'static str,
+        severity: Severity,
+        span: Span,
+        message: impl Into<String>,
+    ) -> Self {
         Diagnostic {
             code,
             severity,
@@ -158,7 +170,10 @@ impl Diagnostic {
     }
 
     pub fn with_related(mut self, span: Span, message: impl Into<String>) -> Self {
-        self.related.push(Related { span, message: message.into() });
+        self.related.push(Related {
+            span,
+            message: message.into(),
+        });
         self
     }
 
@@ -187,7 +202,10 @@ mod tests {
 
     #[test]
     fn bad_edits_are_refused() {
-        let overlapping = Fix::safe("t", vec![(Span::new(0, 2), "".into()), (Span::new(1, 3), "".into())]);
+        let overlapping = Fix::safe(
+            "t",
+            vec![(Span::new(0, 2), "".into()), (Span::new(1, 3), "".into())],
+        );
         assert_eq!(overlapping.apply("abc"), None);
         let out_of_range = Fix::safe("t", vec![(Span::new(2, 9), "".into())]);
         assert_eq!(out_of_range.apply("abc"), None);

@@ -73,7 +73,11 @@ pub fn format_range(source: &str, range: Span) -> Option<TextEdit> {
     while text.ends_with('\n') {
         text.pop();
     }
-    let text = if f.crlf { text.replace('\n', "\r\n") } else { text };
+    let text = if f.crlf {
+        text.replace('\n', "\r\n")
+    } else {
+        text
+    };
     let span = Span::new(start, replaced_end);
     if span.text(source) == text {
         None
@@ -107,9 +111,16 @@ impl<'a> Formatter<'a> {
             comments: &parsed.comments,
             used: vec![false; parsed.comments.len()],
             roles,
-            error_offsets: parsed.diagnostics.iter().filter(|d| d.is_error()).map(|d| d.span.start).collect(),
+            error_offsets: parsed
+                .diagnostics
+                .iter()
+                .filter(|d| d.is_error())
+                .map(|d| d.span.start)
+                .collect(),
             out: String::new(),
-            crlf: src.find('\n').is_some_and(|i| i > 0 && src.as_bytes()[i - 1] == b'\r'),
+            crlf: src
+                .find('\n')
+                .is_some_and(|i| i > 0 && src.as_bytes()[i - 1] == b'\r'),
             last_trailing_end: 0,
         }
     }
@@ -131,11 +142,16 @@ impl<'a> Formatter<'a> {
     }
 
     fn has_error(&self, span: Span) -> bool {
-        self.error_offsets.iter().any(|&o| span.start <= o && o <= span.end)
+        self.error_offsets
+            .iter()
+            .any(|&o| span.start <= o && o <= span.end)
     }
 
     fn newlines_between(&self, a: usize, b: usize) -> usize {
-        self.src.get(a..b).map(|s| s.matches('\n').count()).unwrap_or(0)
+        self.src
+            .get(a..b)
+            .map(|s| s.matches('\n').count())
+            .unwrap_or(0)
     }
 
     fn comment_text(&self, c: &Token) -> &'a str {
@@ -144,7 +160,13 @@ impl<'a> Formatter<'a> {
 
     /// Emits statements at `indent`, with the comments between them, and the
     /// own-line comments that follow the last one up to `region_end`.
-    fn block(&mut self, stmts: &[Stmt], indent: usize, region_end: usize, mut prev_end: Option<usize>) {
+    fn block(
+        &mut self,
+        stmts: &[Stmt],
+        indent: usize,
+        region_end: usize,
+        mut prev_end: Option<usize>,
+    ) {
         for stmt in stmts {
             prev_end = self.own_line_comments(stmt.span.start, indent, prev_end);
             if let Some(p) = prev_end {
@@ -162,7 +184,12 @@ impl<'a> Formatter<'a> {
     }
 
     /// Emits unused comments that start before `limit`, each on its own line.
-    fn own_line_comments(&mut self, limit: usize, indent: usize, mut prev_end: Option<usize>) -> Option<usize> {
+    fn own_line_comments(
+        &mut self,
+        limit: usize,
+        indent: usize,
+        mut prev_end: Option<usize>,
+    ) -> Option<usize> {
         for i in 0..self.comments.len() {
             let c = self.comments[i];
             if self.used[i] || c.span.start >= limit {
@@ -213,7 +240,10 @@ impl<'a> Formatter<'a> {
             self.verbatim(stmt.span);
             return;
         }
-        if let StmtKind::FuncDef { body, body_span, .. } = &stmt.kind {
+        if let StmtKind::FuncDef {
+            body, body_span, ..
+        } = &stmt.kind
+        {
             // Header up to and including `{`, then the body one level deeper.
             let open = Span::new(stmt.span.start, body_span.start + 1);
             self.tokens_inline(open, indent);
@@ -235,7 +265,8 @@ impl<'a> Formatter<'a> {
                 self.used[i] = true;
             }
         }
-        self.out.push_str(&span.text(self.src).replace("\r\n", "\n"));
+        self.out
+            .push_str(&span.text(self.src).replace("\r\n", "\n"));
     }
 
     /// Emits the tokens inside `span` on one line with canonical spacing;
@@ -244,14 +275,18 @@ impl<'a> Formatter<'a> {
         let first = self.tokens.partition_point(|t| t.span.start < span.start);
         let mut prev: Option<Token> = None;
         let mut fresh_line = true;
-        for tok in self.tokens[first..].iter().take_while(|t| t.span.end <= span.end) {
+        for tok in self.tokens[first..]
+            .iter()
+            .take_while(|t| t.span.end <= span.end)
+        {
             for i in 0..self.comments.len() {
                 let c = self.comments[i];
                 if self.used[i] || c.span.start >= tok.span.start || c.span.start < span.start {
                     continue;
                 }
                 self.used[i] = true;
-                let trailing = prev.is_some_and(|p| self.newlines_between(p.span.end, c.span.start) == 0);
+                let trailing =
+                    prev.is_some_and(|p| self.newlines_between(p.span.end, c.span.start) == 0);
                 if trailing {
                     self.out.push(' ');
                 } else if !fresh_line {
@@ -277,7 +312,10 @@ impl<'a> Formatter<'a> {
     fn space_between(&self, a: Token, b: Token) -> bool {
         let role_a = self.roles.get(&a.span.start).copied();
         let role_b = self.roles.get(&b.span.start).copied();
-        if matches!(b.kind, T::Comma | T::Semi | T::RParen | T::RBracket | T::Dot | T::LBracket) {
+        if matches!(
+            b.kind,
+            T::Comma | T::Semi | T::RParen | T::RBracket | T::Dot | T::LBracket
+        ) {
             return false;
         }
         if matches!(a.kind, T::LParen | T::LBracket | T::Dot) || role_a == Some(Role::Prefix) {
@@ -287,8 +325,10 @@ impl<'a> Formatter<'a> {
             return false;
         }
         if b.kind == T::LParen {
-            let callee = matches!(a.kind, T::Ident | T::RParen | T::RBracket | T::KwTuple | T::KwPrint)
-                || a.kind.is_property()
+            let callee = matches!(
+                a.kind,
+                T::Ident | T::RParen | T::RBracket | T::KwTuple | T::KwPrint
+            ) || a.kind.is_property()
                 || role_a == Some(Role::Wildcard);
             return !callee;
         }
@@ -336,10 +376,19 @@ mod tests {
         fmt_eq("Task  *GPU,CPU ;", "Task * GPU, CPU;\n");
         fmt_eq("x=m[*t,*task.ipoint];", "x = m[*t, *task.ipoint];\n");
         fmt_eq("y = m[:-1]  ;z=-a*-b;", "y = m[:-1];\nz = -a * -b;\n");
-        fmt_eq("w = a?b:c;v=m[a?b:c:d];", "w = a ? b : c;\nv = m[a ? b : c:d];\n");
-        fmt_eq("Layout * * * SOA Align==64;", "Layout * * * SOA Align == 64;\n");
+        fmt_eq(
+            "w = a?b:c;v=m[a?b:c:d];",
+            "w = a ? b : c;\nv = m[a ? b : c:d];\n",
+        );
+        fmt_eq(
+            "Layout * * * SOA Align==64;",
+            "Layout * * * SOA Align == 64;\n",
+        );
         fmt_eq("x = *;y=m[*,0];", "x = *;\ny = m[*, 0];\n");
-        fmt_eq("t = tuple(i*2 for i in (0,1));", "t = tuple(i * 2 for i in (0, 1));\n");
+        fmt_eq(
+            "t = tuple(i*2 for i in (0,1));",
+            "t = tuple(i * 2 for i in (0, 1));\n",
+        );
         fmt_eq("print(\"{}\",x);", "print(\"{}\", x);\n");
     }
 
@@ -361,7 +410,10 @@ mod tests {
 
     #[test]
     fn statements_with_errors_are_left_alone() {
-        fmt_eq("Task  * GPU;\nx = = 1;\nTask a  CPU;", "Task * GPU;\nx = = 1;\nTask a CPU;\n");
+        fmt_eq(
+            "Task  * GPU;\nx = = 1;\nTask a  CPU;",
+            "Task * GPU;\nx = = 1;\nTask a CPU;\n",
+        );
     }
 
     #[test]

@@ -42,7 +42,10 @@ impl Span {
 
     /// An empty span at `offset` (an insertion point).
     pub fn at(offset: usize) -> Span {
-        Span { start: offset, end: offset }
+        Span {
+            start: offset,
+            end: offset,
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -55,7 +58,10 @@ impl Span {
 
     /// The smallest span covering both.
     pub fn to(self, other: Span) -> Span {
-        Span { start: self.start.min(other.start), end: self.end.max(other.end) }
+        Span {
+            start: self.start.min(other.start),
+            end: self.end.max(other.end),
+        }
     }
 
     pub fn contains(&self, offset: usize) -> bool {
@@ -70,6 +76,9 @@ impl Span {
 
 impl From<std::ops::Range<usize>> for Span {
     fn from(r: std::ops::Range<usize>) -> Span {
-        Span { start: r.start, end: r.end }
+        Span {
+            start: r.start,
+            end: r.end,
+        }
     }
 }

@@ -31,7 +31,10 @@ impl LineIndex {
     pub fn new(text: &str) -> LineIndex {
         let mut line_starts = vec![0];
         line_starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
-        LineIndex { text: text.to_string(), line_starts }
+        LineIndex {
+            text: text.to_string(),
+            line_starts,
+        }
     }
 
     pub fn line_count(&self) -> usize {
@@ -49,8 +52,16 @@ impl LineIndex {
 
     /// Byte range of line `line` without its line terminator (`\n` or `\r\n`).
     pub fn line_span(&self, line: usize) -> (usize, usize) {
-        let start = self.line_starts.get(line).copied().unwrap_or(self.text.len());
-        let mut end = self.line_starts.get(line + 1).map(|s| s - 1).unwrap_or(self.text.len());
+        let start = self
+            .line_starts
+            .get(line)
+            .copied()
+            .unwrap_or(self.text.len());
+        let mut end = self
+            .line_starts
+            .get(line + 1)
+            .map(|s| s - 1)
+            .unwrap_or(self.text.len());
         if end > start && self.text.as_bytes()[end - 1] == b'\r' {
             end -= 1;
         }
@@ -71,7 +82,10 @@ impl LineIndex {
             Encoding::Utf8 => prefix.len(),
             Encoding::Utf16 => prefix.chars().map(char::len_utf16).sum(),
         };
-        LineCol { line: line as u32, col: col as u32 }
+        LineCol {
+            line: line as u32,
+            col: col as u32,
+        }
     }
 
     /// Converts a line and column in `enc` to a byte offset, clamping a line
@@ -117,8 +131,14 @@ mod tests {
             }
         }
         let emoji = text.find('😀').unwrap();
-        assert_eq!(idx.line_col(emoji + 4, Encoding::Utf16), LineCol { line: 1, col: 4 });
-        assert_eq!(idx.line_col(emoji + 4, Encoding::Utf8), LineCol { line: 1, col: 6 });
+        assert_eq!(
+            idx.line_col(emoji + 4, Encoding::Utf16),
+            LineCol { line: 1, col: 4 }
+        );
+        assert_eq!(
+            idx.line_col(emoji + 4, Encoding::Utf8),
+            LineCol { line: 1, col: 6 }
+        );
     }
 
     #[test]
@@ -126,7 +146,10 @@ mod tests {
         let idx = LineIndex::new("ab\r\ncd");
         assert_eq!(idx.offset(LineCol { line: 0, col: 99 }, Encoding::Utf16), 2);
         assert_eq!(idx.offset(LineCol { line: 9, col: 0 }, Encoding::Utf16), 6);
-        assert_eq!(idx.line_col(99, Encoding::Utf8), LineCol { line: 1, col: 2 });
+        assert_eq!(
+            idx.line_col(99, Encoding::Utf8),
+            LineCol { line: 1, col: 2 }
+        );
         // A column inside a surrogate pair lands on the character start.
         let idx = LineIndex::new("😀x");
         assert_eq!(idx.offset(LineCol { line: 0, col: 1 }, Encoding::Utf16), 0);

@@ -55,12 +55,23 @@ pub fn parse(source: &str) -> Parsed {
             Token { kind, span: t.span }
         })
         .collect();
-    let mut p = Parser { src: source, toks: &tokens, pos: 0, diags: Vec::new(), python_semis: None };
+    let mut p = Parser {
+        src: source,
+        toks: &tokens,
+        pos: 0,
+        diags: Vec::new(),
+        python_semis: None,
+    };
     let program = p.program();
     let mut diagnostics = lexed.diagnostics;
     diagnostics.extend(p.diags);
     diagnostics.sort_by_key(|d| (d.span.start, d.span.end));
-    Parsed { program, diagnostics, tokens: lexed.tokens, comments: lexed.comments }
+    Parsed {
+        program,
+        diagnostics,
+        tokens: lexed.tokens,
+        comments: lexed.comments,
+    }
 }
 
 /// A failed production; its diagnostic has already been recorded.
@@ -92,7 +103,9 @@ const BINARY_OPS: &[(T, BinOp, u8)] = &[
     (T::Percent, BinOp::Mod, 6),
 ];
 
-const CONSTRAINT_NAMES: &[&str] = &["SOA", "AOS", "C_order", "F_order", "Compact", "Exact", "Align"];
+const CONSTRAINT_NAMES: &[&str] = &[
+    "SOA", "AOS", "C_order", "F_order", "Compact", "Exact", "Align",
+];
 
 impl<'a> Parser<'a> {
     // ----- token access -------------------------------------------------
@@ -145,7 +158,10 @@ impl<'a> Parser<'a> {
     }
 
     fn line_of(&self, offset: usize) -> usize {
-        self.src.as_bytes()[..offset.min(self.src.len())].iter().filter(|&&b| b == b'\n').count()
+        self.src.as_bytes()[..offset.min(self.src.len())]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count()
     }
 
     /// True if the current token starts on a later line than the previous token ends.
@@ -162,7 +178,10 @@ impl<'a> Parser<'a> {
     /// Column (in bytes) of the first non-blank character of the line holding `offset`.
     fn line_indent(&self, offset: usize) -> usize {
         let line_start = self.src[..offset].rfind('\n').map(|i| i + 1).unwrap_or(0);
-        self.src[line_start..].bytes().take_while(|b| *b == b' ' || *b == b'\t').count()
+        self.src[line_start..]
+            .bytes()
+            .take_while(|b| *b == b' ' || *b == b'\t')
+            .count()
     }
 
     fn found(&self) -> String {
@@ -184,8 +203,12 @@ impl<'a> Parser<'a> {
     /// character was already reported by the lexer, so it is not reported twice.
     fn expected<R>(&mut self, what: &str) -> PResult<R> {
         if self.peek() != Some(T::BadChar) {
-            let d = Diagnostic::error("E0100", self.cur_span(), format!("expected {what}, found {}", self.found()))
-                .with_label(format!("expected {what}"));
+            let d = Diagnostic::error(
+                "E0100",
+                self.cur_span(),
+                format!("expected {what}, found {}", self.found()),
+            )
+            .with_label(format!("expected {what}"));
             self.push(d);
         }
         Err(Failed)
@@ -216,10 +239,19 @@ impl<'a> Parser<'a> {
                 semis.push(at);
                 return Ok(());
             }
-            let d = Diagnostic::error("E0101", Span::at(at), "missing `;` at the end of the statement")
-                .with_label("add `;` here")
-                .with_related(self.cur_span(), format!("the next statement begins here ({})", self.found()))
-                .with_fix(Fix::safe("insert `;`", vec![(Span::at(at), ";".into())]));
+            let mut d = Diagnostic::error(
+                "E0101",
+                Span::at(at),
+                "missing `;` at the end of the statement",
+            )
+            .with_label("add `;` here")
+            .with_fix(Fix::safe("insert `;`", vec![(Span::at(at), ";".into())]));
+            if self.pos < self.toks.len() {
+                d = d.with_related(
+                    self.cur_span(),
+                    format!("the next statement begins here ({})", self.found()),
+                );
+            }
             self.push(d);
             return Ok(());
         }
@@ -229,7 +261,10 @@ impl<'a> Parser<'a> {
     fn ident(&mut self, what: &str) -> PResult<Ident> {
         if self.at(T::Ident) {
             let span = self.bump();
-            return Ok(Ident { name: span.text(self.src).to_string(), span });
+            return Ok(Ident {
+                name: span.text(self.src).to_string(),
+                span,
+            });
         }
         if let Some(kind) = self.peek() {
             if kind.is_keyword() && kind != T::KwDef {
@@ -250,7 +285,8 @@ impl<'a> Parser<'a> {
             format!("`{word}` is a reserved keyword and cannot be used as {what}"),
         )
         .with_label("reserved keyword");
-        let renameable = what.contains("variable") || what.contains("parameter") || what.contains("function");
+        let renameable =
+            what.contains("variable") || what.contains("parameter") || what.contains("function");
         if renameable {
             let new_name = format!("{word}_");
             let edits: Vec<(Span, String)> = self
@@ -262,7 +298,10 @@ impl<'a> Parser<'a> {
                 })
                 .map(|(_, t)| (t.span, new_name.clone()))
                 .collect();
-            d = d.with_fix(Fix::unsafe_(format!("rename `{word}` to `{new_name}` everywhere in this file"), edits));
+            d = d.with_fix(Fix::unsafe_(
+                format!("rename `{word}` to `{new_name}` everywhere in this file"),
+                edits,
+            ));
         } else {
             d = d.with_note(
                 "task and region names that collide with DSL keywords cannot be named here; use `*` (or, for a Region, the argument index)",
@@ -284,18 +323,25 @@ impl<'a> Parser<'a> {
                 Err(Failed) => {
                     self.recover_top(start);
                     let span = self.toks[start].span.to(Span::at(self.prev_end()));
-                    stmts.push(Stmt { kind: StmtKind::Error, span });
+                    stmts.push(Stmt {
+                        kind: StmtKind::Error,
+                        span,
+                    });
                 }
             }
         }
         if self.toks.is_empty() {
             self.push(
-                Diagnostic::error("E0109", Span::at(self.src.len()), "a mapper needs at least one statement")
-                    .with_note("the reference rejects empty and comment-only files")
-                    .with_fix(Fix::unsafe_(
-                        "add a default task placement",
-                        vec![(Span::at(self.src.len()), self.eof_insert("Task * GPU,CPU;"))],
-                    )),
+                Diagnostic::error(
+                    "E0109",
+                    Span::at(self.src.len()),
+                    "a mapper needs at least one statement",
+                )
+                .with_note("the reference rejects empty and comment-only files")
+                .with_fix(Fix::unsafe_(
+                    "add a default task placement",
+                    vec![(Span::at(self.src.len()), self.eof_insert("Task * GPU,CPU;"))],
+                )),
             );
         }
         Program { stmts }
@@ -360,7 +406,10 @@ impl<'a> Parser<'a> {
                 return self.fail(
                     Diagnostic::error("E0116", span, "empty statement: the DSL has no `;;`")
                         .with_label("extra `;`")
-                        .with_fix(Fix::safe("remove the extra `;`", vec![(span, String::new())])),
+                        .with_fix(Fix::safe(
+                            "remove the extra `;`",
+                            vec![(span, String::new())],
+                        )),
                 );
             }
             Some(T::KwReturn) => {
@@ -374,7 +423,10 @@ impl<'a> Parser<'a> {
             }
             _ => return self.expected("a statement"),
         };
-        Ok(Stmt { kind, span: Span::new(start, self.prev_end()) })
+        Ok(Stmt {
+            kind,
+            span: Span::new(start, self.prev_end()),
+        })
     }
 
     fn task_sel(&mut self, allow_kinds: bool, what: &str) -> PResult<TaskSel> {
@@ -388,7 +440,10 @@ impl<'a> Parser<'a> {
                 Diagnostic::error(
                     "E0100",
                     self.cur_span(),
-                    format!("`{}` cannot select tasks here: only CPU, GPU and OMP can", self.cur_text()),
+                    format!(
+                        "`{}` cannot select tasks here: only CPU, GPU and OMP can",
+                        self.cur_text()
+                    ),
                 )
                 .with_label("expected a task name, `*`, CPU, GPU or OMP"),
             ),
@@ -400,8 +455,12 @@ impl<'a> Parser<'a> {
                         names.push(self.ident(what)?);
                     } else if self.at(T::Star) {
                         return self.fail(
-                            Diagnostic::error("E0100", self.cur_span(), "a task list holds names only, not `*`")
-                                .with_label("expected a task name"),
+                            Diagnostic::error(
+                                "E0100",
+                                self.cur_span(),
+                                "a task list holds names only, not `*`",
+                            )
+                            .with_label("expected a task name"),
                         );
                     } else {
                         return self.expected(what);
@@ -429,9 +488,15 @@ impl<'a> Parser<'a> {
         loop {
             match self.peek().and_then(proc_kind) {
                 Some(kind) => procs.push((kind, self.bump())),
-                None => return self.expected_kind("a processor kind (CPU, GPU, OMP, IO, PY, PROC)", true),
+                None => {
+                    return self
+                        .expected_kind("a processor kind (CPU, GPU, OMP, IO, PY, PROC)", true)
+                }
             }
             if !self.at(T::Comma) {
+                if self.peek().is_some_and(|k| k.is_proc_kind()) && !self.on_new_line() {
+                    return self.missing_comma("processor kinds");
+                }
                 return Ok(procs);
             }
             self.bump();
@@ -444,10 +509,16 @@ impl<'a> Parser<'a> {
             match self.peek().and_then(mem_kind) {
                 Some(kind) => mems.push((kind, self.bump())),
                 None => {
-                    return self.expected_kind("a memory kind (FBMEM, ZCMEM, SYSMEM, SOCKMEM, RDMEM, VIRTUAL)", false)
+                    return self.expected_kind(
+                        "a memory kind (FBMEM, ZCMEM, SYSMEM, SOCKMEM, RDMEM, VIRTUAL)",
+                        false,
+                    )
                 }
             }
             if !self.at(T::Comma) {
+                if self.peek().is_some_and(|k| k.is_mem_kind()) && !self.on_new_line() {
+                    return self.missing_comma("memory kinds");
+                }
                 return Ok(mems);
             }
             self.bump();
@@ -469,11 +540,33 @@ impl<'a> Parser<'a> {
                 return self.fail(
                     Diagnostic::error("E0100", span, format!("expected {what}, found `{word}`"))
                         .with_label(format!("did you mean `{best}`?"))
-                        .with_fix(Fix::safe(format!("replace with `{best}`"), vec![(span, best.to_string())])),
+                        .with_fix(Fix::safe(
+                            format!("replace with `{best}`"),
+                            vec![(span, best.to_string())],
+                        )),
                 );
             }
         }
         self.expected(what)
+    }
+
+    /// Two kinds of a priority list written without the `,` between them.
+    fn missing_comma<R>(&mut self, what: &str) -> PResult<R> {
+        let at = self.prev_end();
+        let span = self.cur_span();
+        self.fail(
+            Diagnostic::error(
+                "E0100",
+                span,
+                format!("expected `,` or `;`, found {}", self.found()),
+            )
+            .with_label("expected `,` or `;`")
+            .with_note(format!("{what} in a priority list are separated by `,`"))
+            .with_fix(Fix::safe(
+                "insert `,`",
+                vec![(Span::new(at, span.start), ",".into())],
+            )),
+        )
     }
 
     fn region_field(&mut self, allow_index: bool) -> PResult<RegionSel> {
@@ -492,7 +585,12 @@ impl<'a> Parser<'a> {
                 )
                 .with_label("expected a region name or `*`"),
             ),
-            Some(k) if k.is_keyword() && !k.starts_statement() && !k.is_proc_kind() && !k.is_mem_kind() => {
+            Some(k)
+                if k.is_keyword()
+                    && !k.starts_statement()
+                    && !k.is_proc_kind()
+                    && !k.is_mem_kind() =>
+            {
                 Ok(RegionSel::Name(self.keyword_as_name("a region name")))
             }
             _ => self.expected(if allow_index {
@@ -508,7 +606,10 @@ impl<'a> Parser<'a> {
         let span = self.bump();
         let word = span.text(self.src);
         let (field, names): (&str, Vec<&str>) = if proc {
-            ("processor", ProcKind::ALL.iter().map(|k| k.name()).collect())
+            (
+                "processor",
+                ProcKind::ALL.iter().map(|k| k.name()).collect(),
+            )
         } else {
             ("memory", MemKind::ALL.iter().map(|k| k.name()).collect())
         };
@@ -520,7 +621,10 @@ impl<'a> Parser<'a> {
         .with_label(format!("expected a {field} kind or `*`"))
         .with_note("the reference parses any name here and then aborts with an assertion failure");
         if let Some(best) = closest(word, names) {
-            d = d.with_fix(Fix::safe(format!("replace with `{best}`"), vec![(span, best.to_string())]));
+            d = d.with_fix(Fix::safe(
+                format!("replace with `{best}`"),
+                vec![(span, best.to_string())],
+            ));
         }
         d = d.with_fix(Fix::unsafe_("replace with `*`", vec![(span, "*".into())]));
         self.push(d);
@@ -544,10 +648,17 @@ impl<'a> Parser<'a> {
             Some(k) if k.is_mem_kind() => {
                 let at = self.cur_span().start;
                 self.push(
-                    Diagnostic::error("E0124", self.cur_span(), "missing processor field in `Region`")
-                        .with_label("expected a processor kind or `*` before the memory")
-                        .with_note("the form is `Region TASK REGION PROC MEM[,MEM...];`")
-                        .with_fix(Fix::safe("insert `*` (any processor)", vec![(Span::at(at), "* ".into())])),
+                    Diagnostic::error(
+                        "E0124",
+                        self.cur_span(),
+                        "missing processor field in `Region`",
+                    )
+                    .with_label("expected a processor kind or `*` before the memory")
+                    .with_note("the form is `Region TASK REGION PROC MEM[,MEM...];`")
+                    .with_fix(Fix::safe(
+                        "insert `*` (any processor)",
+                        vec![(Span::at(at), "* ".into())],
+                    )),
                 );
                 return Err(Failed);
             }
@@ -555,7 +666,12 @@ impl<'a> Parser<'a> {
         };
         let mems = self.mem_list()?;
         self.expect_semi("`,` or `;`")?;
-        Ok(StmtKind::Region { task, region, proc, mems })
+        Ok(StmtKind::Region {
+            task,
+            region,
+            proc,
+            mems,
+        })
     }
 
     fn layout_stmt(&mut self) -> PResult<StmtKind> {
@@ -600,27 +716,42 @@ impl<'a> Parser<'a> {
                     Diagnostic::error("E0124", self.cur_span(), "missing memory field in `Layout`")
                         .with_label("expected a memory kind or `*` before the constraints")
                         .with_note("the form is `Layout TASK REGION MEM CONSTRAINT*;`")
-                        .with_fix(Fix::safe("insert `*` (any memory)", vec![(Span::at(at), "* ".into())])),
+                        .with_fix(Fix::safe(
+                            "insert `*` (any memory)",
+                            vec![(Span::at(at), "* ".into())],
+                        )),
                 );
             }
             _ => return self.expected("a memory kind or `*`"),
         };
         let constraints = self.constraints()?;
         self.expect_semi("a layout constraint or `;`")?;
-        Ok(StmtKind::Layout { task, region, mem, constraints })
+        Ok(StmtKind::Layout {
+            task,
+            region,
+            mem,
+            constraints,
+        })
     }
 
     fn single_task_or_star(&mut self) -> PResult<TaskSel> {
         match self.peek() {
             Some(T::Star) => Ok(TaskSel::Star(self.bump())),
-            _ => Ok(TaskSel::Names(vec![self.ident_or_expected("a task name or `*`")?])),
+            _ => Ok(TaskSel::Names(vec![
+                self.ident_or_expected("a task name or `*`")?
+            ])),
         }
     }
 
     fn ident_or_expected(&mut self, what: &str) -> PResult<Ident> {
         match self.peek() {
             Some(T::Ident) => self.ident(what),
-            Some(k) if k.is_keyword() && !k.starts_statement() && !k.is_proc_kind() && !k.is_mem_kind() => {
+            Some(k)
+                if k.is_keyword()
+                    && !k.starts_statement()
+                    && !k.is_proc_kind()
+                    && !k.is_mem_kind() =>
+            {
                 Ok(self.keyword_as_name(what))
             }
             _ => self.expected(what),
@@ -665,17 +796,31 @@ impl<'a> Parser<'a> {
             Some(T::Ne) => AlignOp::Ne,
             Some(T::Assign) => {
                 self.push(
-                    Diagnostic::error("E0113", op_span, "`Align` needs a comparison operator; `=` is assignment")
-                        .with_label("use `==`")
-                        .with_fix(Fix::safe("replace `=` with `==`", vec![(op_span, "==".into())])),
+                    Diagnostic::error(
+                        "E0113",
+                        op_span,
+                        "`Align` needs a comparison operator; `=` is assignment",
+                    )
+                    .with_label("use `==`")
+                    .with_fix(Fix::safe(
+                        "replace `=` with `==`",
+                        vec![(op_span, "==".into())],
+                    )),
                 );
                 AlignOp::Eq
             }
-            _ => return self.expected("a comparison after `Align` (`==`, `<`, `<=`, `>`, `>=`, `!=`)"),
+            _ => {
+                return self
+                    .expected("a comparison after `Align` (`==`, `<`, `<=`, `>`, `>=`, `!=`)")
+            }
         };
         self.bump();
         let value_span = self.expect(T::Int, "an integer (the alignment in bytes)")?;
-        Ok(Constraint::Align { op, value: int_value(value_span.text(self.src)), span: start.to(value_span) })
+        Ok(Constraint::Align {
+            op,
+            value: int_value(value_span.text(self.src)),
+            span: start.to(value_span),
+        })
     }
 
     fn unknown_constraint(&mut self) {
@@ -683,7 +828,9 @@ impl<'a> Parser<'a> {
         let word = span.text(self.src);
         let mut d = Diagnostic::error("E0103", span, format!("unknown layout constraint `{word}`"))
             .with_label("not a layout constraint")
-            .with_note("constraints are SOA, AOS, C_order, F_order, Compact, Exact and `Align OP N`");
+            .with_note(
+                "constraints are SOA, AOS, C_order, F_order, Compact, Exact and `Align OP N`",
+            );
         // Remove the word together with the blank before it.
         let mut del_start = span.start;
         while del_start > 0 && matches!(self.src.as_bytes()[del_start - 1], b' ' | b'\t') {
@@ -695,8 +842,13 @@ impl<'a> Parser<'a> {
             d = d
                 .with_note(format!("`{word}` is not in the DSL: leaving out `Align` already means no alignment constraint"))
                 .with_fix(Fix::safe(format!("remove `{word}`"), vec![removal]));
-        } else if let Some(best) = closest(word, CONSTRAINT_NAMES.iter().copied()).filter(|b| *b != "Align") {
-            d = d.with_fix(Fix::safe(format!("replace with `{best}`"), vec![(span, best.to_string())]));
+        } else if let Some(best) =
+            closest(word, CONSTRAINT_NAMES.iter().copied()).filter(|b| *b != "Align")
+        {
+            d = d.with_fix(Fix::safe(
+                format!("replace with `{best}`"),
+                vec![(span, best.to_string())],
+            ));
         } else {
             d = d.with_fix(Fix::unsafe_(format!("remove `{word}`"), vec![removal]));
         }
@@ -708,8 +860,12 @@ impl<'a> Parser<'a> {
         self.bump();
         if self.at(T::Star) {
             return self.fail(
-                Diagnostic::error("E0100", self.cur_span(), "`InstanceLimit` needs a task name; `*` is not allowed")
-                    .with_label("expected a task name"),
+                Diagnostic::error(
+                    "E0100",
+                    self.cur_span(),
+                    "`InstanceLimit` needs a task name; `*` is not allowed",
+                )
+                .with_label("expected a task name"),
             );
         }
         let task = self.ident_or_expected("a task name")?;
@@ -738,7 +894,11 @@ impl<'a> Parser<'a> {
         }
         let limit_span = self.expect(T::Int, "an integer limit")?;
         self.expect_semi("`;`")?;
-        Ok(StmtKind::InstanceLimit { task, limit: int_value(limit_span.text(self.src)), limit_span })
+        Ok(StmtKind::InstanceLimit {
+            task,
+            limit: int_value(limit_span.text(self.src)),
+            limit_span,
+        })
     }
 
     fn collect_stmt(&mut self) -> PResult<StmtKind> {
@@ -760,18 +920,39 @@ impl<'a> Parser<'a> {
             self.legacy_task_map(kw, &tasks, &machine, &legacy_func, index);
             self.expect_semi("`;`")?;
             let stmt_kind = if index {
-                StmtKind::IndexTaskMap { tasks, func: legacy_func }
+                StmtKind::IndexTaskMap {
+                    tasks,
+                    func: legacy_func,
+                }
             } else {
-                StmtKind::SingleTaskMap { tasks, func: legacy_func }
+                StmtKind::SingleTaskMap {
+                    tasks,
+                    func: legacy_func,
+                }
             };
             return Ok(stmt_kind);
         }
         self.expect_semi("`;`")?;
-        Ok(if index { StmtKind::IndexTaskMap { tasks, func } } else { StmtKind::SingleTaskMap { tasks, func } })
+        Ok(if index {
+            StmtKind::IndexTaskMap { tasks, func }
+        } else {
+            StmtKind::SingleTaskMap { tasks, func }
+        })
     }
 
-    fn legacy_task_map(&mut self, kw: Span, tasks: &TaskSel, machine: &Ident, func: &Ident, index: bool) {
-        let keyword = if index { "IndexTaskMap" } else { "SingleTaskMap" };
+    fn legacy_task_map(
+        &mut self,
+        kw: Span,
+        tasks: &TaskSel,
+        machine: &Ident,
+        func: &Ident,
+        index: bool,
+    ) {
+        let keyword = if index {
+            "IndexTaskMap"
+        } else {
+            "SingleTaskMap"
+        };
         let wrapper = format!("{}_{}", func.name, machine.name);
         let def = format!(
             "def {wrapper}(Task task) {{\n    return {m}[*{f}(task.ipoint, task.ispace, {m})];\n}}\n",
@@ -781,7 +962,10 @@ impl<'a> Parser<'a> {
         let task_text = Span::new(
             match tasks {
                 TaskSel::Star(s) | TaskSel::Kind(_, s) => s.start,
-                TaskSel::Names(n) => n.first().map(|i| i.span.start).unwrap_or(machine.span.start),
+                TaskSel::Names(n) => n
+                    .first()
+                    .map(|i| i.span.start)
+                    .unwrap_or(machine.span.start),
             },
             match tasks {
                 TaskSel::Star(s) | TaskSel::Kind(_, s) => s.end,
@@ -818,8 +1002,12 @@ impl<'a> Parser<'a> {
         self.bump();
         if self.at(T::Star) {
             return self.fail(
-                Diagnostic::error("E0100", self.cur_span(), "`ControlReplicate` needs task names; `*` is not supported")
-                    .with_label("expected a task name"),
+                Diagnostic::error(
+                    "E0100",
+                    self.cur_span(),
+                    "`ControlReplicate` needs task names; `*` is not supported",
+                )
+                .with_label("expected a task name"),
             );
         }
         let mut tasks = vec![self.ident_or_expected("a task name")?];
@@ -831,7 +1019,11 @@ impl<'a> Parser<'a> {
     }
 
     fn assign_stmt(&mut self) -> PResult<StmtKind> {
-        let name = if self.at(T::Ident) { self.ident("a variable name")? } else { self.keyword_as_name("a variable name") };
+        let name = if self.at(T::Ident) {
+            self.ident("a variable name")?
+        } else {
+            self.keyword_as_name("a variable name")
+        };
         if !self.at(T::Assign) {
             return self.not_an_assignment(&name);
         }
@@ -865,10 +1057,16 @@ impl<'a> Parser<'a> {
                 Diagnostic::error(
                     "E0117",
                     name.span,
-                    format!("unknown statement `{}`; keywords are case-sensitive", name.name),
+                    format!(
+                        "unknown statement `{}`; keywords are case-sensitive",
+                        name.name
+                    ),
                 )
                 .with_label(format!("did you mean `{best}`?"))
-                .with_fix(Fix::safe(format!("replace with `{best}`"), vec![(name.span, best.to_string())])),
+                .with_fix(Fix::safe(
+                    format!("replace with `{best}`"),
+                    vec![(name.span, best.to_string())],
+                )),
             );
         }
         if name.name == "TaskSteal" {
@@ -897,7 +1095,10 @@ impl<'a> Parser<'a> {
                 Diagnostic::error(
                     "E0100",
                     self.cur_span(),
-                    format!("`print` needs a format string first, found {}", self.found()),
+                    format!(
+                        "`print` needs a format string first, found {}",
+                        self.found()
+                    ),
                 )
                 .with_label("expected a string such as \"{}\"")
                 .with_note("write `print(\"value: {}\", x);`"),
@@ -905,14 +1106,26 @@ impl<'a> Parser<'a> {
         }
         let format_span = self.bump();
         let raw = format_span.text(self.src);
-        let format = raw.trim_start_matches('"').trim_end_matches('"').to_string();
+        if raw.len() < 2 || !raw.ends_with('"') {
+            // Unterminated: the lexer reported it and the string swallowed the
+            // rest of the line; anything said about that line would be noise.
+            return Err(Failed);
+        }
+        let format = raw
+            .trim_start_matches('"')
+            .trim_end_matches('"')
+            .to_string();
         let mut args = Vec::new();
         while self.eat(T::Comma).is_some() {
             args.push(self.expr()?);
         }
         self.expect(T::RParen, "`,` or `)`")?;
         self.expect_semi("`;`")?;
-        Ok(StmtKind::Print { format, format_span, args })
+        Ok(StmtKind::Print {
+            format,
+            format_span,
+            args,
+        })
     }
 
     fn func_def(&mut self) -> PResult<StmtKind> {
@@ -940,22 +1153,43 @@ impl<'a> Parser<'a> {
                     let close = self.bump();
                     if body.is_empty() {
                         self.push(
-                            Diagnostic::error("E0110", close, "a function body needs at least one statement")
-                                .with_label("empty body")
-                                .with_related(open, "body begins here")
-                                .with_note("mapping functions end with `return m[...];`"),
+                            Diagnostic::error(
+                                "E0110",
+                                close,
+                                "a function body needs at least one statement",
+                            )
+                            .with_label("empty body")
+                            .with_related(open, "body begins here")
+                            .with_note("mapping functions end with `return m[...];`"),
                         );
                     }
-                    return Ok(StmtKind::FuncDef { name, params, body, body_span: open.to(close) });
+                    return Ok(StmtKind::FuncDef {
+                        name,
+                        params,
+                        body,
+                        body_span: open.to(close),
+                    });
                 }
                 None => {
                     let at = self.src.len();
                     self.push(
-                        Diagnostic::error("E0122", Span::at(at), "unclosed `{`: the file ends inside a function body")
-                            .with_related(open, "this `{` is never closed")
-                            .with_fix(Fix::safe("insert `}`", vec![(Span::at(at), self.eof_insert("}"))])),
+                        Diagnostic::error(
+                            "E0122",
+                            Span::at(at),
+                            "unclosed `{`: the file ends inside a function body",
+                        )
+                        .with_related(open, "this `{` is never closed")
+                        .with_fix(Fix::safe(
+                            "insert `}`",
+                            vec![(Span::at(at), self.eof_insert("}"))],
+                        )),
                     );
-                    return Ok(StmtKind::FuncDef { name, params, body, body_span: open.to(Span::at(at)) });
+                    return Ok(StmtKind::FuncDef {
+                        name,
+                        params,
+                        body,
+                        body_span: open.to(Span::at(at)),
+                    });
                 }
                 _ => {
                     let start = self.pos;
@@ -964,7 +1198,10 @@ impl<'a> Parser<'a> {
                         Err(Failed) => {
                             self.recover_body(start);
                             let span = self.toks[start].span.to(Span::at(self.prev_end()));
-                            body.push(Stmt { kind: StmtKind::Error, span });
+                            body.push(Stmt {
+                                kind: StmtKind::Error,
+                                span,
+                            });
                         }
                     }
                 }
@@ -983,22 +1220,43 @@ impl<'a> Parser<'a> {
             Some(T::Ident) => {
                 let span = self.cur_span();
                 let word = span.text(self.src);
-                let guess = if matches!(word, "task" | "t" | "tsk") { "Task" } else { "int" };
+                let guess = if matches!(word, "task" | "t" | "tsk") {
+                    "Task"
+                } else {
+                    "int"
+                };
                 self.push(
                     Diagnostic::error("E0121", span, format!("parameter `{word}` has no type"))
                         .with_label("expected a type before the name")
                         .with_note("parameter types are Task, int, bool, IPoint, ISpace and MSpace")
                         .with_fix(if guess == "Task" {
-                            Fix::safe(format!("declare `{guess} {word}`"), vec![(Span::at(span.start), format!("{guess} "))])
+                            Fix::safe(
+                                format!("declare `{guess} {word}`"),
+                                vec![(Span::at(span.start), format!("{guess} "))],
+                            )
                         } else {
-                            Fix::unsafe_(format!("declare `{guess} {word}`"), vec![(Span::at(span.start), format!("{guess} "))])
+                            Fix::unsafe_(
+                                format!("declare `{guess} {word}`"),
+                                vec![(Span::at(span.start), format!("{guess} "))],
+                            )
                         }),
                 );
                 let name = self.ident("a parameter name")?;
-                let ty = if guess == "Task" { ParamType::Task } else { ParamType::Int };
-                return Ok(Param { ty, ty_span: Span::at(span.start), name });
+                let ty = if guess == "Task" {
+                    ParamType::Task
+                } else {
+                    ParamType::Int
+                };
+                return Ok(Param {
+                    ty,
+                    ty_span: Span::at(span.start),
+                    name,
+                });
             }
-            _ => return self.expected("a parameter type (Task, int, bool, IPoint, ISpace, MSpace) or `)`"),
+            _ => {
+                return self
+                    .expected("a parameter type (Task, int, bool, IPoint, ISpace, MSpace) or `)`")
+            }
         };
         let ty_span = self.bump();
         let name = self.ident_or_expected("a parameter name")?;
@@ -1016,14 +1274,23 @@ impl<'a> Parser<'a> {
             }
             Some(T::KwPrint) => self.print_stmt()?,
             Some(T::Ident) => self.assign_stmt()?,
-            Some(k) if k.is_keyword() && self.peek_at(1) == Some(T::Assign) => self.assign_stmt()?,
+            Some(k) if k.is_keyword() && self.peek_at(1) == Some(T::Assign) => {
+                self.assign_stmt()?
+            }
             Some(k) if k.starts_statement() => {
-                let what = if k == T::KwDef { "functions cannot be nested" } else { "mapping statements belong at top level" };
+                let what = if k == T::KwDef {
+                    "functions cannot be nested"
+                } else {
+                    "mapping statements belong at top level"
+                };
                 return self.fail(
                     Diagnostic::error(
                         "E0112",
                         self.cur_span(),
-                        format!("`{}` is not allowed inside a function: {what}", self.cur_text()),
+                        format!(
+                            "`{}` is not allowed inside a function: {what}",
+                            self.cur_text()
+                        ),
                     )
                     .with_label("not allowed in a function body")
                     .with_note("a function body holds assignments, `print(...)` and `return ...;`"),
@@ -1031,7 +1298,10 @@ impl<'a> Parser<'a> {
             }
             _ => return self.expected("`return`, `print` or an assignment"),
         };
-        Ok(Stmt { kind, span: Span::new(start, self.prev_end()) })
+        Ok(Stmt {
+            kind,
+            span: Span::new(start, self.prev_end()),
+        })
     }
 
     /// Skips a broken statement inside a function body: through the next `;`,
@@ -1059,7 +1329,12 @@ impl<'a> Parser<'a> {
     /// `def f(Task t):` followed by an indented body, as in Python and in the
     /// paper's prose. Parse the indented lines as the body (so the rest of the
     /// file is still checked) and offer the braces version as one fix.
-    fn python_style_body(&mut self, def_span: Span, name: Ident, params: Vec<Param>) -> PResult<StmtKind> {
+    fn python_style_body(
+        &mut self,
+        def_span: Span,
+        name: Ident,
+        params: Vec<Param>,
+    ) -> PResult<StmtKind> {
         let colon = self.bump();
         let def_indent = self.line_indent(def_span.start);
         let def_line = self.line_of(def_span.start);
@@ -1078,7 +1353,10 @@ impl<'a> Parser<'a> {
                     clean = false;
                     self.recover_body(start);
                     let span = self.toks[start].span.to(Span::at(self.prev_end()));
-                    body.push(Stmt { kind: StmtKind::Error, span });
+                    body.push(Stmt {
+                        kind: StmtKind::Error,
+                        span,
+                    });
                 }
             }
         }
@@ -1101,7 +1379,12 @@ impl<'a> Parser<'a> {
         }
         self.push(d);
         let body_span = colon.to(Span::at(end));
-        Ok(StmtKind::FuncDef { name, params, body, body_span })
+        Ok(StmtKind::FuncDef {
+            name,
+            params,
+            body,
+            body_span,
+        })
     }
 
     // ----- expressions --------------------------------------------------
@@ -1114,8 +1397,7 @@ impl<'a> Parser<'a> {
     /// 3 `== !=`, 4 `< > <= >=`, 5 `+ -`, 6 `* / %`; all left-associative.
     fn expr_bp(&mut self, min: u8) -> PResult<Expr> {
         let mut lhs = self.prefix()?;
-        loop {
-            let Some(kind) = self.peek() else { break };
+        while let Some(kind) = self.peek() {
             if kind == T::Question && min == 0 {
                 self.bump();
                 let then = self.expr_bp(0)?;
@@ -1133,14 +1415,24 @@ impl<'a> Parser<'a> {
                 };
                 continue;
             }
-            let Some(&(_, op, level)) = BINARY_OPS.iter().find(|(k, _, _)| *k == kind) else { break };
+            let Some(&(_, op, level)) = BINARY_OPS.iter().find(|(k, _, _)| *k == kind) else {
+                break;
+            };
             if level < min {
                 break;
             }
             let op_span = self.bump();
             let rhs = self.expr_bp(level + 1)?;
             let span = lhs.span.to(rhs.span);
-            lhs = Expr { kind: ExprKind::Binary { op, op_span, lhs: Box::new(lhs), rhs: Box::new(rhs) }, span };
+            lhs = Expr {
+                kind: ExprKind::Binary {
+                    op,
+                    op_span,
+                    lhs: Box::new(lhs),
+                    rhs: Box::new(rhs),
+                },
+                span,
+            };
         }
         Ok(lhs)
     }
@@ -1154,7 +1446,10 @@ impl<'a> Parser<'a> {
                 let op = self.bump();
                 let operand = self.prefix()?;
                 let span = op.to(operand.span);
-                Ok(Expr { kind: ExprKind::Neg(Box::new(operand)), span })
+                Ok(Expr {
+                    kind: ExprKind::Neg(Box::new(operand)),
+                    span,
+                })
             }
             Some(T::Star) => {
                 let op = self.bump();
@@ -1162,16 +1457,23 @@ impl<'a> Parser<'a> {
                     Some(k) if k.starts_expr() && k != T::Star && k != T::Minus => {
                         let operand = self.prefix()?;
                         let span = op.to(operand.span);
-                        Ok(Expr { kind: ExprKind::Unpack(Box::new(operand)), span })
+                        Ok(Expr {
+                            kind: ExprKind::Unpack(Box::new(operand)),
+                            span,
+                        })
                     }
-                    _ => self.postfix(Expr { kind: ExprKind::Star, span: op }),
+                    _ => self.postfix(Expr {
+                        kind: ExprKind::Star,
+                        span: op,
+                    }),
                 }
             }
             Some(T::Bang) => {
                 let bang = self.bump();
                 let operand = self.prefix()?;
                 let text = operand.span.text(self.src);
-                let replacement = if matches!(operand.kind, ExprKind::Name(_) | ExprKind::Paren(_)) {
+                let replacement = if matches!(operand.kind, ExprKind::Name(_) | ExprKind::Paren(_))
+                {
                     format!("{text} == False")
                 } else {
                     format!("({text}) == False")
@@ -1231,12 +1533,27 @@ impl<'a> Parser<'a> {
             Some(T::KwTuple) => return self.comprehension(),
             Some(T::Str) => {
                 return self.fail(
-                    Diagnostic::error("E0118", span, "strings are only allowed as `print`'s first argument")
-                        .with_label("unexpected string"),
+                    Diagnostic::error(
+                        "E0118",
+                        span,
+                        "strings are only allowed as `print`'s first argument",
+                    )
+                    .with_label("unexpected string"),
                 );
             }
             Some(k) if k.is_property() && self.peek_at(1) == Some(T::LParen) => {
                 return self.property_as_function();
+            }
+            Some(k)
+                if k.is_property()
+                    || matches!(
+                        k,
+                        T::TyInt | T::TyBool | T::TyIPoint | T::TyISpace | T::TyMSpace
+                    ) =>
+            {
+                // Most likely a variable that was (wrongly) given a keyword's name.
+                let ident = self.keyword_as_name("a variable name");
+                ExprKind::Name(ident.name)
             }
             _ => return self.expected("an expression"),
         };
@@ -1255,10 +1572,16 @@ impl<'a> Parser<'a> {
                 items.push(self.expr()?);
             }
             let close = self.expect(T::RParen, "`,` or `)`")?;
-            return Ok(Expr { kind: ExprKind::Tuple(items), span: open.to(close) });
+            return Ok(Expr {
+                kind: ExprKind::Tuple(items),
+                span: open.to(close),
+            });
         }
         let close = self.expect(T::RParen, "`)`")?;
-        Ok(Expr { kind: ExprKind::Paren(Box::new(first)), span: open.to(close) })
+        Ok(Expr {
+            kind: ExprKind::Paren(Box::new(first)),
+            span: open.to(close),
+        })
     }
 
     fn comprehension(&mut self) -> PResult<Expr> {
@@ -1271,7 +1594,11 @@ impl<'a> Parser<'a> {
         let iter = self.expr()?;
         let close = self.expect(T::RParen, "`)`")?;
         Ok(Expr {
-            kind: ExprKind::Comprehension { body: Box::new(body), var, iter: Box::new(iter) },
+            kind: ExprKind::Comprehension {
+                body: Box::new(body),
+                var,
+                iter: Box::new(iter),
+            },
             span: kw.to(close),
         })
     }
@@ -1290,8 +1617,14 @@ impl<'a> Parser<'a> {
         let whole = prop_span.to(close);
         let base = args.remove(0);
         let base_text = base.span.text(self.src);
-        let base_text = if matches!(base.kind, ExprKind::Name(_) | ExprKind::Paren(_) | ExprKind::Call { .. } | ExprKind::Index { .. } | ExprKind::Prop { .. })
-        {
+        let base_text = if matches!(
+            base.kind,
+            ExprKind::Name(_)
+                | ExprKind::Paren(_)
+                | ExprKind::Call { .. }
+                | ExprKind::Index { .. }
+                | ExprKind::Prop { .. }
+        ) {
             base_text.to_string()
         } else {
             format!("({base_text})")
@@ -1309,14 +1642,29 @@ impl<'a> Parser<'a> {
                 format!("`{}` is a property, not a function", prop.name()),
             )
             .with_label(format!("write `{replacement}`"))
-            .with_fix(Fix::safe(format!("write `{replacement}`"), vec![(whole, replacement.clone())])),
+            .with_fix(Fix::safe(
+                format!("write `{replacement}`"),
+                vec![(whole, replacement.clone())],
+            )),
         );
-        let prop_expr =
-            Expr { kind: ExprKind::Prop { base: Box::new(base), prop, prop_span }, span: whole };
+        let prop_expr = Expr {
+            kind: ExprKind::Prop {
+                base: Box::new(base),
+                prop,
+                prop_span,
+            },
+            span: whole,
+        };
         if rest.is_empty() && !prop.is_method() {
             Ok(prop_expr)
         } else {
-            Ok(Expr { kind: ExprKind::Call { callee: Box::new(prop_expr), args }, span: whole })
+            Ok(Expr {
+                kind: ExprKind::Call {
+                    callee: Box::new(prop_expr),
+                    args,
+                },
+                span: whole,
+            })
         }
     }
 
@@ -1340,7 +1688,13 @@ impl<'a> Parser<'a> {
                     }
                     let close = self.expect(T::RParen, "`,` or `)`")?;
                     let span = e.span.to(close);
-                    e = Expr { kind: ExprKind::Call { callee: Box::new(e), args }, span };
+                    e = Expr {
+                        kind: ExprKind::Call {
+                            callee: Box::new(e),
+                            args,
+                        },
+                        span,
+                    };
                 }
                 Some(T::LBracket) => {
                     self.bump();
@@ -1351,16 +1705,32 @@ impl<'a> Parser<'a> {
                     match self.peek() {
                         Some(k) if k.is_property() => {
                             let prop_span = self.bump();
-                            let prop = Prop::from_name(prop_span.text(self.src)).unwrap_or(Prop::Size);
+                            let prop =
+                                Prop::from_name(prop_span.text(self.src)).unwrap_or(Prop::Size);
                             let span = e.span.to(prop_span);
-                            e = Expr { kind: ExprKind::Prop { base: Box::new(e), prop, prop_span }, span };
+                            e = Expr {
+                                kind: ExprKind::Prop {
+                                    base: Box::new(e),
+                                    prop,
+                                    prop_span,
+                                },
+                                span,
+                            };
                         }
-                        Some(T::Int) if dot.start == e.span.end && matches!(e.kind, ExprKind::Int(_)) => {
+                        Some(T::Int)
+                            if dot.start == e.span.end && matches!(e.kind, ExprKind::Int(_)) =>
+                        {
                             let span = e.span.to(self.cur_span());
                             return self.fail(
-                                Diagnostic::error("E0115", span, "the mapper DSL has no floating-point numbers")
-                                    .with_label("not an integer")
-                                    .with_note("use integer arithmetic, e.g. `a * 3 / 2` instead of `a * 1.5`"),
+                                Diagnostic::error(
+                                    "E0115",
+                                    span,
+                                    "the mapper DSL has no floating-point numbers",
+                                )
+                                .with_label("not an integer")
+                                .with_note(
+                                    "use integer arithmetic, e.g. `a * 3 / 2` instead of `a * 1.5`",
+                                ),
                             );
                         }
                         Some(T::Ident) => {
@@ -1372,7 +1742,10 @@ impl<'a> Parser<'a> {
                                     "after `.` only these are allowed: size split merge swap slice reverse balance_split auto_split greedy_split volume has len ipoint ispace parent processor",
                                 );
                             if let Some(best) = closest(word, Prop::ALL.iter().map(|p| p.name())) {
-                                d = d.with_fix(Fix::safe(format!("replace with `{best}`"), vec![(span, best.into())]));
+                                d = d.with_fix(Fix::safe(
+                                    format!("replace with `{best}`"),
+                                    vec![(span, best.into())],
+                                ));
                             }
                             return self.fail(d);
                         }
@@ -1388,9 +1761,17 @@ impl<'a> Parser<'a> {
         if self.at(T::RBracket) {
             return self.expected("an index");
         }
-        let lo = if self.at(T::Colon) { None } else { Some(self.expr()?) };
+        let lo = if self.at(T::Colon) {
+            None
+        } else {
+            Some(self.expr()?)
+        };
         if let Some(colon_span) = self.eat(T::Colon) {
-            let hi = if self.at(T::RBracket) { None } else { Some(self.expr()?) };
+            let hi = if self.at(T::RBracket) {
+                None
+            } else {
+                Some(self.expr()?)
+            };
             if self.at(T::Comma) {
                 return self.fail(
                     Diagnostic::error("E0123", self.cur_span(), "a slice must be the whole index")
@@ -1401,17 +1782,31 @@ impl<'a> Parser<'a> {
             let close = self.expect(T::RBracket, "`]`")?;
             let span = base.span.to(close);
             return Ok(Expr {
-                kind: ExprKind::Slice { base: Box::new(base), lo: lo.map(Box::new), hi: hi.map(Box::new), colon_span },
+                kind: ExprKind::Slice {
+                    base: Box::new(base),
+                    lo: lo.map(Box::new),
+                    hi: hi.map(Box::new),
+                    colon_span,
+                },
                 span,
             });
         }
-        let mut indices = vec![lo.unwrap_or(Expr { kind: ExprKind::Star, span: Span::at(0) })];
+        let mut indices = vec![lo.unwrap_or(Expr {
+            kind: ExprKind::Star,
+            span: Span::at(0),
+        })];
         while self.eat(T::Comma).is_some() {
             indices.push(self.expr()?);
         }
         let close = self.expect(T::RBracket, "`,` or `]`")?;
         let span = base.span.to(close);
-        Ok(Expr { kind: ExprKind::Index { base: Box::new(base), indices }, span })
+        Ok(Expr {
+            kind: ExprKind::Index {
+                base: Box::new(base),
+                indices,
+            },
+            span,
+        })
     }
 }
 

@@ -249,19 +249,28 @@ impl TokenKind {
     /// True for processor kinds (`CPU GPU IO PY PROC OMP`).
     pub fn is_proc_kind(self) -> bool {
         use TokenKind::*;
-        matches!(self, ProcCpu | ProcGpu | ProcIo | ProcPy | ProcProc | ProcOmp)
+        matches!(
+            self,
+            ProcCpu | ProcGpu | ProcIo | ProcPy | ProcProc | ProcOmp
+        )
     }
 
     /// True for memory kinds (`SYSMEM FBMEM RDMEM ZCMEM SOCKMEM VIRTUAL`).
     pub fn is_mem_kind(self) -> bool {
         use TokenKind::*;
-        matches!(self, MemSysmem | MemFbmem | MemRdmem | MemZcmem | MemSockmem | MemVirtual)
+        matches!(
+            self,
+            MemSysmem | MemFbmem | MemRdmem | MemZcmem | MemSockmem | MemVirtual
+        )
     }
 
     /// True for parameter types (`int bool IPoint ISpace MSpace Task`).
     pub fn is_type(self) -> bool {
         use TokenKind::*;
-        matches!(self, TyInt | TyBool | TyIPoint | TyISpace | TyMSpace | KwTask)
+        matches!(
+            self,
+            TyInt | TyBool | TyIPoint | TyISpace | TyMSpace | KwTask
+        )
     }
 
     /// True for layout-constraint keywords that stand alone (all but `Align`).
@@ -293,7 +302,10 @@ impl TokenKind {
         use TokenKind::*;
         self.is_proc_kind()
             || self.is_mem_kind()
-            || matches!(self, LParen | Star | Minus | Int | KwTrue | KwFalse | Ident | KwTuple)
+            || matches!(
+                self,
+                LParen | Star | Minus | Int | KwTrue | KwFalse | Ident | KwTuple
+            )
     }
 
     /// The spelling of a keyword or operator; `None` for tokens with variable text.
@@ -439,11 +451,17 @@ pub fn lex(source: &str) -> Lexed {
     while let Some(result) = lexer.next() {
         let span = Span::from(lexer.span());
         match result {
-            Ok(TokenKind::Comment) => out.comments.push(Token { kind: TokenKind::Comment, span }),
+            Ok(TokenKind::Comment) => out.comments.push(Token {
+                kind: TokenKind::Comment,
+                span,
+            }),
             Ok(TokenKind::UnterminatedStr) => {
                 out.diagnostics.push(unterminated_string(source, span));
                 // Keep a string token so `print("abc);` still parses as a print.
-                out.tokens.push(Token { kind: TokenKind::UnterminatedStr, span });
+                out.tokens.push(Token {
+                    kind: TokenKind::UnterminatedStr,
+                    span,
+                });
             }
             Ok(kind) => out.tokens.push(Token { kind, span }),
             Err(()) => {
@@ -457,7 +475,10 @@ pub fn lex(source: &str) -> Lexed {
                 }
                 let span = Span::new(start, end);
                 out.diagnostics.push(bad_character(ch, span, source));
-                out.tokens.push(Token { kind: TokenKind::BadChar, span });
+                out.tokens.push(Token {
+                    kind: TokenKind::BadChar,
+                    span,
+                });
             }
         }
     }
@@ -475,7 +496,10 @@ fn unterminated_string(source: &str, span: Span) -> Diagnostic {
         .or_else(|| text.rfind(')'))
         .map(|i| span.start + i)
         .unwrap_or(span.end);
-    d = d.with_fix(Fix::safe("insert the closing `\"`", vec![(Span::new(fix_at, fix_at), "\"".into())]));
+    d = d.with_fix(Fix::safe(
+        "insert the closing `\"`",
+        vec![(Span::new(fix_at, fix_at), "\"".into())],
+    ));
     d
 }
 
@@ -524,7 +548,10 @@ mod tests {
     #[test]
     fn keywords_are_longest_match() {
         use TokenKind::*;
-        assert_eq!(kinds("sizes size Task_1 GPU2 Machine"), vec![Ident, PropSize, Ident, Ident, Ident]);
+        assert_eq!(
+            kinds("sizes size Task_1 GPU2 Machine"),
+            vec![Ident, PropSize, Ident, Ident, Ident]
+        );
         assert_eq!(kinds("a<=b<c"), vec![Ident, Le, Ident, Lt, Ident]);
         assert_eq!(kinds("1abc"), vec![Int, Ident]);
     }

@@ -1,1 +1,16 @@
-fn main() {}
+//! The `mapwright` binary: parses the command line and runs a subcommand.
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    let args = mapwright::cli::Cli::parse();
+    match mapwright::cli::run(args) {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("error: {err:#}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -12,7 +12,9 @@ use mapwright_grammar::token::lex;
 use mapwright_grammar::{parse, LineIndex};
 
 fn corpus_dir(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus").join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../shared/corpus")
+        .join(name)
 }
 
 /// The 1-based line the reference would report for a diagnostic at `offset`
@@ -49,12 +51,17 @@ fn check_folder(name: &str) -> (usize, Vec<String>) {
                 d.message,
                 LineIndex::new(&source).line_of(d.span.start) + 1
             )),
-            (Some("reject"), None) => failures.push(format!("{name}/{file}: expected reject, got accept")),
+            (Some("reject"), None) => {
+                failures.push(format!("{name}/{file}: expected reject, got accept"))
+            }
             (Some("reject"), Some(d)) => {
                 let want: usize = fields.get(2).and_then(|l| l.parse().ok()).unwrap_or(0);
                 let got = LineIndex::new(&source).line_of(d.span.start) + 1;
-                let reference_line =
-                    if d.code == "E0101" { next_token_line(&source, d.span.start) } else { got };
+                let reference_line = if d.code == "E0101" {
+                    next_token_line(&source, d.span.start)
+                } else {
+                    got
+                };
                 if got != want && reference_line != want {
                     failures.push(format!(
                         "{name}/{file}: expected first error on line {want}, got {} `{}` on line {got}",
@@ -77,13 +84,26 @@ fn check_folder(name: &str) -> (usize, Vec<String>) {
 #[test]
 fn public_corpus_matches_reference_verdicts() {
     let (count, failures) = check_folder("public");
-    assert!(count > 100, "expected the public corpus, found {count} files");
-    assert!(failures.is_empty(), "{} of {count} files disagree:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        count > 100,
+        "expected the public corpus, found {count} files"
+    );
+    assert!(
+        failures.is_empty(),
+        "{} of {count} files disagree:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
 
 #[test]
 fn probe_corpus_matches_reference_verdicts() {
     let (count, failures) = check_folder("probes");
     assert!(count > 50, "expected the probes, found {count} files");
-    assert!(failures.is_empty(), "{} of {count} files disagree:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {count} files disagree:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }

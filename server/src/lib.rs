@@ -1,0 +1,12 @@
+//! mapwright: the language server, the command-line interface, AutoGuide and
+//! the optimizer for the Legion mapper DSL.
+//!
+//! Module map:
+//! - [`render`]  diagnostics as rustc-style text with source snippets, or JSON.
+//! - [`cli`]     the subcommands (`check`, `fmt`, ...), one module each.
+//!
+//! Layering: this crate may use `mapwright-runtime` and `mapwright-grammar`;
+//! they never use it. LSP types stay in this crate.
+
+pub mod cli;
+pub mod render;
