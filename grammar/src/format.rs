@@ -217,7 +217,10 @@ impl<'a> Formatter<'a> {
             if self.used[i] || c.span.start < end {
                 continue;
             }
-            if self.newlines_between(end, c.span.start) == 0 {
+            // Only a comment before the next token trails this statement.
+            let next_token = self.tokens.partition_point(|t| t.span.start < end);
+            let before_next = self.tokens.get(next_token).is_none_or(|t| c.span.start < t.span.start);
+            if before_next && self.newlines_between(end, c.span.start) == 0 {
                 self.used[i] = true;
                 self.out.push(' ');
                 self.out.push_str(self.comment_text(&c));

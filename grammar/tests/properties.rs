@@ -1,0 +1,241 @@
+//! Property tests: the lexer, parser and formatter never panic; formatting is
+//! idempotent, keeps every comment and never changes the syntax tree — on every
+//! corpus file, on mutated corpus files, on token soup and on generated programs.
+
+use std::path::Path;
+
+use mapwright_grammar::ast::without_spans;
+use mapwright_grammar::format::{format, format_range};
+use mapwright_grammar::{parse, Span};
+use proptest::prelude::*;
+
+fn corpus_files() -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for folder in ["public", "probes"] {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus").join(folder);
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if name.ends_with(".mapper") {
+                let bytes = std::fs::read(e.path()).unwrap_or_default();
+                out.push((name, String::from_utf8_lossy(&bytes).into_owned()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+fn comments_of(source: &str) -> Vec<String> {
+    let mut c: Vec<String> =
+        parse(source).comments.iter().map(|t| t.span.text(source).trim_end().to_string()).collect();
+    c.sort();
+    c
+}
+
+/// The invariants every formatter output must satisfy.
+fn check_format_invariants(source: &str) -> Result<(), String> {
+    let parsed = parse(source);
+    let out = format(source);
+    if comments_of(&out) != comments_of(source) {
+        return Err(format!("comments changed:\n{source}\n=>\n{out}"));
+    }
+    if !parsed.has_errors() {
+        let reparsed = parse(&out);
+        if reparsed.has_errors() {
+            return Err(format!("formatting introduced errors:\n{source}\n=>\n{out}"));
+        }
+        if without_spans(&reparsed.program) != without_spans(&parsed.program) {
+            return Err(format!("formatting changed the syntax tree:\n{source}\n=>\n{out}"));
+        }
+        let again = format(&out);
+        if again != out {
+            return Err(format!("not idempotent:\n{out}\n=>\n{again}"));
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn formatter_invariants_hold_on_every_corpus_file() {
+    let files = corpus_files();
+    assert!(files.len() > 100, "corpus not found");
+    for (name, source) in &files {
+        if let Err(e) = check_format_invariants(source) {
+            panic!("{name}: {e}");
+        }
+    }
+}
+
+#[test]
+fn range_formatting_agrees_with_whole_file_formatting_on_clean_files() {
+    for (name, source) in corpus_files() {
+        let parsed = parse(&source);
+        if parsed.has_errors() {
+            continue;
+        }
+        // Formatting every statement one by one gives the whole-file result
+        // modulo blank lines between statements.
+        let mut text = source.clone();
+        let count = parsed.program.stmts.len();
+        for i in (0..count).rev() {
+            let stmts = parse(&text).program.stmts;
+            let span = stmts[i].span;
+            if let Some(edit) = format_range(&text, Span::new(span.start, span.start)) {
+                text = mapwright_grammar::diagnostic::apply_edits(&text, &[edit]).expect("edit applies");
+            }
+        }
+        assert_eq!(without_spans(&parse(&text).program), without_spans(&parsed.program), "{name}");
+        assert_eq!(comments_of(&text), comments_of(&source), "{name}");
+    }
+}
+
+const TOKENS: &[&str] = &[
+    "Task", "Region", "Layout", "InstanceLimit", "CollectMemory", "IndexTaskMap", "SingleTaskMap",
+    "ControlReplicate", "def", "return", "print", "tuple", "for", "in", "True", "False", "Machine",
+    "GPU", "CPU", "OMP", "FBMEM", "ZCMEM", "SYSMEM", "SOA", "AOS", "C_order", "Align", "size",
+    "split", "merge", "ipoint", "parent", "processor", "Task", "int", "x", "m", "f", "task", "0",
+    "1", "42", "\"{}\"", "\"abc", "*", "-", "+", "/", "%", "=", "==", "!=", "<", "<=", ">", ">=",
+    "&&", "||", "!", "&", "?", ":", ";", ",", ".", "(", ")", "[", "]", "{", "}", "# c\n", "// d\n",
+    "\n", " ", "\t", "\r\n", "é", "$", "😀",
+];
+
+fn token_soup() -> impl Strategy<Value = String> {
+    prop::collection::vec((0..TOKENS.len(), prop::bool::ANY), 0..80).prop_map(|picks| {
+        let mut s = String::new();
+        for (i, space) in picks {
+            s.push_str(TOKENS[i]);
+            if space {
+                s.push(' ');
+            }
+        }
+        s
+    })
+}
+
+fn expr(depth: u32) -> BoxedStrategy<String> {
+    let leaf = prop_oneof![
+        (0u32..20).prop_map(|n| n.to_string()),
+        prop::sample::select(vec!["x", "m", "task.ipoint", "m.size", "True", "GPU", "*"]).prop_map(String::from),
+    ];
+    if depth == 0 {
+        return leaf.boxed();
+    }
+    let sub = expr(depth - 1);
+    prop_oneof![
+        leaf,
+        (sub.clone(), prop::sample::select(vec!["+", "-", "*", "/", "%", "<", "==", "&&", "||"]), sub.clone())
+            .prop_map(|(a, op, b)| format!("{a} {op} {b}")),
+        (sub.clone(), sub.clone(), sub.clone()).prop_map(|(a, b, c)| format!("{a} ? {b} : {c}")),
+        sub.clone().prop_map(|a| format!("-{a}")),
+        sub.clone().prop_map(|a| format!("({a})")),
+        (sub.clone(), sub.clone()).prop_map(|(a, b)| format!("({a}, {b})")),
+        (sub.clone(), sub.clone()).prop_map(|(a, b)| format!("m[{a}, {b}]")),
+        sub.clone().prop_map(|a| format!("m[{a}:]")),
+        sub.clone().prop_map(|a| format!("f({a})")),
+        sub.clone().prop_map(|a| format!("m[*({a})]")),
+        sub.clone().prop_map(|a| format!("tuple({a} for i in m.size)")),
+        sub.prop_map(|a| format!("m.split(0, {a})")),
+    ]
+    .boxed()
+}
+
+fn statement() -> impl Strategy<Value = String> {
+    prop_oneof![
+        prop::sample::select(vec![
+            "Task * GPU,CPU;",
+            "Task a,b OMP;",
+            "Region * * GPU FBMEM,ZCMEM;",
+            "Region t 0 * SYSMEM;",
+            "Layout * r FBMEM SOA C_order Align==64;",
+            "InstanceLimit t 4;",
+            "CollectMemory * *;",
+            "IndexTaskMap t f;",
+            "SingleTaskMap GPU g;",
+            "ControlReplicate main,t;",
+        ])
+        .prop_map(String::from),
+        expr(3).prop_map(|e| format!("x = {e};")),
+        (expr(2), expr(2)).prop_map(|(a, b)| format!("print(\"{{}} {{}}\", {a}, {b});")),
+        (expr(2), expr(3)).prop_map(|(a, b)| format!("def f(Task task, int k) {{ y = {a}; return {b}; }}")),
+    ]
+}
+
+fn program_with_comments() -> impl Strategy<Value = String> {
+    prop::collection::vec(
+        (statement(), prop::sample::select(vec!["", " # trailing", "\n# own line", "\n\n\n", "\n// x"])),
+        1..12,
+    )
+    .prop_map(|items| {
+        let mut s = String::new();
+        for (stmt, after) in items {
+            s.push_str(&stmt);
+            s.push_str(after);
+            s.push('\n');
+        }
+        s
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+    #[test]
+    fn arbitrary_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..400)) {
+        let source = String::from_utf8_lossy(&bytes).into_owned();
+        let parsed = parse(&source);
+        let _ = format(&source);
+        let _ = format_range(&source, Span::new(0, source.len() / 2));
+        for d in &parsed.diagnostics {
+            prop_assert!(d.span.end <= source.len());
+            for f in &d.fixes {
+                let _ = f.apply(&source);
+            }
+        }
+    }
+
+    #[test]
+    fn token_soup_never_panics_and_keeps_comments(source in token_soup()) {
+        let parsed = parse(&source);
+        for d in &parsed.diagnostics {
+            for f in &d.fixes {
+                prop_assert!(f.apply(&source).is_some(), "fix `{}` does not apply to {:?}", f.title, source);
+            }
+        }
+        if let Err(e) = check_format_invariants(&source) {
+            prop_assert!(false, "{}", e);
+        }
+    }
+
+    #[test]
+    fn mutated_corpus_files_never_panic(pick in any::<prop::sample::Index>(), edits in prop::collection::vec((any::<prop::sample::Index>(), 0..TOKENS.len(), prop::bool::ANY), 1..6)) {
+        let files = corpus_files();
+        prop_assume!(!files.is_empty());
+        let (_, original) = &files[pick.index(files.len())];
+        let mut source = original.clone();
+        for (at, tok, delete) in edits {
+            let mut pos = at.index(source.len() + 1);
+            while !source.is_char_boundary(pos) { pos -= 1; }
+            if delete {
+                let mut end = (pos + 3).min(source.len());
+                while !source.is_char_boundary(end) { end -= 1; }
+                source.replace_range(pos..end, "");
+            } else {
+                source.insert_str(pos, TOKENS[tok]);
+            }
+        }
+        let _ = parse(&source);
+        if let Err(e) = check_format_invariants(&source) {
+            prop_assert!(false, "{}", e);
+        }
+    }
+
+    #[test]
+    fn generated_programs_parse_and_format_stably(source in program_with_comments()) {
+        let parsed = parse(&source);
+        prop_assert!(!parsed.has_errors(), "generated program rejected: {:?}\n{}", parsed.diagnostics.first(), source);
+        if let Err(e) = check_format_invariants(&source) {
+            prop_assert!(false, "{}", e);
+        }
+    }
+}
