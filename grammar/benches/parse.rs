@@ -41,14 +41,23 @@ fn bench(c: &mut Criterion) {
     let big = synthetic_mapper(5_000);
     let mut group = c.benchmark_group("parse+diagnose");
     group.throughput(Throughput::Bytes(big.len() as u64));
-    group.bench_function("synthetic_5000_lines", |b| b.iter(|| parse(std::hint::black_box(&big))));
+    group.bench_function("synthetic_5000_lines", |b| {
+        b.iter(|| parse(std::hint::black_box(&big)))
+    });
     group.finish();
 
-    let largest = corpus().into_iter().max_by_key(|s| s.len()).unwrap_or_default();
+    let largest = corpus()
+        .into_iter()
+        .max_by_key(|s| s.len())
+        .unwrap_or_default();
     let mut group = c.benchmark_group("latency");
     group.throughput(Throughput::Bytes(largest.len() as u64));
-    group.bench_function("largest_corpus_file_parse", |b| b.iter(|| parse(std::hint::black_box(&largest))));
-    group.bench_function("largest_corpus_file_format", |b| b.iter(|| format(std::hint::black_box(&largest))));
+    group.bench_function("largest_corpus_file_parse", |b| {
+        b.iter(|| parse(std::hint::black_box(&largest)))
+    });
+    group.bench_function("largest_corpus_file_format", |b| {
+        b.iter(|| format(std::hint::black_box(&largest)))
+    });
     group.finish();
 }
 

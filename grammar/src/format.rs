@@ -219,7 +219,10 @@ impl<'a> Formatter<'a> {
             }
             // Only a comment before the next token trails this statement.
             let next_token = self.tokens.partition_point(|t| t.span.start < end);
-            let before_next = self.tokens.get(next_token).is_none_or(|t| c.span.start < t.span.start);
+            let before_next = self
+                .tokens
+                .get(next_token)
+                .is_none_or(|t| c.span.start < t.span.start);
             if before_next && self.newlines_between(end, c.span.start) == 0 {
                 self.used[i] = true;
                 self.out.push(' ');

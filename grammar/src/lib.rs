@@ -7,6 +7,7 @@
 //!   precedences, error recovery and targeted diagnostics; always returns a tree.
 //! - [`diagnostic`]  diagnostics as data: code, severity, span, message, fixes.
 //! - [`line_index`]  byte offset <-> (line, UTF-8 / UTF-16 column).
+//! - [`resolve`]     name resolution: symbols, definitions, references.
 //! - [`format`]      the formatter (keeps every comment, idempotent).
 //! - [`codes`]       the table of diagnostic codes with their explanations.
 //!
@@ -19,6 +20,7 @@ pub mod diagnostic;
 pub mod format;
 pub mod line_index;
 pub mod parser;
+pub mod resolve;
 pub mod suggest;
 pub mod token;
 

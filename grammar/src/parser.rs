@@ -1863,17 +1863,35 @@ mod tests {
             ExprKind::Star => "*".into(),
             ExprKind::Unpack(a) => format!("(unpack {})", show(a)),
             ExprKind::Neg(a) => format!("(neg {})", show(a)),
-            ExprKind::Binary { op, lhs, rhs, .. } => format!("({} {} {})", op.text(), show(lhs), show(rhs)),
-            ExprKind::Ternary { cond, then, otherwise, .. } => {
+            ExprKind::Binary { op, lhs, rhs, .. } => {
+                format!("({} {} {})", op.text(), show(lhs), show(rhs))
+            }
+            ExprKind::Ternary {
+                cond,
+                then,
+                otherwise,
+                ..
+            } => {
                 format!("(? {} {} {})", show(cond), show(then), show(otherwise))
             }
             ExprKind::Paren(a) => show(a),
-            ExprKind::Tuple(items) => format!("(tuple {})", items.iter().map(show).collect::<Vec<_>>().join(" ")),
+            ExprKind::Tuple(items) => format!(
+                "(tuple {})",
+                items.iter().map(show).collect::<Vec<_>>().join(" ")
+            ),
             ExprKind::Call { callee, args } => {
-                format!("(call {} {})", show(callee), args.iter().map(show).collect::<Vec<_>>().join(" "))
+                format!(
+                    "(call {} {})",
+                    show(callee),
+                    args.iter().map(show).collect::<Vec<_>>().join(" ")
+                )
             }
             ExprKind::Index { base, indices } => {
-                format!("(index {} {})", show(base), indices.iter().map(show).collect::<Vec<_>>().join(" "))
+                format!(
+                    "(index {} {})",
+                    show(base),
+                    indices.iter().map(show).collect::<Vec<_>>().join(" ")
+                )
             }
             ExprKind::Slice { base, lo, hi, .. } => format!(
                 "(slice {} {} {})",
@@ -1913,14 +1931,28 @@ mod tests {
         assert_eq!(sexp("m[:]"), "(slice m _ _)");
         assert_eq!(sexp("m[*, 0]"), "(index m * 0)");
         assert_eq!(sexp("1.size"), "(. 1 size)");
-        assert_eq!(sexp("Machine(GPU).merge(0, 1)"), "(call (. (call Machine GPU) merge) 0 1)");
-        assert_eq!(sexp("tuple(i * 2 for i in (0, 1))"), "(for (* i 2) i (tuple 0 1))");
+        assert_eq!(
+            sexp("Machine(GPU).merge(0, 1)"),
+            "(call (. (call Machine GPU) merge) 0 1)"
+        );
+        assert_eq!(
+            sexp("tuple(i * 2 for i in (0, 1))"),
+            "(for (* i 2) i (tuple 0 1))"
+        );
         assert_eq!(sexp("(1)"), "1");
     }
 
     #[test]
     fn rejects_what_the_reference_rejects() {
-        for src in ["x = m[**];", "x = f();", "x = m[];", "x = 1, 2;", "x = !a;", "x = m[1:2, 3];", "x = (i for i in (1, 2));"] {
+        for src in [
+            "x = m[**];",
+            "x = f();",
+            "x = m[];",
+            "x = 1, 2;",
+            "x = !a;",
+            "x = m[1:2, 3];",
+            "x = (i for i in (1, 2));",
+        ] {
             assert!(parse(src).has_errors(), "{src} should be rejected");
         }
     }

@@ -12,8 +12,12 @@ use proptest::prelude::*;
 fn corpus_files() -> Vec<(String, String)> {
     let mut out = Vec::new();
     for folder in ["public", "probes"] {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus").join(folder);
-        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../shared/corpus")
+            .join(folder);
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
         for e in entries.flatten() {
             let name = e.file_name().to_string_lossy().into_owned();
             if name.ends_with(".mapper") {
@@ -27,8 +31,11 @@ fn corpus_files() -> Vec<(String, String)> {
 }
 
 fn comments_of(source: &str) -> Vec<String> {
-    let mut c: Vec<String> =
-        parse(source).comments.iter().map(|t| t.span.text(source).trim_end().to_string()).collect();
+    let mut c: Vec<String> = parse(source)
+        .comments
+        .iter()
+        .map(|t| t.span.text(source).trim_end().to_string())
+        .collect();
     c.sort();
     c
 }
@@ -43,10 +50,14 @@ fn check_format_invariants(source: &str) -> Result<(), String> {
     if !parsed.has_errors() {
         let reparsed = parse(&out);
         if reparsed.has_errors() {
-            return Err(format!("formatting introduced errors:\n{source}\n=>\n{out}"));
+            return Err(format!(
+                "formatting introduced errors:\n{source}\n=>\n{out}"
+            ));
         }
         if without_spans(&reparsed.program) != without_spans(&parsed.program) {
-            return Err(format!("formatting changed the syntax tree:\n{source}\n=>\n{out}"));
+            return Err(format!(
+                "formatting changed the syntax tree:\n{source}\n=>\n{out}"
+            ));
         }
         let again = format(&out);
         if again != out {
@@ -82,22 +93,100 @@ fn range_formatting_agrees_with_whole_file_formatting_on_clean_files() {
             let stmts = parse(&text).program.stmts;
             let span = stmts[i].span;
             if let Some(edit) = format_range(&text, Span::new(span.start, span.start)) {
-                text = mapwright_grammar::diagnostic::apply_edits(&text, &[edit]).expect("edit applies");
+                text = mapwright_grammar::diagnostic::apply_edits(&text, &[edit])
+                    .expect("edit applies");
             }
         }
-        assert_eq!(without_spans(&parse(&text).program), without_spans(&parsed.program), "{name}");
+        assert_eq!(
+            without_spans(&parse(&text).program),
+            without_spans(&parsed.program),
+            "{name}"
+        );
         assert_eq!(comments_of(&text), comments_of(&source), "{name}");
     }
 }
 
 const TOKENS: &[&str] = &[
-    "Task", "Region", "Layout", "InstanceLimit", "CollectMemory", "IndexTaskMap", "SingleTaskMap",
-    "ControlReplicate", "def", "return", "print", "tuple", "for", "in", "True", "False", "Machine",
-    "GPU", "CPU", "OMP", "FBMEM", "ZCMEM", "SYSMEM", "SOA", "AOS", "C_order", "Align", "size",
-    "split", "merge", "ipoint", "parent", "processor", "Task", "int", "x", "m", "f", "task", "0",
-    "1", "42", "\"{}\"", "\"abc", "*", "-", "+", "/", "%", "=", "==", "!=", "<", "<=", ">", ">=",
-    "&&", "||", "!", "&", "?", ":", ";", ",", ".", "(", ")", "[", "]", "{", "}", "# c\n", "// d\n",
-    "\n", " ", "\t", "\r\n", "é", "$", "😀",
+    "Task",
+    "Region",
+    "Layout",
+    "InstanceLimit",
+    "CollectMemory",
+    "IndexTaskMap",
+    "SingleTaskMap",
+    "ControlReplicate",
+    "def",
+    "return",
+    "print",
+    "tuple",
+    "for",
+    "in",
+    "True",
+    "False",
+    "Machine",
+    "GPU",
+    "CPU",
+    "OMP",
+    "FBMEM",
+    "ZCMEM",
+    "SYSMEM",
+    "SOA",
+    "AOS",
+    "C_order",
+    "Align",
+    "size",
+    "split",
+    "merge",
+    "ipoint",
+    "parent",
+    "processor",
+    "Task",
+    "int",
+    "x",
+    "m",
+    "f",
+    "task",
+    "0",
+    "1",
+    "42",
+    "\"{}\"",
+    "\"abc",
+    "*",
+    "-",
+    "+",
+    "/",
+    "%",
+    "=",
+    "==",
+    "!=",
+    "<",
+    "<=",
+    ">",
+    ">=",
+    "&&",
+    "||",
+    "!",
+    "&",
+    "?",
+    ":",
+    ";",
+    ",",
+    ".",
+    "(",
+    ")",
+    "[",
+    "]",
+    "{",
+    "}",
+    "# c\n",
+    "// d\n",
+    "\n",
+    " ",
+    "\t",
+    "\r\n",
+    "é",
+    "$",
+    "😀",
 ];
 
 fn token_soup() -> impl Strategy<Value = String> {
@@ -116,7 +205,8 @@ fn token_soup() -> impl Strategy<Value = String> {
 fn expr(depth: u32) -> BoxedStrategy<String> {
     let leaf = prop_oneof![
         (0u32..20).prop_map(|n| n.to_string()),
-        prop::sample::select(vec!["x", "m", "task.ipoint", "m.size", "True", "GPU", "*"]).prop_map(String::from),
+        prop::sample::select(vec!["x", "m", "task.ipoint", "m.size", "True", "GPU", "*"])
+            .prop_map(String::from),
     ];
     if depth == 0 {
         return leaf.boxed();
@@ -124,7 +214,11 @@ fn expr(depth: u32) -> BoxedStrategy<String> {
     let sub = expr(depth - 1);
     prop_oneof![
         leaf,
-        (sub.clone(), prop::sample::select(vec!["+", "-", "*", "/", "%", "<", "==", "&&", "||"]), sub.clone())
+        (
+            sub.clone(),
+            prop::sample::select(vec!["+", "-", "*", "/", "%", "<", "==", "&&", "||"]),
+            sub.clone()
+        )
             .prop_map(|(a, op, b)| format!("{a} {op} {b}")),
         (sub.clone(), sub.clone(), sub.clone()).prop_map(|(a, b, c)| format!("{a} ? {b} : {c}")),
         sub.clone().prop_map(|a| format!("-{a}")),
@@ -134,7 +228,8 @@ fn expr(depth: u32) -> BoxedStrategy<String> {
         sub.clone().prop_map(|a| format!("m[{a}:]")),
         sub.clone().prop_map(|a| format!("f({a})")),
         sub.clone().prop_map(|a| format!("m[*({a})]")),
-        sub.clone().prop_map(|a| format!("tuple({a} for i in m.size)")),
+        sub.clone()
+            .prop_map(|a| format!("tuple({a} for i in m.size)")),
         sub.prop_map(|a| format!("m.split(0, {a})")),
     ]
     .boxed()
@@ -157,13 +252,17 @@ fn statement() -> impl Strategy<Value = String> {
         .prop_map(String::from),
         expr(3).prop_map(|e| format!("x = {e};")),
         (expr(2), expr(2)).prop_map(|(a, b)| format!("print(\"{{}} {{}}\", {a}, {b});")),
-        (expr(2), expr(3)).prop_map(|(a, b)| format!("def f(Task task, int k) {{ y = {a}; return {b}; }}")),
+        (expr(2), expr(3))
+            .prop_map(|(a, b)| format!("def f(Task task, int k) {{ y = {a}; return {b}; }}")),
     ]
 }
 
 fn program_with_comments() -> impl Strategy<Value = String> {
     prop::collection::vec(
-        (statement(), prop::sample::select(vec!["", " # trailing", "\n# own line", "\n\n\n", "\n// x"])),
+        (
+            statement(),
+            prop::sample::select(vec!["", " # trailing", "\n# own line", "\n\n\n", "\n// x"]),
+        ),
         1..12,
     )
     .prop_map(|items| {

@@ -1,0 +1,374 @@
+//! Name resolution: which definition every name refers to.
+//!
+//! Mirrors the reference evaluator (`tree.cpp`, `tree.hpp`):
+//! - Top-level assignments and function definitions share one global
+//!   namespace (`global_symbol`). Top-level statements run in order, so at top
+//!   level a name must be defined *earlier*; `IndexTaskMap`/`SingleTaskMap`
+//!   look their function up when the statement runs, so it must be defined
+//!   earlier too.
+//! - Functions run later (when Legion maps a task), after the whole file ran:
+//!   inside a body, a name is looked up in the function's own frame
+//!   (parameters, then locals assigned *before* the use), then among all
+//!   globals.
+//! - `tuple(e for v in it)` binds `v` inside `e` only.
+//!
+//! The result lists symbols with all their definitions and every reference,
+//! which is what go-to-definition, find-references, rename and the checker need.
+
+use serde::Serialize;
+
+use crate::ast::*;
+use crate::Span;
+
+/// What a name is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum SymbolKind {
+    Global,
+    Function,
+    Parameter,
+    Local,
+    LoopVar,
+}
+
+/// Where a symbol lives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Scope {
+    Global,
+    /// Inside the function defined by `program.stmts[index]`.
+    Function(usize),
+}
+
+/// One named thing, with every place that defines it (first = declaration).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Symbol {
+    pub name: String,
+    pub kind: SymbolKind,
+    pub defs: Vec<Span>,
+    pub scope: Scope,
+}
+
+/// A use of a symbol.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Reference {
+    pub span: Span,
+    pub symbol: usize,
+    /// True when the use runs before the definition does (a top-level use of
+    /// a later global, or a mapping statement naming a later function).
+    pub before_definition: bool,
+}
+
+/// The outcome of resolving a program.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Resolved {
+    pub symbols: Vec<Symbol>,
+    pub references: Vec<Reference>,
+    /// Names that refer to nothing (`Machine` excluded: it is built in).
+    pub unresolved: Vec<(String, Span)>,
+}
+
+impl Resolved {
+    /// The symbol defined or referenced at byte `offset`.
+    pub fn symbol_at(&self, offset: usize) -> Option<usize> {
+        let inside = |s: &Span| s.start <= offset && offset <= s.end;
+        self.references
+            .iter()
+            .find(|r| inside(&r.span))
+            .map(|r| r.symbol)
+            .or_else(|| self.symbols.iter().position(|s| s.defs.iter().any(inside)))
+    }
+
+    /// Definitions and references of `symbol`, in source order.
+    pub fn occurrences(&self, symbol: usize) -> Vec<Span> {
+        let mut out: Vec<Span> = self
+            .symbols
+            .get(symbol)
+            .map(|s| s.defs.clone())
+            .unwrap_or_default();
+        out.extend(
+            self.references
+                .iter()
+                .filter(|r| r.symbol == symbol)
+                .map(|r| r.span),
+        );
+        out.sort();
+        out.dedup();
+        out
+    }
+
+    /// References to `symbol` (uses only).
+    pub fn references_to(&self, symbol: usize) -> impl Iterator<Item = &Reference> {
+        self.references.iter().filter(move |r| r.symbol == symbol)
+    }
+
+    /// The global symbol (variable or function) named `name`.
+    pub fn global(&self, name: &str) -> Option<usize> {
+        self.symbols
+            .iter()
+            .position(|s| s.scope == Scope::Global && s.name == name)
+    }
+}
+
+/// Resolves every name in `program`.
+pub fn resolve(program: &Program) -> Resolved {
+    let mut r = Resolver {
+        out: Resolved::default(),
+        globals_seen: Vec::new(),
+    };
+    // Globals first, so bodies (which run late) can see all of them.
+    for (i, stmt) in program.stmts.iter().enumerate() {
+        match &stmt.kind {
+            StmtKind::Assign { name, .. } => r.define_global(name, SymbolKind::Global, i),
+            StmtKind::FuncDef { name, .. } => r.define_global(name, SymbolKind::Function, i),
+            _ => {}
+        }
+    }
+    for (i, stmt) in program.stmts.iter().enumerate() {
+        match &stmt.kind {
+            StmtKind::Assign { value, .. } => r.top_level_expr(value, i),
+            StmtKind::Print { args, .. } => args.iter().for_each(|a| r.top_level_expr(a, i)),
+            StmtKind::IndexTaskMap { func, .. } | StmtKind::SingleTaskMap { func, .. } => {
+                r.top_level_name(&func.name, func.span, i)
+            }
+            StmtKind::FuncDef { params, body, .. } => r.function(i, params, body),
+            _ => {}
+        }
+    }
+    r.out
+}
+
+struct Resolver {
+    out: Resolved,
+    /// For each global symbol, the statement index of its first definition.
+    globals_seen: Vec<(usize, usize)>,
+}
+
+/// A function's frame while resolving its body.
+struct Frame {
+    names: Vec<(String, usize)>,
+}
+
+impl Resolver {
+    fn define_global(&mut self, name: &Ident, kind: SymbolKind, stmt: usize) {
+        if let Some(id) = self.out.global(&name.name) {
+            self.out.symbols[id].defs.push(name.span);
+            return;
+        }
+        self.out.symbols.push(Symbol {
+            name: name.name.clone(),
+            kind,
+            defs: vec![name.span],
+            scope: Scope::Global,
+        });
+        self.globals_seen.push((self.out.symbols.len() - 1, stmt));
+    }
+
+    fn first_definition_stmt(&self, symbol: usize) -> usize {
+        self.globals_seen
+            .iter()
+            .find(|(s, _)| *s == symbol)
+            .map(|(_, i)| *i)
+            .unwrap_or(0)
+    }
+
+    fn reference(&mut self, span: Span, symbol: usize, before_definition: bool) {
+        self.out.references.push(Reference {
+            span,
+            symbol,
+            before_definition,
+        });
+    }
+
+    fn top_level_name(&mut self, name: &str, span: Span, stmt: usize) {
+        match self.out.global(name) {
+            Some(id) => {
+                let before = self.first_definition_stmt(id) >= stmt;
+                self.reference(span, id, before);
+            }
+            None if name == "Machine" => {}
+            None => self.out.unresolved.push((name.to_string(), span)),
+        }
+    }
+
+    fn top_level_expr(&mut self, e: &Expr, stmt: usize) {
+        self.expr(
+            e,
+            &mut |r, name, span, _| r.top_level_name(name, span, stmt),
+            &mut Vec::new(),
+        );
+    }
+
+    fn function(&mut self, index: usize, params: &[Param], body: &[Stmt]) {
+        let mut frame = Frame { names: Vec::new() };
+        for p in params {
+            match frame.names.iter().find(|(n, _)| *n == p.name.name) {
+                Some(&(_, id)) => self.out.symbols[id].defs.push(p.name.span),
+                None => {
+                    let id =
+                        self.new_symbol(&p.name, SymbolKind::Parameter, Scope::Function(index));
+                    frame.names.push((p.name.name.clone(), id));
+                }
+            }
+        }
+        for stmt in body {
+            for e in stmt.exprs() {
+                self.body_expr(e, &frame);
+            }
+            if let StmtKind::Assign { name, .. } = &stmt.kind {
+                match frame.names.iter().find(|(n, _)| *n == name.name) {
+                    Some(&(_, id)) => self.out.symbols[id].defs.push(name.span),
+                    None => {
+                        let id = self.new_symbol(name, SymbolKind::Local, Scope::Function(index));
+                        frame.names.push((name.name.clone(), id));
+                    }
+                }
+            }
+        }
+    }
+
+    fn new_symbol(&mut self, name: &Ident, kind: SymbolKind, scope: Scope) -> usize {
+        self.out.symbols.push(Symbol {
+            name: name.name.clone(),
+            kind,
+            defs: vec![name.span],
+            scope,
+        });
+        self.out.symbols.len() - 1
+    }
+
+    fn body_expr(&mut self, e: &Expr, frame: &Frame) {
+        let locals: Vec<(String, usize)> = frame.names.clone();
+        self.expr(
+            e,
+            &mut |r, name, span, _| {
+                if let Some(&(_, id)) = locals.iter().find(|(n, _)| n == name) {
+                    r.reference(span, id, false);
+                } else if let Some(id) = r.out.global(name) {
+                    r.reference(span, id, false);
+                } else if name != "Machine" {
+                    r.out.unresolved.push((name.to_string(), span));
+                }
+            },
+            &mut Vec::new(),
+        );
+    }
+
+    /// Walks an expression, resolving comprehension variables itself and
+    /// every other name through `lookup`.
+    #[allow(clippy::type_complexity)]
+    fn expr(
+        &mut self,
+        e: &Expr,
+        lookup: &mut dyn FnMut(&mut Resolver, &str, Span, ()),
+        loop_vars: &mut Vec<(String, usize)>,
+    ) {
+        match &e.kind {
+            ExprKind::Name(name) => {
+                if let Some(&(_, id)) = loop_vars.iter().rev().find(|(n, _)| n == name) {
+                    self.reference(e.span, id, false);
+                } else {
+                    lookup(self, name, e.span, ());
+                }
+            }
+            ExprKind::Comprehension { body, var, iter } => {
+                self.expr(iter, lookup, loop_vars);
+                let id = self.new_symbol(var, SymbolKind::LoopVar, Scope::Global);
+                loop_vars.push((var.name.clone(), id));
+                self.expr(body, lookup, loop_vars);
+                loop_vars.pop();
+            }
+            ExprKind::Int(_)
+            | ExprKind::Bool(_)
+            | ExprKind::Proc(_)
+            | ExprKind::Mem(_)
+            | ExprKind::Star => {}
+            ExprKind::Unpack(a) | ExprKind::Neg(a) | ExprKind::Paren(a) => {
+                self.expr(a, lookup, loop_vars)
+            }
+            ExprKind::Prop { base, .. } => self.expr(base, lookup, loop_vars),
+            ExprKind::Binary { lhs, rhs, .. } => {
+                self.expr(lhs, lookup, loop_vars);
+                self.expr(rhs, lookup, loop_vars);
+            }
+            ExprKind::Ternary {
+                cond,
+                then,
+                otherwise,
+                ..
+            } => {
+                self.expr(cond, lookup, loop_vars);
+                self.expr(then, lookup, loop_vars);
+                self.expr(otherwise, lookup, loop_vars);
+            }
+            ExprKind::Tuple(items) => items.iter().for_each(|i| self.expr(i, lookup, loop_vars)),
+            ExprKind::Call { callee, args } => {
+                self.expr(callee, lookup, loop_vars);
+                args.iter().for_each(|a| self.expr(a, lookup, loop_vars));
+            }
+            ExprKind::Index { base, indices } => {
+                self.expr(base, lookup, loop_vars);
+                indices.iter().for_each(|i| self.expr(i, lookup, loop_vars));
+            }
+            ExprKind::Slice { base, lo, hi, .. } => {
+                self.expr(base, lookup, loop_vars);
+                if let Some(lo) = lo {
+                    self.expr(lo, lookup, loop_vars);
+                }
+                if let Some(hi) = hi {
+                    self.expr(hi, lookup, loop_vars);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parse;
+
+    fn names(src: &str) -> (Resolved, String) {
+        let p = parse(src);
+        assert!(!p.has_errors(), "{:?}", p.diagnostics);
+        (resolve(&p.program), src.to_string())
+    }
+
+    #[test]
+    fn resolves_globals_params_locals_and_loop_vars() {
+        let src = "m = Machine(GPU);\ndef f(Task t) { x = t.ipoint; y = tuple(i + x[0] for i in m.size); return m[*y]; }\nIndexTaskMap a f;\n";
+        let (r, src) = names(src);
+        let m = r.global("m").unwrap();
+        assert_eq!(r.occurrences(m).len(), 3);
+        let f = r.global("f").unwrap();
+        assert_eq!(r.symbols[f].kind, SymbolKind::Function);
+        assert_eq!(r.occurrences(f).len(), 2);
+        let t_use = src.find("t.ipoint").unwrap();
+        let t = r.symbol_at(t_use).unwrap();
+        assert_eq!(r.symbols[t].kind, SymbolKind::Parameter);
+        let i_use = src.find("i + x").unwrap();
+        assert_eq!(
+            r.symbols[r.symbol_at(i_use).unwrap()].kind,
+            SymbolKind::LoopVar
+        );
+        assert!(r.unresolved.is_empty());
+    }
+
+    #[test]
+    fn order_matters_at_top_level_only() {
+        let (r, _) =
+            names("IndexTaskMap a f;\nx = y;\ny = 1;\ndef f(Task t) { return z; }\nz = 2;\n");
+        let late: Vec<_> = r
+            .references
+            .iter()
+            .filter(|r| r.before_definition)
+            .collect();
+        assert_eq!(late.len(), 2, "f and y are used before their definitions");
+        assert!(r.unresolved.is_empty(), "z resolves inside the body");
+    }
+
+    #[test]
+    fn unknown_names_are_reported() {
+        let (r, _) = names("def f(Task t) { return mgpu[0, 0]; }\n");
+        assert_eq!(r.unresolved.len(), 1);
+        assert_eq!(r.unresolved[0].0, "mgpu");
+    }
+}
