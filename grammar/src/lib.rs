@@ -8,6 +8,7 @@
 //! - [`diagnostic`]  diagnostics as data: code, severity, span, message, fixes.
 //! - [`line_index`]  byte offset <-> (line, UTF-8 / UTF-16 column).
 //! - [`resolve`]     name resolution: symbols, definitions, references.
+//! - [`check`]       static semantics: types, definitions, mapping-rule shadowing.
 //! - [`format`]      the formatter (keeps every comment, idempotent).
 //! - [`codes`]       the table of diagnostic codes with their explanations.
 //!
@@ -15,6 +16,7 @@
 //! stable code; this crate knows nothing of applications, machines or LSP.
 
 pub mod ast;
+pub mod check;
 pub mod codes;
 pub mod diagnostic;
 pub mod format;
@@ -83,4 +85,29 @@ impl From<std::ops::Range<usize>> for Span {
             end: r.end,
         }
     }
+}
+
+/// Everything the front end knows about one file: syntax, names, types.
+#[derive(Debug, Clone)]
+pub struct Analysis {
+    pub parsed: Parsed,
+    pub checked: check::Checked,
+}
+
+impl Analysis {
+    /// Syntax and semantic diagnostics together, in source order.
+    pub fn diagnostics(&self) -> Vec<Diagnostic> {
+        let mut all = self.parsed.diagnostics.clone();
+        all.extend(self.checked.diagnostics.iter().cloned());
+        all.sort_by_key(|d| (d.span.start, d.span.end));
+        all
+    }
+}
+
+/// Parses and checks `source`. Semantic checks run on whatever parsed, so a
+/// syntax error in one statement does not hide problems elsewhere.
+pub fn analyze(source: &str) -> Analysis {
+    let parsed = parse(source);
+    let checked = check::check(&parsed, source);
+    Analysis { parsed, checked }
 }

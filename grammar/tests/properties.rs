@@ -6,7 +6,7 @@ use std::path::Path;
 
 use mapwright_grammar::ast::without_spans;
 use mapwright_grammar::format::{format, format_range};
-use mapwright_grammar::{parse, Span};
+use mapwright_grammar::{analyze, parse, Span};
 use proptest::prelude::*;
 
 fn corpus_files() -> Vec<(String, String)> {
@@ -283,6 +283,7 @@ proptest! {
     fn arbitrary_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..400)) {
         let source = String::from_utf8_lossy(&bytes).into_owned();
         let parsed = parse(&source);
+        let _ = analyze(&source);
         let _ = format(&source);
         let _ = format_range(&source, Span::new(0, source.len() / 2));
         for d in &parsed.diagnostics {
@@ -296,6 +297,11 @@ proptest! {
     #[test]
     fn token_soup_never_panics_and_keeps_comments(source in token_soup()) {
         let parsed = parse(&source);
+        for d in analyze(&source).diagnostics() {
+            for f in &d.fixes {
+                prop_assert!(f.apply(&source).is_some(), "fix `{}` does not apply to {:?}", f.title, source);
+            }
+        }
         for d in &parsed.diagnostics {
             for f in &d.fixes {
                 prop_assert!(f.apply(&source).is_some(), "fix `{}` does not apply to {:?}", f.title, source);
@@ -323,7 +329,7 @@ proptest! {
                 source.insert_str(pos, TOKENS[tok]);
             }
         }
-        let _ = parse(&source);
+        let _ = analyze(&source);
         if let Err(e) = check_format_invariants(&source) {
             prop_assert!(false, "{}", e);
         }
@@ -331,6 +337,7 @@ proptest! {
 
     #[test]
     fn generated_programs_parse_and_format_stably(source in program_with_comments()) {
+        let _ = analyze(&source);
         let parsed = parse(&source);
         prop_assert!(!parsed.has_errors(), "generated program rejected: {:?}\n{}", parsed.diagnostics.first(), source);
         if let Err(e) = check_format_invariants(&source) {

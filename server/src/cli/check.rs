@@ -4,7 +4,7 @@ use std::io::IsTerminal;
 use std::process::ExitCode;
 
 use clap::Args;
-use mapwright_grammar::{parse, LineIndex, Severity};
+use mapwright_grammar::{analyze, LineIndex, Severity};
 
 use super::{read_input, OutputFormat};
 use crate::render::{diagnostic_json, render_diagnostic, Style};
@@ -28,14 +28,14 @@ pub fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
     let mut json = Vec::new();
     for path in &args.files {
         let source = read_input(path)?;
-        let parsed = parse(&source);
+        let analysis = analyze(&source);
         let index = LineIndex::new(&source);
         let display = if path == "-" {
             "<stdin>"
         } else {
             path.as_str()
         };
-        for d in &parsed.diagnostics {
+        for d in &analysis.diagnostics() {
             match d.severity {
                 Severity::Error => errors += 1,
                 Severity::Warning => warnings += 1,

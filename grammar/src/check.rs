@@ -1,0 +1,1435 @@
+//! Static semantics: types and the mistakes the reference only finds at run
+//! time (where it asserts and aborts), reported while the user types.
+//!
+//! The rules follow the reference evaluator (`tree.cpp`/`tree.hpp`):
+//! - binary operators need operands of the same kind (int/int, bool/bool,
+//!   tuple/tuple of equal length): "type mismatch!!";
+//! - a global can be assigned once ("AssignNode multiple X cause conflicts");
+//!   a second `def` of a name is ignored; a *local* re-assignment keeps the
+//!   first value (the frame uses `unordered_map::insert`);
+//! - a function returns at its first `return`; without one it aborts
+//!   ("Error: function without return");
+//! - `IndexTaskMap`/`SingleTaskMap` look their function up when the statement
+//!   runs, so it must be defined earlier, and must be `f(Task t)`;
+//! - for each task (and task/region/processor, task/region/memory) the FIRST
+//!   mapping statement wins; inside one `Layout`, a later constraint overrides
+//!   an earlier one of the same family;
+//! - `print` aborts with fewer arguments than `{}` placeholders.
+
+use std::collections::HashMap;
+
+use serde::Serialize;
+
+use crate::ast::*;
+use crate::diagnostic::{Diagnostic, Fix};
+use crate::parser::Parsed;
+use crate::resolve::{resolve, Resolved, Scope, SymbolKind};
+use crate::suggest::closest;
+use crate::Span;
+
+/// Static types. `None` lengths/dimensions mean "not known statically".
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Ty {
+    Int,
+    Bool,
+    /// An int tuple (`IPoint`, `ISpace`) with its length when known.
+    Tuple(Option<usize>),
+    Task,
+    /// A machine model with its dimensionality when known.
+    MSpace(Option<usize>),
+    /// One processor of a machine model (`m[i, j]`): what mapping functions return.
+    Processor,
+    ProcKind,
+    MemKind,
+    /// The lone `*`.
+    Star,
+    /// `*t`: a tuple spread into an index or argument list.
+    Spread(Option<usize>),
+    Function,
+    Unknown,
+}
+
+impl Ty {
+    /// How the type is shown in hovers and messages.
+    pub fn describe(&self) -> String {
+        match self {
+            Ty::Int => "int".into(),
+            Ty::Bool => "bool".into(),
+            Ty::Tuple(Some(n)) => format!("tuple of {n} ints"),
+            Ty::Tuple(None) => "int tuple".into(),
+            Ty::Task => "Task".into(),
+            Ty::MSpace(Some(n)) => format!("MSpace, {n} dims"),
+            Ty::MSpace(None) => "MSpace".into(),
+            Ty::Processor => "processor".into(),
+            Ty::ProcKind => "processor kind".into(),
+            Ty::MemKind => "memory kind".into(),
+            Ty::Star => "`*`".into(),
+            Ty::Spread(_) => "unpacked tuple".into(),
+            Ty::Function => "function".into(),
+            Ty::Unknown => "unknown".into(),
+        }
+    }
+
+    /// The description with an indefinite article ("an int", "a bool").
+    pub fn with_article(&self) -> String {
+        let d = self.describe();
+        let article = if d.starts_with(['a', 'e', 'i', 'o', 'u']) {
+            "an"
+        } else {
+            "a"
+        };
+        format!("{article} {d}")
+    }
+
+    /// The operand family for the reference's "same type" rule.
+    fn family(&self) -> Option<u8> {
+        match self {
+            Ty::Int => Some(0),
+            Ty::Bool => Some(1),
+            Ty::Tuple(_) => Some(2),
+            Ty::Unknown | Ty::Spread(_) | Ty::Star => None,
+            _ => Some(3),
+        }
+    }
+
+    fn from_param(p: ParamType) -> Ty {
+        match p {
+            ParamType::Int => Ty::Int,
+            ParamType::Bool => Ty::Bool,
+            ParamType::IPoint | ParamType::ISpace => Ty::Tuple(None),
+            ParamType::MSpace => Ty::MSpace(None),
+            ParamType::Task => Ty::Task,
+        }
+    }
+
+    fn accepts(param: ParamType, arg: Ty) -> bool {
+        matches!(
+            (param, arg),
+            (_, Ty::Unknown | Ty::Spread(_))
+                | (ParamType::Int, Ty::Int)
+                | (ParamType::Bool, Ty::Bool)
+                | (ParamType::IPoint | ParamType::ISpace, Ty::Tuple(_))
+                | (ParamType::MSpace, Ty::MSpace(_))
+                | (ParamType::Task, Ty::Task)
+        )
+    }
+}
+
+/// What the checker learned, besides diagnostics.
+#[derive(Debug, Clone, Default)]
+pub struct Checked {
+    pub diagnostics: Vec<Diagnostic>,
+    pub resolved: Resolved,
+    /// Inferred type of each symbol (index into `resolved.symbols`).
+    pub symbol_types: HashMap<usize, Ty>,
+    /// Inferred return type of each function, by name.
+    pub returns: HashMap<String, Ty>,
+}
+
+/// Checks a parsed program. Statements that did not parse are skipped.
+pub fn check(parsed: &Parsed, source: &str) -> Checked {
+    let program = &parsed.program;
+    let resolved = resolve(program);
+    let mut c = Checker {
+        source,
+        program,
+        resolved: &resolved,
+        diags: Vec::new(),
+        symbol_types: HashMap::new(),
+        returns: HashMap::new(),
+        in_progress: Vec::new(),
+        globals: HashMap::new(),
+    };
+    c.run();
+    let Checker {
+        diags,
+        symbol_types,
+        returns,
+        ..
+    } = c;
+    let mut diagnostics = diags;
+    diagnostics.sort_by_key(|d| (d.span.start, d.span.end));
+    Checked {
+        diagnostics,
+        resolved,
+        symbol_types,
+        returns,
+    }
+}
+
+struct Checker<'a> {
+    source: &'a str,
+    program: &'a Program,
+    resolved: &'a Resolved,
+    diags: Vec<Diagnostic>,
+    symbol_types: HashMap<usize, Ty>,
+    returns: HashMap<String, Ty>,
+    /// Functions whose return type is being inferred (recursion guard).
+    in_progress: Vec<String>,
+    /// Global name -> type, filled in program order.
+    globals: HashMap<String, Ty>,
+}
+
+/// Names visible while typing an expression.
+#[derive(Default, Clone)]
+struct Env {
+    /// Function frame (parameters and locals assigned so far).
+    locals: Vec<(String, Ty)>,
+    /// Comprehension variables, innermost last.
+    loop_vars: Vec<(String, Ty)>,
+    /// Inside a function body (globals defined anywhere are visible).
+    in_function: bool,
+}
+
+impl<'a> Checker<'a> {
+    fn line(&self, offset: usize) -> usize {
+        self.source[..offset.min(self.source.len())]
+            .matches('\n')
+            .count()
+            + 1
+    }
+
+    fn run(&mut self) {
+        self.global_definitions();
+        for (i, stmt) in self.program.stmts.iter().enumerate() {
+            match &stmt.kind {
+                StmtKind::Assign { name, value } => {
+                    let ty = self.infer(value, &Env::default());
+                    self.check_assignable(ty, value);
+                    self.globals.entry(name.name.clone()).or_insert(ty);
+                    if let Some(id) = self.resolved.global(&name.name) {
+                        self.symbol_types.entry(id).or_insert(ty);
+                    }
+                }
+                StmtKind::Print {
+                    format,
+                    format_span,
+                    args,
+                } => {
+                    let env = Env::default();
+                    for a in args {
+                        self.infer(a, &env);
+                    }
+                    self.check_print(format, *format_span, args.len());
+                }
+                StmtKind::FuncDef { name, .. } => {
+                    self.globals
+                        .entry(name.name.clone())
+                        .or_insert(Ty::Function);
+                    self.function_body(i);
+                }
+                StmtKind::IndexTaskMap { func, .. } | StmtKind::SingleTaskMap { func, .. } => {
+                    self.entry_function(stmt, func, i);
+                }
+                StmtKind::Layout { constraints, .. } => self.layout_overrides(constraints),
+                _ => {}
+            }
+        }
+        self.undefined_names();
+        self.unused_symbols();
+        self.shadowed_mapping_statements();
+    }
+
+    // ----- definitions --------------------------------------------------
+
+    /// Re-assigned globals and redefined functions.
+    fn global_definitions(&mut self) {
+        let mut first: HashMap<&str, (Span, bool)> = HashMap::new();
+        for stmt in &self.program.stmts {
+            let (name, is_func) = match &stmt.kind {
+                StmtKind::Assign { name, .. } => (name, false),
+                StmtKind::FuncDef { name, .. } => (name, true),
+                _ => continue,
+            };
+            let Some(&(prev, prev_is_func)) = first.get(name.name.as_str()) else {
+                first.insert(&name.name, (name.span, is_func));
+                continue;
+            };
+            let prev_line = self.line(prev.start);
+            if !is_func {
+                let what = if prev_is_func { "function" } else { "global" };
+                self.diags.push(
+                    Diagnostic::error(
+                        "E0215",
+                        name.span,
+                        format!("`{}` is already defined as a {what} (line {prev_line})", name.name),
+                    )
+                    .with_label("second definition")
+                    .with_related(prev, "first defined here")
+                    .with_note(format!(
+                        "globals can be assigned once; the reference aborts with \"AssignNode multiple {} cause conflicts in global_symbol!\"",
+                        name.name
+                    ))
+                    .with_fix(Fix::unsafe_("remove this assignment", vec![(stmt.span, String::new())])),
+                );
+            } else {
+                self.diags.push(
+                    Diagnostic::warning(
+                        "W0216",
+                        name.span,
+                        format!("this definition of `{}` is ignored: the first one (line {prev_line}) wins", name.name),
+                    )
+                    .with_label("ignored")
+                    .with_related(prev, "this definition is used"),
+                );
+            }
+        }
+    }
+
+    fn check_assignable(&mut self, ty: Ty, value: &Expr) {
+        if matches!(ty, Ty::ProcKind | Ty::MemKind | Ty::Star | Ty::Function) {
+            self.diags.push(
+                Diagnostic::error("E0219", value.span, format!("{} cannot be assigned to a variable", ty.with_article()))
+                    .with_label("not a value")
+                    .with_note("variables hold ints, bools, tuples, machine models and tasks; the reference aborts with \"Cannot Assign\""),
+            );
+        }
+    }
+
+    // ----- functions ----------------------------------------------------
+
+    fn function_body(&mut self, index: usize) {
+        let StmtKind::FuncDef {
+            name, params, body, ..
+        } = &self.program.stmts[index].kind
+        else {
+            return;
+        };
+        let mut env = Env {
+            in_function: true,
+            ..Env::default()
+        };
+        for p in params {
+            env.locals.push((p.name.name.clone(), Ty::from_param(p.ty)));
+            if let Some(id) = self.symbol_defined_at(p.name.span) {
+                self.symbol_types.insert(id, Ty::from_param(p.ty));
+            }
+        }
+        let mut ret: Option<Ty> = None;
+        let mut returned_at: Option<Span> = None;
+        let mut assigned: HashMap<&str, Span> = HashMap::new();
+        for stmt in body {
+            if let Some(ret_span) = returned_at {
+                self.diags.push(
+                    Diagnostic::warning(
+                        "W0206",
+                        stmt.span,
+                        "unreachable statement: the function already returned",
+                    )
+                    .with_label("never runs")
+                    .with_related(ret_span, "the function returns here")
+                    .with_fix(Fix::safe(
+                        "remove the unreachable statement",
+                        vec![(stmt.span, String::new())],
+                    )),
+                );
+                continue;
+            }
+            match &stmt.kind {
+                StmtKind::Assign { name: local, value } => {
+                    let ty = self.infer(value, &env);
+                    self.check_assignable(ty, value);
+                    if let Some(prev) = assigned.get(local.name.as_str()) {
+                        let prev_line = self.line(prev.start);
+                        self.diags.push(
+                            Diagnostic::warning(
+                                "W0217",
+                                local.span,
+                                format!("this assignment has no effect: `{}` keeps its first value (line {prev_line})", local.name),
+                            )
+                            .with_label("ignored by the reference")
+                            .with_related(*prev, "first assigned here")
+                            .with_note("the reference stores locals with `unordered_map::insert`, which never overwrites; use a new name"),
+                        );
+                    } else if params.iter().any(|p| p.name.name == local.name) {
+                        self.diags.push(
+                            Diagnostic::warning(
+                                "W0217",
+                                local.span,
+                                format!("this assignment has no effect: parameter `{}` keeps its argument value", local.name),
+                            )
+                            .with_label("ignored by the reference"),
+                        );
+                    } else {
+                        assigned.insert(&local.name, local.span);
+                        env.locals.push((local.name.clone(), ty));
+                        if let Some(id) = self.symbol_defined_at(local.span) {
+                            self.symbol_types.insert(id, ty);
+                        }
+                    }
+                }
+                StmtKind::Return { value } => {
+                    ret = Some(self.infer(value, &env));
+                    returned_at = Some(stmt.span);
+                }
+                StmtKind::Print {
+                    format,
+                    format_span,
+                    args,
+                } => {
+                    for a in args {
+                        self.infer(a, &env);
+                    }
+                    self.check_print(format, *format_span, args.len());
+                }
+                _ => {}
+            }
+        }
+        if returned_at.is_none()
+            && !body.is_empty()
+            && !body.iter().any(|s| matches!(s.kind, StmtKind::Error))
+        {
+            self.diags.push(
+                Diagnostic::error("E0205", name.span, format!("function `{}` never returns", name.name))
+                    .with_label("no `return` statement")
+                    .with_note("the reference aborts with \"Error: function without return\" when it is called")
+                    .with_note("mapping functions end with `return m[...];`"),
+            );
+        }
+        self.returns
+            .entry(name.name.clone())
+            .or_insert(ret.unwrap_or(Ty::Unknown));
+    }
+
+    fn symbol_defined_at(&self, span: Span) -> Option<usize> {
+        self.resolved
+            .symbols
+            .iter()
+            .position(|s| s.defs.contains(&span))
+    }
+
+    /// The return type of user function `name`, inferring it on demand.
+    fn return_type(&mut self, name: &str) -> Ty {
+        if let Some(t) = self.returns.get(name) {
+            return *t;
+        }
+        if self.in_progress.iter().any(|n| n == name) {
+            return Ty::Unknown;
+        }
+        let Some(index) = self.function_index(name) else {
+            return Ty::Unknown;
+        };
+        self.in_progress.push(name.to_string());
+        // Infer without reporting: the body is checked (once) in program order.
+        let saved = std::mem::take(&mut self.diags);
+        self.function_body(index);
+        self.diags = saved;
+        self.in_progress.pop();
+        let t = self.returns.get(name).copied().unwrap_or(Ty::Unknown);
+        self.returns.remove(name);
+        t
+    }
+
+    fn function_index(&self, name: &str) -> Option<usize> {
+        self.program
+            .stmts
+            .iter()
+            .position(|s| matches!(&s.kind, StmtKind::FuncDef { name: n, .. } if n.name == name))
+    }
+
+    fn function_names(&self) -> Vec<&'a str> {
+        self.program
+            .stmts
+            .iter()
+            .filter_map(|s| match &s.kind {
+                StmtKind::FuncDef { name, .. } => Some(name.name.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Checks the function named by an IndexTaskMap/SingleTaskMap statement.
+    fn entry_function(&mut self, stmt: &Stmt, func: &Ident, stmt_index: usize) {
+        let keyword = if matches!(stmt.kind, StmtKind::IndexTaskMap { .. }) {
+            "IndexTaskMap"
+        } else {
+            "SingleTaskMap"
+        };
+        let Some(def_index) = self.function_index(&func.name) else {
+            let is_global = self.program.stmts.iter().any(
+                |s| matches!(&s.kind, StmtKind::Assign { name, .. } if name.name == func.name),
+            );
+            let mut d = Diagnostic::error(
+                "E0202",
+                func.span,
+                if is_global {
+                    format!("`{}` is a variable, not a mapping function", func.name)
+                } else {
+                    format!("{keyword}'s function `{}` is undefined", func.name)
+                },
+            )
+            .with_label("no function with this name")
+            .with_note(format!(
+                "the reference aborts with \"{keyword}'s function undefined\""
+            ));
+            if let Some(best) = closest(&func.name, self.function_names()) {
+                d = d.with_fix(Fix::safe(
+                    format!("use `{best}`"),
+                    vec![(func.span, best.to_string())],
+                ));
+            }
+            self.diags.push(d);
+            return;
+        };
+        let def = &self.program.stmts[def_index];
+        if def_index > stmt_index {
+            let line = self.line(def.span.start);
+            // Move the mapping statement after the function definition.
+            let (del_start, del_end) = line_extent(self.source, stmt.span);
+            let insert_at = line_extent(self.source, def.span).1;
+            let text = format!("{}\n", stmt.span.text(self.source));
+            self.diags.push(
+                Diagnostic::error(
+                    "E0203",
+                    func.span,
+                    format!("`{}` is used before its definition (line {line})", func.name),
+                )
+                .with_label("not defined yet when this statement runs")
+                .with_related(def.span.to(Span::at(def.span.start)), "defined here")
+                .with_note(format!("statements run in order; the reference aborts with \"{keyword}'s function undefined\""))
+                .with_fix(Fix::safe(
+                    "move this statement after the function definition",
+                    vec![(Span::new(del_start, del_end), String::new()), (Span::at(insert_at), text)],
+                )),
+            );
+        }
+        if let StmtKind::FuncDef { params, name, .. } = &def.kind {
+            let ok = params.len() == 1 && params[0].ty == ParamType::Task;
+            if !ok {
+                let sig = params
+                    .iter()
+                    .map(|p| format!("{} {}", p.ty.name(), p.name.name))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                self.diags.push(
+                    Diagnostic::error(
+                        "E0204",
+                        func.span,
+                        format!("mapping function `{}({sig})` must take exactly one `Task` parameter", name.name),
+                    )
+                    .with_label("wrong signature")
+                    .with_related(name.span, "defined here")
+                    .with_note("the reference aborts with \"Entry mapping function's definition must be like func(Task t)\""),
+                );
+                return;
+            }
+            let ret = self.return_type(&name.name);
+            if let Ty::Tuple(_) = ret {
+                self.diags.push(
+                    Diagnostic::warning(
+                        "W0220",
+                        func.span,
+                        format!("mapping function `{}` returns a plain tuple, not a processor of a machine model", name.name),
+                    )
+                    .with_label("the tuple is read as (node, processor)")
+                    .with_related(name.span, "defined here")
+                    .with_note("return `m[...]` so the processor kind is checked against the task's placement"),
+                );
+            } else if !matches!(ret, Ty::Processor | Ty::Unknown) {
+                self.diags.push(
+                    Diagnostic::error(
+                        "E0220",
+                        func.span,
+                        format!("mapping function `{}` returns {}, not a processor", name.name, ret.with_article()),
+                    )
+                    .with_label("must return `m[...]`")
+                    .with_related(name.span, "defined here")
+                    .with_note("index a machine model with one value per dimension, e.g. `return m[i, j];`"),
+                );
+            }
+        }
+    }
+
+    fn check_print(&mut self, format: &str, span: Span, args: usize) {
+        let holes = format.matches("{}").count();
+        if holes > args {
+            self.diags.push(
+                Diagnostic::error(
+                    "E0212",
+                    span,
+                    format!("{holes} `{{}}` placeholder(s) but {args} argument(s)"),
+                )
+                .with_label("not enough arguments")
+                .with_note("the reference aborts with \"Not enough arguments for print()\""),
+            );
+        } else if holes < args {
+            self.diags.push(
+                Diagnostic::warning(
+                    "W0212",
+                    span,
+                    format!("{holes} `{{}}` placeholder(s) but {args} argument(s); the extra arguments are not printed"),
+                )
+                .with_label("too many arguments"),
+            );
+        }
+    }
+
+    fn layout_overrides(&mut self, constraints: &[Constraint]) {
+        let family = |c: &Constraint| match c {
+            Constraint::Soa(_) | Constraint::Aos(_) => Some(("SOA/AOS", 0)),
+            Constraint::COrder(_) | Constraint::FOrder(_) => Some(("C_order/F_order", 1)),
+            Constraint::Align { .. } => Some(("Align", 2)),
+            _ => None,
+        };
+        for (i, c) in constraints.iter().enumerate() {
+            let Some((name, fam)) = family(c) else {
+                continue;
+            };
+            if let Some(later) = constraints[i + 1..]
+                .iter()
+                .find(|d| family(d).map(|f| f.1) == Some(fam))
+            {
+                let text = c.span().text(self.source);
+                let later_text = later.span().text(self.source);
+                let msg = if text == later_text {
+                    format!("`{text}` is repeated")
+                } else {
+                    format!("`{text}` is overridden by `{later_text}` later in this statement")
+                };
+                self.diags.push(
+                    Diagnostic::warning("W0222", c.span(), msg)
+                        .with_label("no effect")
+                        .with_related(later.span(), "this one wins")
+                        .with_note(format!("contradictory {name} constraints: the last one in a Layout statement wins"))
+                        .with_fix(Fix::safe(format!("remove `{text}`"), vec![(with_leading_blank(self.source, c.span()), String::new())])),
+                );
+            }
+        }
+    }
+
+    // ----- names ----------------------------------------------------------
+
+    fn undefined_names(&mut self) {
+        let mut candidates: Vec<&str> = self
+            .resolved
+            .symbols
+            .iter()
+            .map(|s| s.name.as_str())
+            .collect();
+        candidates.sort();
+        candidates.dedup();
+        let mut seen: Vec<&str> = Vec::new();
+        for (name, span) in &self.resolved.unresolved {
+            let mut d = Diagnostic::error("E0201", *span, format!("`{name}` not found"))
+                .with_label("undefined name")
+                .with_note(format!("the reference aborts with \"{name} not found\""));
+            if let Some(best) = closest(name, candidates.iter().copied()) {
+                d = d.with_fix(Fix::safe(
+                    format!("use `{best}`"),
+                    vec![(*span, best.to_string())],
+                ));
+            }
+            if let Some(kind) = machine_kind_for_name(name) {
+                if !seen.contains(&name.as_str()) {
+                    let at = self
+                        .program
+                        .stmts
+                        .first()
+                        .map(|s| s.span.start)
+                        .unwrap_or(0);
+                    let at = self.insertion_point_before_uses(at);
+                    d = d.with_fix(Fix::safe(
+                        format!("add `{name} = Machine({kind});`"),
+                        vec![(Span::at(at), format!("{name} = Machine({kind});\n"))],
+                    ));
+                }
+            }
+            seen.push(name);
+            self.diags.push(d);
+        }
+        for r in &self.resolved.references {
+            if r.before_definition {
+                let sym = &self.resolved.symbols[r.symbol];
+                if sym.kind == SymbolKind::Function {
+                    continue; // reported by the entry-function check
+                }
+                let line = sym.defs.first().map(|d| self.line(d.start)).unwrap_or(0);
+                self.diags.push(
+                    Diagnostic::error(
+                        "E0201",
+                        r.span,
+                        format!("`{}` is used before it is assigned (line {line})", sym.name),
+                    )
+                    .with_label("not defined yet")
+                    .with_note("top-level statements run in order"),
+                );
+            }
+        }
+    }
+
+    /// Where to insert a new global: the first statement's line start.
+    fn insertion_point_before_uses(&self, first_stmt: usize) -> usize {
+        self.source[..first_stmt]
+            .rfind('\n')
+            .map(|i| i + 1)
+            .unwrap_or(0)
+    }
+
+    fn unused_symbols(&mut self) {
+        let used_by_mapping: Vec<&str> = self
+            .program
+            .stmts
+            .iter()
+            .filter_map(|s| match &s.kind {
+                StmtKind::IndexTaskMap { func, .. } | StmtKind::SingleTaskMap { func, .. } => {
+                    Some(func.name.as_str())
+                }
+                _ => None,
+            })
+            .collect();
+        for (id, sym) in self.resolved.symbols.iter().enumerate() {
+            if sym.name.starts_with('_') || self.resolved.references_to(id).next().is_some() {
+                continue;
+            }
+            if sym.kind == SymbolKind::Function && used_by_mapping.contains(&sym.name.as_str()) {
+                continue;
+            }
+            let Some(&def) = sym.defs.first() else {
+                continue;
+            };
+            let (code, what) = match sym.kind {
+                SymbolKind::Function => ("W0213", "function"),
+                SymbolKind::Global => ("W0214", "variable"),
+                SymbolKind::Local => ("W0214", "local variable"),
+                SymbolKind::LoopVar => continue,
+                SymbolKind::Parameter => {
+                    if self.symbol_types.get(&id) == Some(&Ty::Task) {
+                        continue; // entry functions must take the task even if unused
+                    }
+                    ("W0214", "parameter")
+                }
+            };
+            let _ = Scope::Global;
+            self.diags.push(
+                Diagnostic::warning(code, def, format!("unused {what} `{}`", sym.name))
+                    .with_label("never used")
+                    .with_note("prefix the name with `_` to silence this"),
+            );
+        }
+    }
+
+    /// Mapping statements that can never take effect because an earlier one
+    /// with the same key wins.
+    fn shadowed_mapping_statements(&mut self) {
+        let mut first: HashMap<String, Span> = HashMap::new();
+        for stmt in &self.program.stmts {
+            for (key, shown) in mapping_keys(stmt, self.source) {
+                match first.get(&key) {
+                    None => {
+                        first.insert(key, stmt.span);
+                    }
+                    Some(&prev) => {
+                        let line = self.line(prev.start);
+                        self.diags.push(
+                            Diagnostic::warning(
+                                "W0218",
+                                stmt.span,
+                                format!("this rule for {shown} never takes effect: the earlier one on line {line} wins"),
+                            )
+                            .with_label("shadowed")
+                            .with_related(prev, "this rule wins")
+                            .with_note("the reference keeps the first rule for each key (it inserts into a map that never overwrites)")
+                            .with_fix(Fix::unsafe_("remove the shadowed rule", vec![(line_or_span(self.source, stmt.span), String::new())])),
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    // ----- expressions ----------------------------------------------------
+
+    fn lookup(&self, name: &str, env: &Env) -> Ty {
+        if let Some((_, t)) = env.loop_vars.iter().rev().find(|(n, _)| n == name) {
+            return *t;
+        }
+        if let Some((_, t)) = env.locals.iter().rev().find(|(n, _)| n == name) {
+            return *t;
+        }
+        if let Some(t) = self.globals.get(name) {
+            return *t;
+        }
+        if env.in_function {
+            // Globals assigned later in the file are visible to functions.
+            for s in &self.program.stmts {
+                match &s.kind {
+                    StmtKind::Assign { name: n, value } if n.name == name => {
+                        return machine_ctor_dims(value).unwrap_or(Ty::Unknown);
+                    }
+                    StmtKind::FuncDef { name: n, .. } if n.name == name => return Ty::Function,
+                    _ => {}
+                }
+            }
+        }
+        Ty::Unknown
+    }
+
+    fn infer(&mut self, e: &Expr, env: &Env) -> Ty {
+        match &e.kind {
+            ExprKind::Int(_) => Ty::Int,
+            ExprKind::Bool(_) => Ty::Bool,
+            ExprKind::Name(n) => self.lookup(n, env),
+            ExprKind::Proc(_) => Ty::ProcKind,
+            ExprKind::Mem(_) => Ty::MemKind,
+            ExprKind::Star => Ty::Star,
+            ExprKind::Paren(a) => self.infer(a, env),
+            ExprKind::Unpack(a) => match self.infer(a, env) {
+                Ty::Tuple(n) => Ty::Spread(n),
+                _ => Ty::Spread(None),
+            },
+            ExprKind::Neg(a) => match self.infer(a, env) {
+                t @ (Ty::Int | Ty::Tuple(_) | Ty::Unknown) => t,
+                other => {
+                    self.mismatch(e.span, format!("cannot negate {}", other.with_article()));
+                    Ty::Unknown
+                }
+            },
+            ExprKind::Binary {
+                op,
+                op_span,
+                lhs,
+                rhs,
+            } => {
+                let l = self.infer(lhs, env);
+                let r = self.infer(rhs, env);
+                self.binary(*op, *op_span, l, r)
+            }
+            ExprKind::Ternary {
+                cond,
+                then,
+                otherwise,
+                ..
+            } => {
+                let c = self.infer(cond, env);
+                if matches!(c, Ty::Tuple(_) | Ty::MSpace(_) | Ty::Task | Ty::Processor) {
+                    self.mismatch(
+                        cond.span,
+                        format!("the condition is {}, not a bool", c.with_article()),
+                    );
+                }
+                let a = self.infer(then, env);
+                let b = self.infer(otherwise, env);
+                if a == b {
+                    a
+                } else {
+                    Ty::Unknown
+                }
+            }
+            ExprKind::Tuple(items) => {
+                let mut len = Some(0usize);
+                for i in items {
+                    len = match (len, self.infer(i, env)) {
+                        (Some(l), Ty::Spread(Some(n))) => Some(l + n),
+                        (_, Ty::Spread(None)) | (None, _) => None,
+                        (Some(l), _) => Some(l + 1),
+                    };
+                }
+                Ty::Tuple(len)
+            }
+            ExprKind::Comprehension { body, var, iter } => {
+                let it = self.infer(iter, env);
+                if matches!(it, Ty::Int | Ty::Bool | Ty::MSpace(_) | Ty::Task) {
+                    self.mismatch(
+                        iter.span,
+                        format!("cannot iterate over {}", it.with_article()),
+                    );
+                }
+                let mut inner = env.clone();
+                inner.loop_vars.push((var.name.clone(), Ty::Int));
+                self.infer(body, &inner);
+                match it {
+                    Ty::Tuple(n) => Ty::Tuple(n),
+                    _ => Ty::Tuple(None),
+                }
+            }
+            ExprKind::Prop {
+                base,
+                prop,
+                prop_span,
+            } => {
+                let b = self.infer(base, env);
+                self.property(b, *prop, *prop_span, None, e.span)
+            }
+            ExprKind::Call { callee, args } => self.call(e, callee, args, env),
+            ExprKind::Index { base, indices } => {
+                let b = self.infer(base, env);
+                let mut count: Option<usize> = Some(0);
+                for i in indices {
+                    let t = self.infer(i, env);
+                    count = match (count, t) {
+                        (Some(c), Ty::Spread(Some(n))) => Some(c + n),
+                        (_, Ty::Spread(None)) | (None, _) => None,
+                        (Some(c), _) => Some(c + 1),
+                    };
+                    if matches!(t, Ty::MSpace(_) | Ty::Task | Ty::Bool) {
+                        self.mismatch(
+                            i.span,
+                            format!("an index must be an int, found {}", t.with_article()),
+                        );
+                    }
+                }
+                match b {
+                    Ty::MSpace(Some(dims)) => {
+                        if let Some(n) = count {
+                            if n > dims {
+                                self.diags.push(
+                                    Diagnostic::error(
+                                        "E0210",
+                                        e.span,
+                                        format!("{n} indices for a {dims}-D machine model"),
+                                    )
+                                    .with_label(format!("expected {dims} indices"))
+                                    .with_note("index a machine model with one value (or `*`) per dimension"),
+                                );
+                            }
+                        }
+                        Ty::Processor
+                    }
+                    Ty::MSpace(None) => Ty::Processor,
+                    Ty::Tuple(_) => Ty::Int,
+                    Ty::Int | Ty::Bool | Ty::Task | Ty::ProcKind | Ty::MemKind => {
+                        self.mismatch(base.span, format!("{} cannot be indexed", b.with_article()));
+                        Ty::Unknown
+                    }
+                    _ => Ty::Unknown,
+                }
+            }
+            ExprKind::Slice { base, lo, hi, .. } => {
+                let b = self.infer(base, env);
+                for bound in [lo, hi].into_iter().flatten() {
+                    self.infer(bound, env);
+                }
+                let len = match b {
+                    Ty::MSpace(n) | Ty::Tuple(n) => n,
+                    _ => None,
+                };
+                let lit = |x: &Option<Box<Expr>>| match x.as_deref().map(|e| &e.kind) {
+                    None => Some(None),
+                    Some(ExprKind::Int(v)) => Some(Some(*v)),
+                    Some(ExprKind::Neg(inner)) => match inner.kind {
+                        ExprKind::Int(v) => Some(Some(-v)),
+                        _ => None,
+                    },
+                    _ => None,
+                };
+                let sliced = match (len, lit(lo), lit(hi)) {
+                    (Some(n), Some(a), Some(z)) => {
+                        let n = n as i64;
+                        let norm = |v: i64| if v < 0 { (n + v).max(0) } else { v.min(n) };
+                        let a = a.map(norm).unwrap_or(0);
+                        let z = z.map(norm).unwrap_or(n);
+                        Some((z - a).max(0) as usize)
+                    }
+                    _ => None,
+                };
+                Ty::Tuple(sliced)
+            }
+        }
+    }
+
+    fn mismatch(&mut self, span: Span, message: String) {
+        self.diags
+            .push(Diagnostic::error("E0209", span, message).with_label("type mismatch"));
+    }
+
+    fn binary(&mut self, op: BinOp, span: Span, l: Ty, r: Ty) -> Ty {
+        if let (Some(a), Some(b)) = (l.family(), r.family()) {
+            if a != b || a == 3 {
+                self.diags.push(
+                    Diagnostic::error(
+                        "E0209",
+                        span,
+                        format!("`{}` between {} and {}", op.text(), l.with_article(), r.with_article()),
+                    )
+                    .with_label("type mismatch")
+                    .with_note("both operands must be ints, bools, or int tuples of the same length; the reference aborts with \"type mismatch!!\""),
+                );
+                return Ty::Unknown;
+            }
+            if let (Ty::Tuple(Some(x)), Ty::Tuple(Some(y))) = (l, r) {
+                if x != y {
+                    self.diags.push(
+                        Diagnostic::error(
+                            "E0209",
+                            span,
+                            format!("`{}` between tuples of {x} and {y} elements", op.text()),
+                        )
+                        .with_label("tuple lengths differ")
+                        .with_note("tuple arithmetic is element-wise and needs equal lengths"),
+                    );
+                    return Ty::Unknown;
+                }
+            }
+        }
+        match op {
+            BinOp::Lt
+            | BinOp::Gt
+            | BinOp::Le
+            | BinOp::Ge
+            | BinOp::Eq
+            | BinOp::Ne
+            | BinOp::And
+            | BinOp::Or => Ty::Bool,
+            _ => match (l, r) {
+                (Ty::Tuple(n), _) | (_, Ty::Tuple(n)) => Ty::Tuple(n),
+                (Ty::Int, _) | (_, Ty::Int) => Ty::Int,
+                _ => Ty::Unknown,
+            },
+        }
+    }
+
+    fn call(&mut self, e: &Expr, callee: &Expr, args: &[Expr], env: &Env) -> Ty {
+        let arg_types: Vec<Ty> = args.iter().map(|a| self.infer(a, env)).collect();
+        match &callee.kind {
+            // The reference's parser turns the identifier `Machine` into the
+            // constructor itself, so a variable named `Machine` cannot shadow it.
+            ExprKind::Name(n) if n == "Machine" => {
+                if args.len() != 1 || arg_types[0] != Ty::ProcKind {
+                    self.diags.push(
+                        Diagnostic::error(
+                            "E0207",
+                            e.span,
+                            "`Machine` takes one processor kind, e.g. `Machine(GPU)`",
+                        )
+                        .with_label("wrong arguments"),
+                    );
+                }
+                Ty::MSpace(Some(2))
+            }
+            ExprKind::Name(n) => {
+                let ty = self.lookup(n, env);
+                let Some(index) = self.function_index(n) else {
+                    if !matches!(ty, Ty::Unknown | Ty::Function) {
+                        self.diags.push(
+                            Diagnostic::error(
+                                "E0221",
+                                callee.span,
+                                format!("`{n}` is {}, not a function", ty.with_article()),
+                            )
+                            .with_label("not callable"),
+                        );
+                    }
+                    return Ty::Unknown;
+                };
+                if env.locals.iter().any(|(l, _)| l == n) {
+                    return Ty::Unknown;
+                }
+                let StmtKind::FuncDef { params, name, .. } = &self.program.stmts[index].kind else {
+                    return Ty::Unknown;
+                };
+                let spread = arg_types.iter().any(|t| matches!(t, Ty::Spread(_)));
+                if !spread && params.len() != args.len() {
+                    self.diags.push(
+                        Diagnostic::error(
+                            "E0207",
+                            e.span,
+                            format!(
+                                "`{n}` takes {} argument(s) but {} were given",
+                                params.len(),
+                                args.len()
+                            ),
+                        )
+                        .with_label("wrong number of arguments")
+                        .with_related(name.span, "defined here")
+                        .with_note("the reference aborts on an argument count mismatch"),
+                    );
+                } else if let Some(p) = params.iter().find(|p| p.ty == ParamType::Task) {
+                    self.diags.push(
+                        Diagnostic::error(
+                            "E0208",
+                            e.span,
+                            format!("`{n}` takes a Task (`{}`), and a Task cannot be passed in a call", p.name.name),
+                        )
+                        .with_label("unsupported call")
+                        .with_related(p.ty_span.to(p.name.span), "Task parameter")
+                        .with_note("only Legion calls a mapping function with the task; pass `task.ipoint`/`task.ispace` as IPoint/ISpace instead"),
+                    );
+                } else if !spread {
+                    for ((p, a), t) in params.iter().zip(args).zip(&arg_types) {
+                        if !Ty::accepts(p.ty, *t) {
+                            self.diags.push(
+                                Diagnostic::error(
+                                    "E0208",
+                                    a.span,
+                                    format!(
+                                        "`{}` expects {} `{}`, found {}",
+                                        n,
+                                        p.ty.name(),
+                                        p.name.name,
+                                        t.with_article()
+                                    ),
+                                )
+                                .with_label("wrong argument type")
+                                .with_related(p.ty_span.to(p.name.span), "parameter declared here"),
+                            );
+                        }
+                    }
+                }
+                self.return_type(n)
+            }
+            ExprKind::Prop {
+                base,
+                prop,
+                prop_span,
+            } => {
+                let b = self.infer(base, env);
+                self.property(b, *prop, *prop_span, Some((args, &arg_types)), e.span)
+            }
+            _ => Ty::Unknown,
+        }
+    }
+
+    /// Types `base.prop` or `base.prop(args)`.
+    fn property(
+        &mut self,
+        base: Ty,
+        prop: Prop,
+        span: Span,
+        call: Option<(&[Expr], &[Ty])>,
+        whole: Span,
+    ) -> Ty {
+        let name = prop.name();
+        if prop.is_method() && call.is_none() {
+            self.diags.push(
+                Diagnostic::error(
+                    "E0211",
+                    span,
+                    format!("`{name}` is a method and must be called"),
+                )
+                .with_label(format!("call it: `.{name}(...)`")),
+            );
+            return Ty::Unknown;
+        }
+        if !prop.is_method() && call.is_some() {
+            self.diags.push(
+                Diagnostic::error(
+                    "E0211",
+                    span,
+                    format!("`{name}` is a property, not a method"),
+                )
+                .with_label("remove the argument list"),
+            );
+            return Ty::Unknown;
+        }
+        let wrong_base = |c: &mut Self, wants: &str| {
+            if base != Ty::Unknown {
+                c.diags.push(
+                    Diagnostic::error(
+                        "E0211",
+                        span,
+                        format!(
+                            "`.{name}` applies to {wants}, found {}",
+                            base.with_article()
+                        ),
+                    )
+                    .with_label("wrong receiver"),
+                );
+            }
+            Ty::Unknown
+        };
+        match prop {
+            Prop::Size => match base {
+                Ty::MSpace(n) | Ty::Tuple(n) => Ty::Tuple(n),
+                _ => wrong_base(self, "a machine model or a tuple"),
+            },
+            Prop::Len | Prop::Volume => match base {
+                Ty::MSpace(_) | Ty::Tuple(_) => Ty::Int,
+                _ => wrong_base(self, "a machine model or a tuple"),
+            },
+            Prop::Ipoint | Prop::Ispace => match base {
+                Ty::Task => Ty::Tuple(None),
+                _ => wrong_base(self, "a Task"),
+            },
+            Prop::Parent => match base {
+                Ty::Task => Ty::Task,
+                _ => wrong_base(self, "a Task"),
+            },
+            Prop::Processor => {
+                if base != Ty::Task {
+                    return wrong_base(self, "a Task");
+                }
+                let (args, types) = call.unwrap_or((&[], &[]));
+                self.arity(name, whole, args.len(), &[1]);
+                match types.first() {
+                    Some(Ty::MSpace(n)) => Ty::Tuple(*n),
+                    Some(Ty::Unknown) | None => Ty::Tuple(None),
+                    Some(other) => {
+                        self.mismatch(
+                            args[0].span,
+                            format!(
+                                "`processor` takes a machine model, found {}",
+                                other.with_article()
+                            ),
+                        );
+                        Ty::Tuple(None)
+                    }
+                }
+            }
+            Prop::Has => {
+                let (args, types) = call.unwrap_or((&[], &[]));
+                self.arity(name, whole, args.len(), &[1]);
+                if let Some(t) = types.first() {
+                    if !matches!(t, Ty::MemKind | Ty::Unknown) {
+                        self.mismatch(
+                            args[0].span,
+                            format!("`has` takes a memory kind, found {}", t.with_article()),
+                        );
+                    }
+                }
+                Ty::Bool
+            }
+            _ => {
+                // Machine-model transformations.
+                let dims = match base {
+                    Ty::MSpace(n) => n,
+                    Ty::Unknown => None,
+                    _ => return wrong_base(self, "a machine model"),
+                };
+                let (args, types) = call.unwrap_or((&[], &[]));
+                let (expected, delta): (&[usize], i64) = match prop {
+                    Prop::Split => (&[2], 1),
+                    Prop::Merge => (&[2], -1),
+                    Prop::Swap => (&[2], 0),
+                    Prop::Slice => (&[3], 0),
+                    Prop::Reverse => (&[1], 0),
+                    Prop::BalanceSplit => (&[2], 0),
+                    Prop::AutoSplit | Prop::GreedySplit => (&[2], 0),
+                    _ => (&[], 0),
+                };
+                if !self.arity(name, whole, args.len(), expected) {
+                    return Ty::MSpace(None);
+                }
+                let wants_tuple_second = matches!(prop, Prop::AutoSplit | Prop::GreedySplit);
+                for (i, (a, t)) in args.iter().zip(types).enumerate() {
+                    let want_tuple = wants_tuple_second && i == 1;
+                    let ok = match t {
+                        Ty::Unknown => true,
+                        Ty::Tuple(_) => want_tuple,
+                        Ty::Int => !want_tuple,
+                        _ => false,
+                    };
+                    if !ok {
+                        let want = if want_tuple { "a tuple" } else { "an int" };
+                        self.mismatch(
+                            a.span,
+                            format!(
+                                "argument {} of `{name}` must be {want}, found {}",
+                                i + 1,
+                                t.with_article()
+                            ),
+                        );
+                    }
+                }
+                // Literal dimension arguments must exist.
+                if let Some(n) = dims {
+                    let dim_args: &[usize] = match prop {
+                        Prop::Merge | Prop::Swap => &[0, 1],
+                        _ => &[0],
+                    };
+                    for &k in dim_args {
+                        if let Some(Expr {
+                            kind: ExprKind::Int(d),
+                            span,
+                        }) = args.get(k)
+                        {
+                            if *d as usize >= n {
+                                self.diags.push(
+                                    Diagnostic::error(
+                                        "E0211",
+                                        *span,
+                                        format!("dimension {d} does not exist: the machine model has {n} dims (0..{})", n.saturating_sub(1)),
+                                    )
+                                    .with_label("out of range"),
+                                );
+                            }
+                        }
+                    }
+                }
+                let new_dims = match prop {
+                    Prop::BalanceSplit => match args.get(1).map(|a| &a.kind) {
+                        Some(ExprKind::Int(k)) if *k == 2 || *k == 3 => {
+                            dims.map(|n| n + *k as usize - 1)
+                        }
+                        Some(ExprKind::Int(k)) => {
+                            self.diags.push(
+                                Diagnostic::error("E0211", args[1].span, format!("`balance_split` splits into 2 or 3 dimensions, not {k}"))
+                                    .with_label("expected 2 or 3")
+                                    .with_note("the reference aborts with \"Unsupported Balanced Split Dimension\""),
+                            );
+                            None
+                        }
+                        _ => None,
+                    },
+                    Prop::AutoSplit | Prop::GreedySplit => match types.get(1) {
+                        Some(Ty::Tuple(Some(k))) => dims.map(|n| n + k - 1),
+                        _ => None,
+                    },
+                    _ => dims.and_then(|n| usize::try_from(n as i64 + delta).ok()),
+                };
+                Ty::MSpace(new_dims)
+            }
+        }
+    }
+
+    fn arity(&mut self, name: &str, span: Span, got: usize, expected: &[usize]) -> bool {
+        if expected.is_empty() || expected.contains(&got) {
+            return true;
+        }
+        let want = expected
+            .iter()
+            .map(|n| n.to_string())
+            .collect::<Vec<_>>()
+            .join(" or ");
+        self.diags.push(
+            Diagnostic::error(
+                "E0211",
+                span,
+                format!("`{name}` takes {want} argument(s), {got} given"),
+            )
+            .with_label("wrong number of arguments"),
+        );
+        false
+    }
+}
+
+/// The type of `Machine(KIND)`-rooted expressions, for globals seen from a
+/// function before their assignment has been checked.
+fn machine_ctor_dims(value: &Expr) -> Option<Ty> {
+    value.as_machine_ctor().map(|_| Ty::MSpace(Some(2)))
+}
+
+/// `mgpu`, `m_gpu`, `gpus`...: the processor kind such a name suggests.
+fn machine_kind_for_name(name: &str) -> Option<&'static str> {
+    let lower = name.to_ascii_lowercase();
+    if !lower.starts_with('m') {
+        return None;
+    }
+    if lower.contains("gpu") {
+        Some("GPU")
+    } else if lower.contains("cpu") {
+        Some("CPU")
+    } else if lower.contains("omp") {
+        Some("OMP")
+    } else {
+        None
+    }
+}
+
+/// The keys under which the reference stores a mapping statement, with a
+/// readable description of each.
+fn mapping_keys(stmt: &Stmt, source: &str) -> Vec<(String, String)> {
+    let sel_names = |sel: &TaskSel| -> Vec<String> {
+        match sel {
+            TaskSel::Star(_) => vec!["*".into()],
+            TaskSel::Names(ns) => ns.iter().map(|n| n.name.clone()).collect(),
+            TaskSel::Kind(k, _) => vec![k.name().into()],
+        }
+    };
+    let region = |r: &RegionSel| match r {
+        RegionSel::Star(_) => "*".to_string(),
+        RegionSel::Name(n) => n.name.clone(),
+        RegionSel::Index(i, _) => i.to_string(),
+    };
+    let _ = source;
+    match &stmt.kind {
+        StmtKind::Task { tasks, .. } => sel_names(tasks)
+            .into_iter()
+            .map(|t| (format!("task:{t}"), format!("task `{t}`")))
+            .collect(),
+        StmtKind::Region {
+            task,
+            region: r,
+            proc,
+            ..
+        } => {
+            let p = match proc {
+                ProcSel::Star(_) => "*".to_string(),
+                ProcSel::Kind(k, _) => k.name().to_string(),
+            };
+            sel_names(task)
+                .into_iter()
+                .map(|t| {
+                    let r = region(r);
+                    (
+                        format!("region:{t}:{r}:{p}"),
+                        format!("`Region {t} {r} {p}`"),
+                    )
+                })
+                .collect()
+        }
+        StmtKind::Layout {
+            task,
+            region: r,
+            mem,
+            ..
+        } => {
+            let m = match mem {
+                MemSel::Star(_) => "*".to_string(),
+                MemSel::Kind(k, _) => k.name().to_string(),
+            };
+            sel_names(task)
+                .into_iter()
+                .map(|t| {
+                    let r = region(r);
+                    (
+                        format!("layout:{t}:{r}:{m}"),
+                        format!("`Layout {t} {r} {m}`"),
+                    )
+                })
+                .collect()
+        }
+        StmtKind::InstanceLimit { task, .. } => {
+            vec![(
+                format!("limit:{}", task.name),
+                format!("`InstanceLimit {}`", task.name),
+            )]
+        }
+        StmtKind::IndexTaskMap { tasks, .. } => sel_names(tasks)
+            .into_iter()
+            .map(|t| (format!("index:{t}"), format!("`IndexTaskMap {t}`")))
+            .collect(),
+        StmtKind::SingleTaskMap { tasks, .. } => sel_names(tasks)
+            .into_iter()
+            .map(|t| (format!("single:{t}"), format!("`SingleTaskMap {t}`")))
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// The span of `span`'s whole line(s) including the newline, if the span is
+/// alone on them; otherwise the span itself.
+fn line_or_span(source: &str, span: Span) -> Span {
+    let (start, end) = line_extent(source, span);
+    let before = &source[start..span.start];
+    let after = &source[span.end..end];
+    if before.trim().is_empty()
+        && (after.trim().is_empty() || after.trim_start().starts_with(['#', '/']))
+    {
+        Span::new(start, end)
+    } else {
+        span
+    }
+}
+
+/// From the start of the line holding `span.start` to just after the newline
+/// ending the line holding `span.end`.
+fn line_extent(source: &str, span: Span) -> (usize, usize) {
+    let start = source[..span.start.min(source.len())]
+        .rfind('\n')
+        .map(|i| i + 1)
+        .unwrap_or(0);
+    let end = source[span.end.min(source.len())..]
+        .find('\n')
+        .map(|i| span.end + i + 1)
+        .unwrap_or(source.len());
+    (start, end)
+}
+
+/// `span` extended over the blanks before it (to delete a word cleanly).
+fn with_leading_blank(source: &str, span: Span) -> Span {
+    let mut start = span.start;
+    while start > 0 && matches!(source.as_bytes()[start - 1], b' ' | b'\t') {
+        start -= 1;
+    }
+    Span::new(start, span.end)
+}
