@@ -6,10 +6,13 @@
 //!   `auto_split`, `greedy_split`), as pure functions over extents.
 //! - [`machine`]  machine descriptions (serde JSON/TOML) and named presets.
 //! - [`app`]      application descriptions and the nine built-in benchmarks.
+//! - [`decisions`] concrete mapping decisions (per task: processor kind, memory
+//!   and layout per region, processor per launch point) and runtime failures.
 //! - [`import`]   `mapwright app import`: Legion mapper-logging-wrapper logs ->
 //!   application + machine descriptions.
 
 pub mod app;
+pub mod decisions;
 pub mod import;
 pub mod machine;
 pub mod mspace;
