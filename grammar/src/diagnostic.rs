@@ -5,7 +5,7 @@
 //! the LSP), and AutoGuide reuses the fixes, so everything a renderer needs is
 //! in the value itself.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::Span;
 
@@ -30,7 +30,7 @@ pub enum Applicability {
 }
 
 /// One replacement of the byte range `span` by `text`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TextEdit {
     pub span: Span,
     pub text: String,

@@ -30,10 +30,12 @@ pub use diagnostic::{Applicability, Diagnostic, Fix, Severity, TextEdit};
 pub use line_index::LineIndex;
 pub use parser::{parse, Parsed};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// A half-open byte range `[start, end)` in the source text.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize, Deserialize,
+)]
 pub struct Span {
     pub start: usize,
     pub end: usize,

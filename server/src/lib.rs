@@ -4,11 +4,17 @@
 //! Module map:
 //! - [`render`]  diagnostics as rustc-style text with source snippets, or JSON.
 //! - [`autoguide`] raw output -> explanation, suggestion, mechanical edit (a rule table).
-//! - [`cli`]     the subcommands (`check`, `fmt`, ...), one module each.
+//! - [`optimize`] the optimization loop, proposers, metrics, reports.
+//! - [`project`] `mapwright.toml` and resolving `--app`/`--machine`.
+//! - [`cli`]     the subcommands (`check`, `fmt`, `lsp`, ...), one module each.
+//! - [`lsp`]     the language server (tower-lsp): protocol glue over pure
+//!   analysis functions; see its module map.
 //!
 //! Layering: this crate may use `mapwright-runtime` and `mapwright-grammar`;
 //! they never use it. LSP types stay in this crate.
 
 pub mod autoguide;
 pub mod cli;
+pub mod optimize;
+pub mod project;
 pub mod render;

@@ -15,10 +15,10 @@ use mapwright_grammar::{Analysis, TextEdit};
 use mapwright_runtime::app::App;
 use mapwright_runtime::decisions::Decisions;
 use mapwright_runtime::machine::Machine;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// What kind of output a rule reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Category {
     /// The mapper does not compile (parse or static errors).
@@ -42,10 +42,10 @@ pub enum FeedbackMode {
 }
 
 /// AutoGuide's reading of one outcome.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Feedback {
     /// The rule that produced it (stable id, e.g. `slice-out-of-bound`).
-    pub rule: &'static str,
+    pub rule: String,
     pub category: Category,
     pub explain: String,
     pub suggest: String,
@@ -103,7 +103,7 @@ pub fn guide(ctx: &Context<'_>) -> Vec<Feedback> {
             .and_then(|make| make(ctx))
             .filter(|e| !e.is_empty());
         out.push(Feedback {
-            rule: rule.id,
+            rule: rule.id.to_string(),
             category: rule.category,
             explain: (rule.explain)(ctx),
             suggest: rule.suggest.to_string(),

@@ -1,0 +1,66 @@
+//! Executors: run a resolved candidate on a backend. The simulator is the
+//! embedded default; the command backend runs the user's real program.
+
+use std::sync::Arc;
+
+use mapwright_runtime::app::App;
+use mapwright_runtime::backend::{Backend, RunOutcome, RunRequest};
+use mapwright_runtime::decisions::Decisions;
+use mapwright_runtime::machine::Machine;
+
+use super::runner::Execute;
+
+fn outcome_tuple(o: RunOutcome) -> (String, Option<f64>, Option<f64>, String) {
+    (
+        o.status.as_str().to_string(),
+        o.elapsed_s,
+        o.throughput,
+        o.raw_output,
+    )
+}
+
+/// The embedded simulator, run on the decisions the runner resolved.
+pub struct SimExecutor {
+    pub app: Arc<App>,
+    pub machine: Arc<Machine>,
+    /// Relative measurement noise (0 = deterministic).
+    pub noise: f64,
+}
+
+impl Execute for SimExecutor {
+    fn execute(
+        &self,
+        _source: &str,
+        decisions: &Decisions,
+        seed: u64,
+    ) -> (String, Option<f64>, Option<f64>, String) {
+        outcome_tuple(mapwright_runtime::sim::simulate(
+            decisions,
+            &self.app,
+            &self.machine,
+            seed,
+            self.noise,
+        ))
+    }
+}
+
+/// Any backend that takes the mapper text (the command backend, a remote
+/// `mapwright serve`).
+pub struct BackendExecutor {
+    pub backend: Box<dyn Backend>,
+    pub app: Arc<App>,
+    pub machine: Arc<Machine>,
+}
+
+impl Execute for BackendExecutor {
+    fn execute(
+        &self,
+        source: &str,
+        _decisions: &Decisions,
+        seed: u64,
+    ) -> (String, Option<f64>, Option<f64>, String) {
+        let mut request = RunRequest::new(source, self.app.clone(), self.machine.clone());
+        request.seed = seed;
+        outcome_tuple(self.backend.run(&request))
+    }
+}

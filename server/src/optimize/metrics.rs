@@ -1,0 +1,133 @@
+//! Diagnostics of a search: how varied the proposals are (parameter entropy)
+//! and how much they change after feedback (feedback sensitivity). LLMs tend
+//! to repeat their priors; these numbers make that visible.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::history::Record;
+
+/// Mean Shannon entropy (bits) over parameters of the values the proposals
+/// chose (the user's mapper, iteration 0, excluded). 0 means every proposal
+/// made the same choice everywhere.
+pub fn parameter_entropy(records: &[Record]) -> f64 {
+    let proposals: Vec<&Record> = records
+        .iter()
+        .filter(|r| r.iteration > 0 && !r.parameters.is_empty())
+        .collect();
+    if proposals.is_empty() {
+        return 0.0;
+    }
+    let keys: BTreeSet<&String> = proposals.iter().flat_map(|r| r.parameters.keys()).collect();
+    let mut total = 0.0;
+    for key in &keys {
+        let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+        for r in &proposals {
+            let v = r.parameters.get(*key).map(String::as_str).unwrap_or("");
+            *counts.entry(v).or_default() += 1;
+        }
+        let n = proposals.len() as f64;
+        total += counts
+            .values()
+            .map(|&c| {
+                let p = c as f64 / n;
+                -p * p.log2()
+            })
+            .sum::<f64>();
+    }
+    total / keys.len() as f64
+}
+
+/// Mean fraction of parameters that changed from one proposal to the next
+/// (the change made in response to the previous outcome's feedback).
+pub fn feedback_sensitivity(records: &[Record]) -> f64 {
+    let with_params: Vec<&Record> = records
+        .iter()
+        .filter(|r| !r.parameters.is_empty())
+        .collect();
+    if with_params.len() < 2 {
+        return 0.0;
+    }
+    let mut sum = 0.0;
+    for pair in with_params.windows(2) {
+        let (a, b) = (&pair[0].parameters, &pair[1].parameters);
+        let keys: BTreeSet<&String> = a.keys().chain(b.keys()).collect();
+        let changed = keys.iter().filter(|k| a.get(**k) != b.get(**k)).count();
+        sum += changed as f64 / keys.len().max(1) as f64;
+    }
+    sum / (with_params.len() - 1) as f64
+}
+
+/// Fraction of proposals (iteration > 0) that ran successfully.
+pub fn success_rate(records: &[Record]) -> f64 {
+    let proposals: Vec<&Record> = records.iter().filter(|r| r.iteration > 0).collect();
+    if proposals.is_empty() {
+        return 0.0;
+    }
+    proposals.iter().filter(|r| r.evaluation.ok()).count() as f64 / proposals.len() as f64
+}
+
+/// Best normalized score after each iteration (0 before any success).
+pub fn trajectory(records: &[Record]) -> Vec<f64> {
+    let mut best = 0.0f64;
+    records
+        .iter()
+        .map(|r| {
+            best = best.max(r.normalized.unwrap_or(0.0));
+            best
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::optimize::runner::Evaluation;
+
+    fn rec(i: usize, params: &[(&str, &str)]) -> Record {
+        Record {
+            iteration: i,
+            proposer: "t".into(),
+            rationale: String::new(),
+            source: String::new(),
+            evaluation: Evaluation {
+                status: "ok".into(),
+                elapsed_s: Some(1.0),
+                throughput: None,
+                raw_output: String::new(),
+                decisions: None,
+                feedback: vec![],
+            },
+            score: 1.0,
+            normalized: Some(i as f64),
+            parameters: params
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            spec: None,
+            seconds: 0.0,
+        }
+    }
+
+    #[test]
+    fn identical_proposals_have_zero_entropy_and_sensitivity() {
+        let rs = vec![
+            rec(0, &[("a", "x")]),
+            rec(1, &[("a", "x")]),
+            rec(2, &[("a", "x")]),
+        ];
+        assert_eq!(parameter_entropy(&rs), 0.0);
+        assert_eq!(feedback_sensitivity(&rs), 0.0);
+    }
+
+    #[test]
+    fn varied_proposals_score_higher() {
+        let rs = vec![
+            rec(0, &[("a", "x")]),
+            rec(1, &[("a", "x")]),
+            rec(2, &[("a", "y")]),
+        ];
+        assert!((parameter_entropy(&rs) - 1.0).abs() < 1e-9);
+        assert!((feedback_sensitivity(&rs) - 0.5).abs() < 1e-9);
+        assert_eq!(trajectory(&rs), vec![0.0, 1.0, 2.0]);
+    }
+}

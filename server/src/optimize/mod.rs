@@ -1,0 +1,331 @@
+//! The optimizer: the generative-optimization loop of the ASI paper.
+//!
+//! propose -> static check -> resolve -> run -> AutoGuide -> record -> propose
+//! again, for N iterations or a time budget, keeping the best mapper that
+//! runs. Every candidate, its raw output and its feedback are saved under
+//! `.mapwright/runs/<timestamp>-<proposer>/` with a `report.json`; a run can
+//! be resumed from that folder; cancelling leaves the user's file untouched.
+//!
+//! Module map:
+//! - [`space`]     the search space and the tuned-rules block it renders to.
+//! - [`proposers`] search (default), random, scalar (OpenTuner-like), llm, hybrid.
+//! - [`runner`]    evaluating one candidate (check, resolve, execute, AutoGuide).
+//! - [`history`]   the records of a run.
+//! - [`metrics`]   trajectory, success rate, parameter entropy, feedback sensitivity.
+//! - [`plot`]      the SVG trajectory plot.
+//! - [`rng`]       the seeded PRNG proposers use.
+
+pub mod history;
+pub mod metrics;
+pub mod plot;
+pub mod proposers;
+pub mod rng;
+pub mod runner;
+pub mod space;
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::Context as _;
+use mapwright_grammar::analyze;
+use mapwright_grammar::diagnostic::apply_edits;
+use serde::{Deserialize, Serialize};
+
+use crate::autoguide::FeedbackMode;
+use history::{Record, Usage};
+use proposers::{ProposalContext, Proposer};
+use runner::Runner;
+use space::{strip_block, Space, BLOCK_END, BLOCK_START};
+
+/// How a run is configured.
+pub struct Config {
+    /// Proposals after the user's own mapper.
+    pub iterations: usize,
+    /// Stop proposing once this much time has passed.
+    pub time_budget: Option<Duration>,
+    pub seed: u64,
+    pub feedback_mode: FeedbackMode,
+    /// Where candidates and the report are saved (`None`: nowhere).
+    pub run_dir: Option<PathBuf>,
+    /// Set to stop after the current candidate.
+    pub cancel: Arc<AtomicBool>,
+}
+
+/// The outcome of a run, as saved in `report.json` and printed by `--json`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Report {
+    pub app: String,
+    pub machine: String,
+    pub proposer: String,
+    pub seed: u64,
+    pub feedback_mode: String,
+    pub iterations_requested: usize,
+    /// The expert mapper's score on the same machine (what 1.0x means).
+    pub expert_score: Option<f64>,
+    pub best_iteration: usize,
+    pub best_score: f64,
+    pub best_normalized: Option<f64>,
+    pub best_mapper: String,
+    /// Best normalized score after each iteration (index 0: the user's mapper).
+    pub trajectory: Vec<f64>,
+    pub success_rate: f64,
+    pub parameter_entropy: f64,
+    pub feedback_sensitivity: f64,
+    pub cancelled: bool,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub usage: Option<Usage>,
+    pub records: Vec<Record>,
+}
+
+impl Report {
+    fn refresh(&mut self) {
+        let best = self
+            .records
+            .iter()
+            .enumerate()
+            .max_by(|a, b| {
+                a.1.score
+                    .partial_cmp(&b.1.score)
+                    .unwrap_or(std::cmp::Ordering::Equal)
+                    .then(b.0.cmp(&a.0))
+            })
+            .map(|(i, _)| i)
+            .unwrap_or(0);
+        self.best_iteration = best;
+        if let Some(r) = self.records.get(best) {
+            self.best_score = r.score;
+            self.best_normalized = r.normalized;
+            self.best_mapper = r.source.clone();
+        }
+        self.trajectory = metrics::trajectory(&self.records);
+        self.success_rate = metrics::success_rate(&self.records);
+        self.parameter_entropy = metrics::parameter_entropy(&self.records);
+        self.feedback_sensitivity = metrics::feedback_sensitivity(&self.records);
+    }
+
+    /// The best mapper improves on the user's.
+    pub fn improved(&self) -> bool {
+        self.best_iteration > 0
+            && self
+                .records
+                .first()
+                .is_some_and(|first| self.best_score > first.score)
+    }
+}
+
+/// Progress callback: called after each candidate with its record and the
+/// best normalized score so far.
+pub type Progress<'a> = &'a mut dyn FnMut(&Record, Option<f64>, usize);
+
+/// Runs the loop on `source` (the user's mapper text).
+pub fn optimize(
+    source: &str,
+    runner: &Runner<'_>,
+    proposer: &mut dyn Proposer,
+    config: &Config,
+    expert_score: Option<f64>,
+    previous: Option<Report>,
+    progress: Progress<'_>,
+) -> Report {
+    let start = Instant::now();
+    let base = strip_block(source);
+    let space = Space::new(runner.app, runner.machine);
+    let resolve = |text: &str| runner.decisions(text);
+    let base_decisions = runner.decisions(&base).unwrap_or_default();
+    let mut report = previous.unwrap_or_else(|| Report {
+        app: runner.app.name.clone(),
+        machine: runner.machine.name.clone(),
+        proposer: proposer.name().to_string(),
+        seed: config.seed,
+        feedback_mode: format!("{:?}", config.feedback_mode),
+        iterations_requested: config.iterations,
+        expert_score,
+        best_iteration: 0,
+        best_score: 0.0,
+        best_normalized: None,
+        best_mapper: source.to_string(),
+        trajectory: Vec::new(),
+        success_rate: 0.0,
+        parameter_entropy: 0.0,
+        feedback_sensitivity: 0.0,
+        cancelled: false,
+        usage: None,
+        records: Vec::new(),
+    });
+    report.iterations_requested = config.iterations;
+    let normalize = |score: f64| expert_score.filter(|e| *e > 0.0).map(|e| score / e);
+    let evaluate =
+        |iteration: usize, text: String, rationale: String, spec: Option<space::Spec>| {
+            let t0 = Instant::now();
+            let evaluation = runner.evaluate(&text, config.seed.wrapping_add(iteration as u64));
+            let score = evaluation.score();
+            let parameters = evaluation
+                .decisions
+                .as_ref()
+                .map(space::parameters)
+                .unwrap_or_default();
+            Record {
+                iteration,
+                proposer: if iteration == 0 {
+                    "user".into()
+                } else {
+                    String::new()
+                },
+                rationale,
+                source: text,
+                normalized: if evaluation.ok() {
+                    normalize(score)
+                } else {
+                    Some(0.0)
+                },
+                evaluation,
+                score,
+                parameters,
+                spec,
+                seconds: t0.elapsed().as_secs_f64(),
+            }
+        };
+    if report.records.is_empty() {
+        let record = evaluate(0, source.to_string(), "the mapper as written".into(), None);
+        save_candidate(config.run_dir.as_deref(), &record);
+        report.records.push(record);
+        report.refresh();
+        progress(
+            &report.records[0],
+            report.best_normalized,
+            config.iterations,
+        );
+    }
+    while report.records.len() <= config.iterations {
+        if config.cancel.load(Ordering::SeqCst) {
+            report.cancelled = true;
+            break;
+        }
+        if config.time_budget.is_some_and(|b| start.elapsed() >= b) {
+            break;
+        }
+        let iteration = report.records.len();
+        let ctx = ProposalContext {
+            base: &base,
+            base_decisions: &base_decisions,
+            app: runner.app,
+            machine: runner.machine,
+            space: &space,
+            history: &report.records,
+            feedback_mode: config.feedback_mode,
+            resolve: &resolve,
+        };
+        let mut record = match proposer.propose(&ctx) {
+            Ok(p) => evaluate(iteration, p.source, p.rationale, p.spec),
+            Err(e) => {
+                // A proposer failure is an outcome too (e.g. a malformed LLM answer).
+                let mut r = evaluate(
+                    iteration,
+                    report.records[0].source.clone(),
+                    format!("proposer failed: {e}"),
+                    None,
+                );
+                r.evaluation.status = "proposer_error".into();
+                r.evaluation.raw_output = e.to_string();
+                r.score = 0.0;
+                r.normalized = Some(0.0);
+                r
+            }
+        };
+        record.proposer = proposer.name().to_string();
+        save_candidate(config.run_dir.as_deref(), &record);
+        report.records.push(record);
+        report.refresh();
+        report.usage = proposer.usage();
+        if let Some(dir) = &config.run_dir {
+            let _ = save_report(dir, &report);
+        }
+        if let Some(last) = report.records.last() {
+            progress(last, report.best_normalized, config.iterations);
+        }
+    }
+    report.refresh();
+    report.best_mapper = tidy(&report.best_mapper);
+    report.usage = proposer.usage();
+    if let Some(dir) = &config.run_dir {
+        let _ = save_report(dir, &report);
+    }
+    report
+}
+
+/// Removes rules of the user's text that a tuned rule shadows (they can
+/// never take effect), so the final mapper says each thing once.
+pub fn tidy(text: &str) -> String {
+    let (Some(start), Some(end)) = (text.find(BLOCK_START), text.find(BLOCK_END)) else {
+        return text.to_string();
+    };
+    let block = mapwright_grammar::Span::new(start, end);
+    let mut current = text.to_string();
+    for _ in 0..200 {
+        let diagnostics = analyze(&current).diagnostics();
+        let Some(fix) = diagnostics
+            .iter()
+            .filter(|d| {
+                d.code == "W0218"
+                    && d.related
+                        .iter()
+                        .any(|r| block.start <= r.span.start && r.span.end <= block.end)
+            })
+            .find_map(|d| d.fixes.first())
+        else {
+            break;
+        };
+        match apply_edits(&current, &fix.edits) {
+            Some(next) if next != current => current = next,
+            _ => break,
+        }
+    }
+    current
+}
+
+/// `.mapwright/runs/<unix-seconds>-<proposer>` next to the mapper file.
+pub fn default_run_dir(mapper: &Path, proposer: &str) -> PathBuf {
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    mapper
+        .parent()
+        .unwrap_or(Path::new("."))
+        .join(".mapwright")
+        .join("runs")
+        .join(format!("{stamp}-{proposer}"))
+}
+
+fn save_candidate(dir: Option<&Path>, record: &Record) {
+    let Some(dir) = dir else { return };
+    if std::fs::create_dir_all(dir).is_err() {
+        return;
+    }
+    let i = record.iteration;
+    let _ = std::fs::write(dir.join(format!("candidate-{i:03}.mapper")), &record.source);
+    let _ = std::fs::write(
+        dir.join(format!("output-{i:03}.txt")),
+        &record.evaluation.raw_output,
+    );
+    if let Ok(json) = serde_json::to_string_pretty(&record.evaluation.feedback) {
+        let _ = std::fs::write(dir.join(format!("feedback-{i:03}.json")), json);
+    }
+}
+
+/// Writes `report.json` into `dir`.
+pub fn save_report(dir: &Path, report: &Report) -> anyhow::Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let json = serde_json::to_string_pretty(report)?;
+    std::fs::write(dir.join("report.json"), json)
+        .with_context(|| format!("cannot write {}/report.json", dir.display()))
+}
+
+/// Loads a saved run to resume it.
+pub fn load_report(dir: &Path) -> anyhow::Result<Report> {
+    let text = std::fs::read_to_string(dir.join("report.json"))
+        .with_context(|| format!("no report.json in {}", dir.display()))?;
+    Ok(serde_json::from_str(&text)?)
+}

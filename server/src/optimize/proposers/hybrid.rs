@@ -1,0 +1,81 @@
+//! The hybrid proposer: the LLM proposes strategies, search tunes their
+//! parameters. LLMs are good at picking a structure (which tasks where, which
+//! kind of distribution) and poor at systematic parameter search, so every
+//! third proposal goes to the LLM and the others are search moves starting
+//! from the best mapper so far.
+
+use super::llm::LlmProposer;
+use super::search::SearchProposer;
+use super::{Proposal, ProposalContext, ProposeError, Proposer};
+use crate::optimize::history::Usage;
+
+pub struct HybridProposer {
+    llm: LlmProposer,
+    seed: u64,
+    /// Search restarted from each new best strategy the LLM found.
+    search: SearchProposer,
+    /// The text search currently builds on.
+    strategy: Option<String>,
+    calls: usize,
+}
+
+impl HybridProposer {
+    pub fn new(llm: LlmProposer, seed: u64) -> HybridProposer {
+        HybridProposer {
+            llm,
+            seed,
+            search: SearchProposer::new(seed),
+            strategy: None,
+            calls: 0,
+        }
+    }
+}
+
+impl Proposer for HybridProposer {
+    fn name(&self) -> &str {
+        "hybrid"
+    }
+
+    fn propose(&mut self, ctx: &ProposalContext<'_>) -> Result<Proposal, ProposeError> {
+        self.calls += 1;
+        let best = ctx.history.iter().filter(|r| r.score > 0.0).max_by(|a, b| {
+            a.score
+                .partial_cmp(&b.score)
+                .unwrap_or(std::cmp::Ordering::Equal)
+        });
+        if self.calls % 3 == 1 {
+            let mut p = self.llm.propose(ctx)?;
+            p.rationale = format!("LLM strategy: {}", p.rationale);
+            return Ok(p);
+        }
+        // Tune the best mapper so far (often an LLM strategy) with search moves.
+        let Some(best) = best else {
+            return self.search.propose(ctx);
+        };
+        if self.strategy.as_deref() != Some(best.source.as_str()) {
+            self.strategy = Some(best.source.clone());
+            self.search = SearchProposer::new(self.seed.wrapping_add(self.calls as u64));
+        }
+        let Some(decisions) = (ctx.resolve)(&best.source) else {
+            return self.search.propose(ctx);
+        };
+        let base = crate::optimize::space::strip_block(&best.source);
+        let tuned_ctx = ProposalContext {
+            base: &base,
+            base_decisions: &decisions,
+            app: ctx.app,
+            machine: ctx.machine,
+            space: ctx.space,
+            history: ctx.history,
+            feedback_mode: ctx.feedback_mode,
+            resolve: ctx.resolve,
+        };
+        let mut p = self.search.propose(&tuned_ctx)?;
+        p.rationale = format!("search tuning the best strategy: {}", p.rationale);
+        Ok(p)
+    }
+
+    fn usage(&self) -> Option<Usage> {
+        self.llm.usage()
+    }
+}

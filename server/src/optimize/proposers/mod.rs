@@ -1,0 +1,69 @@
+//! Proposers: where the next candidate comes from. All share one trait so the
+//! loop, the metrics and the benchmark treat them alike.
+//!
+//! - [`search`]  built-in structured search guided by AutoGuide (default, no LLM).
+//! - [`random`]  uniformly random points of the space (baseline).
+//! - [`scalar`]  an OpenTuner-like tuner that only sees the score (baseline).
+//! - [`llm`]     an OpenAI-compatible chat-completions model.
+//! - [`hybrid`]  the LLM proposes a strategy, search tunes its parameters.
+
+pub mod hybrid;
+pub mod llm;
+pub mod random;
+pub mod scalar;
+pub mod search;
+
+use mapwright_runtime::app::App;
+use mapwright_runtime::decisions::Decisions;
+use mapwright_runtime::machine::Machine;
+
+use super::history::Record;
+use super::space::{Space, Spec};
+use crate::autoguide::FeedbackMode;
+
+/// Everything a proposer may use to make its next proposal.
+pub struct ProposalContext<'a> {
+    /// The user's mapper (without a previous tuned block).
+    pub base: &'a str,
+    /// What the base mapper decides.
+    pub base_decisions: &'a Decisions,
+    pub app: &'a App,
+    pub machine: &'a Machine,
+    pub space: &'a Space,
+    /// Every candidate so far with its outcome, oldest first (index 0 is the
+    /// user's own mapper).
+    pub history: &'a [Record],
+    pub feedback_mode: FeedbackMode,
+    /// Resolves a mapper text into decisions (`None` if it does not compile).
+    pub resolve: &'a dyn Fn(&str) -> Option<Decisions>,
+}
+
+/// One proposal: the full mapper text, and the spec it came from if any.
+#[derive(Debug, Clone)]
+pub struct Proposal {
+    pub source: String,
+    pub spec: Option<Spec>,
+    /// Why (shown in the report and progress line).
+    pub rationale: String,
+}
+
+/// Errors a proposer can report (the loop records them and goes on).
+#[derive(Debug, thiserror::Error)]
+pub enum ProposeError {
+    #[error("LLM request failed: {0}")]
+    Request(String),
+    #[error("the model's answer contained no mapper code block (after {0} attempts)")]
+    NoCode(usize),
+    #[error("the search space is exhausted")]
+    Exhausted,
+}
+
+/// A source of candidates.
+pub trait Proposer {
+    fn name(&self) -> &str;
+    fn propose(&mut self, ctx: &ProposalContext<'_>) -> Result<Proposal, ProposeError>;
+    /// Token and cost accounting (LLM proposers).
+    fn usage(&self) -> Option<super::history::Usage> {
+        None
+    }
+}

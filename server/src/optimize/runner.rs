@@ -1,0 +1,128 @@
+//! Evaluating one candidate: static check -> mapping resolution -> run on the
+//! configured backend -> AutoGuide. A candidate that does not compile is
+//! reported the way the reference reports it, so AutoGuide and the LLM see
+//! the same text a real run would print.
+
+use mapwright_grammar::{analyze, LineIndex};
+use mapwright_runtime::app::App;
+use mapwright_runtime::decisions::Decisions;
+use mapwright_runtime::machine::Machine;
+use serde::{Deserialize, Serialize};
+
+use crate::autoguide::{guide, Context, Feedback};
+
+/// The measured outcome of one candidate.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Evaluation {
+    /// `ok`, `compile_error`, or the runtime's error kind.
+    pub status: String,
+    pub elapsed_s: Option<f64>,
+    pub throughput: Option<f64>,
+    pub raw_output: String,
+    #[serde(skip)]
+    pub decisions: Option<Decisions>,
+    pub feedback: Vec<Feedback>,
+}
+
+impl Evaluation {
+    pub fn ok(&self) -> bool {
+        self.status == "ok"
+    }
+
+    /// Higher is better: throughput when the program reports one, else the
+    /// inverse of the elapsed time; 0 for a failure.
+    pub fn score(&self) -> f64 {
+        if !self.ok() {
+            return 0.0;
+        }
+        match (self.throughput, self.elapsed_s) {
+            (Some(t), _) if t > 0.0 => t,
+            (_, Some(e)) if e > 0.0 => 1.0 / e,
+            _ => 0.0,
+        }
+    }
+}
+
+/// What runs a candidate once it compiled and resolved.
+pub trait Execute {
+    /// Runs `decisions` (resolved from `source`) and returns
+    /// (status, elapsed seconds, throughput, raw output).
+    fn execute(
+        &self,
+        source: &str,
+        decisions: &Decisions,
+        seed: u64,
+    ) -> (String, Option<f64>, Option<f64>, String);
+}
+
+/// Resolves a mapper into decisions (the runtime's mapping resolution).
+pub type Resolve = fn(&mapwright_grammar::Analysis, &str, &App, &Machine) -> Decisions;
+
+/// Evaluates candidates for one application on one machine.
+pub struct Runner<'a> {
+    pub app: &'a App,
+    pub machine: &'a Machine,
+    pub resolve: Resolve,
+    pub executor: &'a dyn Execute,
+}
+
+impl Runner<'_> {
+    /// Resolves a mapper without running it (`None` if it does not compile).
+    pub fn decisions(&self, source: &str) -> Option<Decisions> {
+        let analysis = analyze(source);
+        if analysis.diagnostics().iter().any(|d| d.is_error()) {
+            return None;
+        }
+        Some((self.resolve)(&analysis, source, self.app, self.machine))
+    }
+
+    pub fn evaluate(&self, source: &str, seed: u64) -> Evaluation {
+        let analysis = analyze(source);
+        let errors: Vec<_> = analysis
+            .diagnostics()
+            .into_iter()
+            .filter(|d| d.is_error())
+            .collect();
+        let (status, elapsed_s, throughput, raw_output, decisions) =
+            if let Some(first) = errors.first() {
+                // The reference stops at the first error and prints its line.
+                let line = LineIndex::new(source).line_of(first.span.start) + 1;
+                let raw = format!(
+                    "Error at line {line}:\n\t{} [{}]",
+                    first.message, first.code
+                );
+                ("compile_error".to_string(), None, None, raw, None)
+            } else {
+                let decisions = (self.resolve)(&analysis, source, self.app, self.machine);
+                if let Some(fatal) = &decisions.fatal {
+                    (
+                        fatal.kind.clone(),
+                        None,
+                        None,
+                        fatal.raw_output.clone(),
+                        Some(decisions),
+                    )
+                } else {
+                    let (status, e, t, raw) = self.executor.execute(source, &decisions, seed);
+                    (status, e, t, raw, Some(decisions))
+                }
+            };
+        let ctx = Context {
+            source,
+            analysis: &analysis,
+            decisions: decisions.as_ref(),
+            raw_output: &raw_output,
+            app: Some(self.app),
+            machine: Some(self.machine),
+        };
+        let feedback = guide(&ctx);
+        Evaluation {
+            status,
+            elapsed_s,
+            throughput,
+            raw_output,
+            decisions,
+            feedback,
+        }
+    }
+}

@@ -1,0 +1,144 @@
+//! The LLM proposer end to end against a local server that speaks the real
+//! chat-completions protocol, with scripted answers including malformed ones.
+
+mod support;
+
+use mapwright::autoguide::FeedbackMode;
+use mapwright::optimize::proposers::llm::{LlmConfig, LlmProposer};
+use mapwright::optimize::proposers::{ProposalContext, ProposeError, Proposer};
+use mapwright::optimize::space::Space;
+use mapwright_runtime::app::App;
+use mapwright_runtime::decisions::Decisions;
+use mapwright_runtime::machine::Machine;
+use support::fake_llm::{FakeLlm, Reply};
+
+const GOOD: &str = "I moved everything to the GPU.\n```mapper\nTask * GPU,CPU;\nRegion * * GPU FBMEM;\n```\nThis keeps data in the framebuffer.";
+
+fn propose(server: &FakeLlm, retries: usize) -> (Result<String, ProposeError>, LlmProposer) {
+    let app = App::builtin("circuit").expect("circuit");
+    let machine = Machine::preset("p100x4").expect("p100x4");
+    let space = Space::new(&app, &machine);
+    let decisions = Decisions::default();
+    let resolve = |_: &str| None;
+    let ctx = ProposalContext {
+        base: "Task * CPU;\n",
+        base_decisions: &decisions,
+        app: &app,
+        machine: &machine,
+        space: &space,
+        history: &[],
+        feedback_mode: FeedbackMode::Suggest,
+        resolve: &resolve,
+    };
+    let config = LlmConfig {
+        base_url: server.base_url.clone(),
+        model: "fake-model".into(),
+        api_key: Some("sk-test".into()),
+        max_retries: retries,
+        price_prompt_per_mtok: 2.5,
+        price_completion_per_mtok: 10.0,
+        ..LlmConfig::default()
+    };
+    let mut p = LlmProposer::new(config);
+    let result = p.propose(&ctx).map(|p| p.source);
+    (result, p)
+}
+
+#[test]
+fn a_good_answer_becomes_the_candidate_and_is_accounted() {
+    let server = FakeLlm::start(vec![Reply::content(GOOD, 1000, 200)]);
+    let (result, proposer) = propose(&server, 2);
+    assert_eq!(
+        result.expect("proposal"),
+        "Task * GPU,CPU;\nRegion * * GPU FBMEM;\n"
+    );
+    let usage = proposer.usage().expect("usage");
+    assert_eq!(
+        (usage.requests, usage.prompt_tokens, usage.completion_tokens),
+        (1, 1000, 200)
+    );
+    assert!((usage.cost_usd - (1000.0 * 2.5 + 200.0 * 10.0) / 1e6).abs() < 1e-12);
+    let requests = server.requests.lock().unwrap();
+    let body = &requests[0];
+    assert_eq!(body["model"], "fake-model");
+    let messages = body["messages"].as_array().expect("messages");
+    assert_eq!(messages[0]["role"], "system");
+    assert!(
+        messages[0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("IndexTaskMap"),
+        "the DSL guide is in the prompt"
+    );
+    let user = messages[1]["content"].as_str().unwrap();
+    assert!(
+        user.contains("calculate_new_currents"),
+        "the application is in the prompt"
+    );
+    assert!(user.contains("\"nodes\""), "the machine is in the prompt");
+    assert_eq!(
+        server.auth_headers.lock().unwrap()[0],
+        "Authorization: Bearer sk-test"
+    );
+}
+
+#[test]
+fn an_answer_without_code_is_retried_with_a_reminder() {
+    let server = FakeLlm::start(vec![
+        Reply::content("Sure! Map everything to GPUs.", 10, 5),
+        Reply::content(GOOD, 10, 5),
+    ]);
+    let (result, proposer) = propose(&server, 2);
+    assert!(result.is_ok());
+    let usage = proposer.usage().unwrap();
+    assert_eq!((usage.requests, usage.retries), (2, 1));
+    let requests = server.requests.lock().unwrap();
+    let second = requests[1]["messages"].as_array().unwrap();
+    assert!(second.last().unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .contains("no fenced code block"));
+}
+
+#[test]
+fn malformed_and_failing_answers_become_errors_not_panics() {
+    let server = FakeLlm::start(vec![
+        Reply::raw(200, "this is not json"),
+        Reply::raw(500, "{\"error\":\"overloaded\"}"),
+        Reply::raw(200, "{\"choices\":[]}"),
+    ]);
+    let (result, proposer) = propose(&server, 2);
+    match result {
+        Err(ProposeError::Request(msg)) => assert!(msg.contains("choices"), "{msg}"),
+        other => panic!("expected a request error, got {other:?}"),
+    }
+    assert_eq!(proposer.usage().unwrap().requests, 3);
+}
+
+#[test]
+fn an_unreachable_endpoint_is_an_error() {
+    let config = LlmConfig {
+        base_url: "http://127.0.0.1:9/v1".into(),
+        max_retries: 0,
+        ..LlmConfig::default()
+    };
+    let app = App::builtin("stencil").unwrap();
+    let machine = Machine::preset("p100x4").unwrap();
+    let space = Space::new(&app, &machine);
+    let d = Decisions::default();
+    let resolve = |_: &str| None;
+    let ctx = ProposalContext {
+        base: "Task * GPU;\n",
+        base_decisions: &d,
+        app: &app,
+        machine: &machine,
+        space: &space,
+        history: &[],
+        feedback_mode: FeedbackMode::Suggest,
+        resolve: &resolve,
+    };
+    assert!(matches!(
+        LlmProposer::new(config).propose(&ctx),
+        Err(ProposeError::Request(_))
+    ));
+}
