@@ -403,7 +403,8 @@ impl<'a> Checker<'a> {
         if let Some(t) = self.returns.get(name) {
             return *t;
         }
-        if self.in_progress.iter().any(|n| n == name) {
+        // Recursion, or a call chain deep enough to threaten the stack.
+        if self.in_progress.iter().any(|n| n == name) || self.in_progress.len() >= 16 {
             return Ty::Unknown;
         }
         let Some(index) = self.function_index(name) else {

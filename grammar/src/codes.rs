@@ -120,7 +120,7 @@ pub const CODES: &[CodeInfo] = &[
         summary: "missing processor or memory field",
     },
     CodeInfo {
-        code: "W0125",
+        code: "W0126",
         summary: "integer literal too large",
     },
 ];

@@ -61,6 +61,7 @@ pub fn parse(source: &str) -> Parsed {
         pos: 0,
         diags: Vec::new(),
         python_semis: None,
+        depth: 0,
     };
     let program = p.program();
     let mut diagnostics = lexed.diagnostics;
@@ -85,7 +86,13 @@ struct Parser<'a> {
     diags: Vec<Diagnostic>,
     /// Inside a Python-style body: where `;` would go, instead of diagnostics.
     python_semis: Option<Vec<usize>>,
+    /// Current expression nesting, bounded so hostile input cannot exhaust
+    /// the stack of any later recursive pass either.
+    depth: usize,
 }
+
+/// Deepest expression nesting accepted; real mappers stay below 10.
+pub const MAX_NESTING: usize = 64;
 
 const BINARY_OPS: &[(T, BinOp, u8)] = &[
     (T::OrOr, BinOp::Or, 1),
@@ -1396,6 +1403,24 @@ impl<'a> Parser<'a> {
     /// Precedence climbing. Levels, loosest first: 0 `?:`, 1 `||`, 2 `&&`,
     /// 3 `== !=`, 4 `< > <= >=`, 5 `+ -`, 6 `* / %`; all left-associative.
     fn expr_bp(&mut self, min: u8) -> PResult<Expr> {
+        self.depth += 1;
+        let result = self.expr_bp_inner(min);
+        self.depth -= 1;
+        result
+    }
+
+    fn too_deep<R>(&mut self) -> PResult<R> {
+        self.fail(
+            Diagnostic::error("E0125", self.cur_span(), format!("expression nested more than {MAX_NESTING} levels deep"))
+                .with_label("too deeply nested")
+                .with_note("split the expression into assignments"),
+        )
+    }
+
+    fn expr_bp_inner(&mut self, min: u8) -> PResult<Expr> {
+        if self.depth > MAX_NESTING {
+            return self.too_deep();
+        }
         let mut lhs = self.prefix()?;
         while let Some(kind) = self.peek() {
             if kind == T::Question && min == 0 {
@@ -1441,6 +1466,13 @@ impl<'a> Parser<'a> {
     /// postfix. A `*` is an unpack when an operand follows, except before `-`
     /// and `*`, where the reference's precedences make it the lone wildcard.
     fn prefix(&mut self) -> PResult<Expr> {
+        self.depth += 1;
+        let result = if self.depth > MAX_NESTING { self.too_deep() } else { self.prefix_inner() };
+        self.depth -= 1;
+        result
+    }
+
+    fn prefix_inner(&mut self) -> PResult<Expr> {
         match self.peek() {
             Some(T::Minus) => {
                 let op = self.bump();
@@ -1503,7 +1535,7 @@ impl<'a> Parser<'a> {
                 let text = span.text(self.src);
                 if text.parse::<i64>().is_err() {
                     self.push(
-                        Diagnostic::warning("W0125", span, "integer literal too large")
+                        Diagnostic::warning("W0126", span, "integer literal too large")
                             .with_note("the reference reads integers with `atoi`; values above 2^31-1 overflow"),
                     );
                 }
@@ -1940,6 +1972,27 @@ mod tests {
             "(for (* i 2) i (tuple 0 1))"
         );
         assert_eq!(sexp("(1)"), "1");
+    }
+
+    #[test]
+    fn deep_nesting_is_an_error_not_a_stack_overflow() {
+        for (open, close) in [("(", ")"), ("t[", "]"), ("-", ""), ("*(", ")"), ("f(", ")"), ("tuple(", " for i in (1, 2))")] {
+            let src = format!("x = {}1{};", open.repeat(5000), close.repeat(5000));
+            let parsed = parse(&src);
+            assert!(parsed.diagnostics.iter().any(|d| d.code == "E0125"), "{open}");
+            let _ = crate::analyze(&src);
+            let _ = crate::format::format(&src);
+        }
+        // A long chain of functions calling each other is checked without
+        // exhausting the stack.
+        let mut chain = String::from("def f0(int x) { return x; }\n");
+        for i in 1..3000 {
+            chain.push_str(&format!("def f{i}(int x) {{ return f{}(x); }}\n", i - 1));
+        }
+        chain.push_str("y = f2999(1);\n");
+        let _ = crate::analyze(&chain);
+        let ok = format!("x = {}1{};", "(".repeat(20), ")".repeat(20));
+        assert!(!parse(&ok).has_errors());
     }
 
     #[test]
