@@ -15,6 +15,7 @@
 
 pub mod autoguide;
 pub mod cli;
+pub mod lsp;
 pub mod optimize;
 pub mod project;
 pub mod render;

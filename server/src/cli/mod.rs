@@ -2,6 +2,7 @@
 
 mod check;
 mod fmt;
+mod lsp;
 
 use std::process::ExitCode;
 
@@ -30,6 +31,8 @@ pub enum Command {
     Check(check::CheckArgs),
     /// Format mapper files in place (or check that they are formatted).
     Fmt(fmt::FmtArgs),
+    /// Run the language server on standard input and output.
+    Lsp(lsp::LspArgs),
 }
 
 /// Runs a parsed command line.
@@ -37,6 +40,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Check(args) => check::run(args),
         Command::Fmt(args) => fmt::run(args),
+        Command::Lsp(args) => lsp::run(args),
     }
 }
 

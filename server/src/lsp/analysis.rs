@@ -1,0 +1,241 @@
+//! One document's analysis: the parse, the resolved names, the inferred
+//! types, every diagnostic and the line index, computed once per document
+//! version and shared (as an `Arc`) by every feature. Also the small queries
+//! every feature needs (token at an offset, enclosing function).
+
+use std::collections::HashMap;
+
+use mapwright_grammar::ast::{Program, Stmt, StmtKind};
+use mapwright_grammar::check::Ty;
+use mapwright_grammar::resolve::{Resolved, Scope, SymbolKind};
+use mapwright_grammar::token::{Token, TokenKind};
+use mapwright_grammar::{analyze, Diagnostic, LineIndex, Parsed, Span};
+
+/// Everything the features derive from one version of a document's text.
+#[derive(Debug)]
+pub struct Analysis {
+    pub text: String,
+    pub parsed: Parsed,
+    pub index: LineIndex,
+    pub resolved: Resolved,
+    /// Inferred type of each symbol (index into `resolved.symbols`).
+    pub symbol_types: HashMap<usize, Ty>,
+    /// Inferred return type of each function, by name.
+    pub returns: HashMap<String, Ty>,
+    /// Syntax and semantic diagnostics, in source order (what
+    /// `mapwright check` reports).
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl Analysis {
+    /// Parses, resolves and checks `text` with the grammar's front end. Never
+    /// panics on any input (the grammar's invariant); the LSP layer still
+    /// guards against it.
+    pub fn new(text: &str) -> Analysis {
+        let front = analyze(text);
+        let diagnostics = front.diagnostics();
+        let mapwright_grammar::Analysis { parsed, checked } = front;
+        Analysis {
+            text: text.to_string(),
+            index: LineIndex::new(text),
+            parsed,
+            resolved: checked.resolved,
+            symbol_types: checked.symbol_types,
+            returns: checked.returns,
+            diagnostics,
+        }
+    }
+
+    /// The inferred type of symbol `id`, if known.
+    pub fn symbol_type(&self, id: usize) -> Option<Ty> {
+        self.symbol_types
+            .get(&id)
+            .copied()
+            .filter(|t| *t != Ty::Unknown)
+    }
+
+    pub fn program(&self) -> &Program {
+        &self.parsed.program
+    }
+
+    /// The significant token under the cursor at `offset`: one that contains
+    /// it, or else one that ends exactly there (the cursor right after a
+    /// word). Words win over punctuation when both touch the cursor.
+    pub fn token_at(&self, offset: usize) -> Option<Token> {
+        let tokens = &self.parsed.tokens;
+        let i = tokens.partition_point(|t| t.span.end < offset);
+        let candidates = tokens[i..]
+            .iter()
+            .take(2)
+            .filter(|t| t.span.start <= offset && offset <= t.span.end);
+        let mut best: Option<Token> = None;
+        for t in candidates {
+            let wordy = is_word(t.kind);
+            match best {
+                None => best = Some(*t),
+                Some(b) if !is_word(b.kind) && wordy => best = Some(*t),
+                _ => {}
+            }
+        }
+        best
+    }
+
+    /// True if `offset` is inside a comment (after its first character).
+    pub fn in_comment(&self, offset: usize) -> bool {
+        self.parsed
+            .comments
+            .iter()
+            .any(|c| c.span.start < offset && offset <= c.span.end)
+    }
+
+    /// The index of the top-level `def` statement whose text contains
+    /// `offset`, if any.
+    pub fn enclosing_function(&self, offset: usize) -> Option<usize> {
+        self.program().stmts.iter().position(|s| {
+            matches!(s.kind, StmtKind::FuncDef { .. }) && s.span.start < offset && {
+                // A body without its `}` yet runs to the next statement.
+                offset <= s.span.end || !self.text[s.span.start..s.span.end].ends_with('}')
+            }
+        })
+    }
+
+    /// The top-level statement that contains `offset`.
+    pub fn statement_at(&self, offset: usize) -> Option<&Stmt> {
+        self.program()
+            .stmts
+            .iter()
+            .find(|s| s.span.start <= offset && offset <= s.span.end)
+    }
+
+    /// Names visible at `offset`: every global and function, plus the
+    /// parameters and locals of the enclosing function. Each symbol index once.
+    pub fn visible_symbols(&self, offset: usize) -> Vec<usize> {
+        let func = self.enclosing_function(offset);
+        self.resolved
+            .symbols
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| match (s.scope, s.kind) {
+                (_, SymbolKind::LoopVar) => false,
+                (Scope::Global, _) => true,
+                (Scope::Function(f), _) => Some(f) == func,
+            })
+            .map(|(i, _)| i)
+            .collect()
+    }
+
+    /// The `FuncDef` statement named `name`.
+    pub fn function_named(&self, name: &str) -> Option<&Stmt> {
+        self.program()
+            .stmts
+            .iter()
+            .find(|s| matches!(&s.kind, StmtKind::FuncDef { name: n, .. } if n.name == name))
+    }
+
+    /// The source text of `span` with runs of whitespace collapsed and cut to
+    /// `max` characters, for one-line labels.
+    pub fn one_line(&self, span: Span, max: usize) -> String {
+        one_line(span.text(&self.text), max)
+    }
+}
+
+/// `text` with runs of whitespace collapsed, cut to `max` characters.
+pub fn one_line(text: &str, max: usize) -> String {
+    let collapsed = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if collapsed.chars().count() <= max {
+        collapsed
+    } else {
+        let cut: String = collapsed.chars().take(max.saturating_sub(1)).collect();
+        format!("{cut}…")
+    }
+}
+
+/// True for identifiers and keywords (tokens spelled with letters).
+pub fn is_word(kind: TokenKind) -> bool {
+    kind == TokenKind::Ident
+        || kind
+            .keyword_text()
+            .is_some_and(|t| t.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn token_at_prefers_words_and_touching_ends() {
+        let a = Analysis::new("m = Machine(GPU);");
+        assert_eq!(a.token_at(1).map(|t| t.kind), Some(TokenKind::Ident));
+        // Between `Machine` and `(`: the word wins.
+        assert_eq!(a.token_at(11).map(|t| t.kind), Some(TokenKind::Ident));
+        assert_eq!(a.token_at(13).map(|t| t.kind), Some(TokenKind::ProcGpu));
+        assert!(a.token_at(99).is_none());
+    }
+
+    #[test]
+    fn enclosing_function_tolerates_an_unclosed_body() {
+        let src = "def f(Task t) {\n    x = 1;\n";
+        let a = Analysis::new(src);
+        assert_eq!(a.enclosing_function(src.len()), Some(0));
+        let b = Analysis::new("m = 1;\ndef f(Task t) { return m; }\nx = 2;\n");
+        assert_eq!(b.enclosing_function(1), None);
+        assert_eq!(b.enclosing_function(24), Some(1));
+        assert_eq!(b.enclosing_function(40), None);
+    }
+}
+
+/// Every feature on a 10,000-line file, timed: a guard against accidentally
+/// quadratic work (the budget is generous for debug builds on a busy CI).
+#[cfg(test)]
+mod scale {
+    use std::time::{Duration, Instant};
+
+    use mapwright_grammar::line_index::Encoding;
+    use mapwright_grammar::Span;
+
+    use super::Analysis;
+    use crate::lsp::providers::{Providers, Query};
+    use crate::lsp::{
+        code_actions, folding, formatting, navigation, semantic_tokens, signature, symbols,
+    };
+
+    fn big_file(lines: usize) -> String {
+        let mut s = String::from("mgpu = Machine(GPU);\n# a comment — é\n");
+        let mut i = 0;
+        while s.lines().count() < lines {
+            s.push_str(&format!(
+                "Task t{i} GPU,CPU;\nRegion * r{i} GPU FBMEM;\nLayout * * * SOA C_order;\ndef f{i}(Task task) {{\n    ip = task.ipoint;\n    return mgpu[ip[0] % mgpu.size[0], 0];\n}}\nIndexTaskMap t{i} f{i};\n"
+            ));
+            i += 1;
+        }
+        s
+    }
+
+    #[test]
+    fn features_stay_fast_on_a_10000_line_file() {
+        let text = big_file(10_000);
+        let start = Instant::now();
+        let a = Analysis::new(&text);
+        let mid = text.len() / 2;
+        let providers = Providers::builtin();
+        let q = Query {
+            analysis: &a,
+            project: None,
+            offset: mid,
+        };
+        providers.complete(&q);
+        providers.hover(&q);
+        providers.inlay_hints(&a, None, Span::new(0, text.len()));
+        signature::signature_help(&a, mid);
+        navigation::references(&a, 3, true);
+        symbols::outline(&a);
+        folding::folds(&a);
+        let tokens = semantic_tokens::classify(&a);
+        semantic_tokens::encode(&a, &tokens, Encoding::Utf16);
+        formatting::format_document(&a);
+        code_actions::missing_machines(&a);
+        let took = start.elapsed();
+        assert!(took < Duration::from_secs(20), "{took:?}");
+        eprintln!("10,000 lines: every feature in {took:?}");
+    }
+}

@@ -1,0 +1,200 @@
+//! Settings and project files.
+//!
+//! Settings come from the client (`initializationOptions`, then
+//! `workspace/configuration` section `mapwright`, which wins). The project
+//! file `mapwright.toml` is found by walking up from the mapper file (and no
+//! further than its workspace folder) and read by [`crate::project`]; for now
+//! the server keeps its `app` and `machine` keys (which application and
+//! machine the mapper is written for) so application- and machine-aware
+//! features can use them. Both are plain data here: the server decides when
+//! to (re)load them.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+pub use crate::project::PROJECT_FILE;
+
+/// Client-side settings (`mapwright.*` in an editor's configuration).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Settings {
+    pub diagnostics: DiagnosticsSettings,
+    pub completion: CompletionSettings,
+    pub inlay_hints: InlayHintSettings,
+    /// Application to assume when no `mapwright.toml` names one.
+    pub app: Option<String>,
+    /// Machine to assume when no `mapwright.toml` names one.
+    pub machine: Option<String>,
+}
+
+/// `mapwright.diagnostics.*`
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct DiagnosticsSettings {
+    pub enable: bool,
+    /// Quiet time after the last keystroke before diagnostics are computed.
+    pub debounce_ms: u64,
+}
+
+impl Default for DiagnosticsSettings {
+    fn default() -> Self {
+        DiagnosticsSettings {
+            enable: true,
+            debounce_ms: 50,
+        }
+    }
+}
+
+/// `mapwright.completion.*`
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct CompletionSettings {
+    /// Offer statement templates with placeholders (when the client can).
+    pub snippets: bool,
+}
+
+impl Default for CompletionSettings {
+    fn default() -> Self {
+        CompletionSettings { snippets: true }
+    }
+}
+
+/// `mapwright.inlayHints.*`
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct InlayHintSettings {
+    /// Parameter names before the arguments of machine-model methods.
+    pub parameter_names: bool,
+}
+
+impl Default for InlayHintSettings {
+    fn default() -> Self {
+        InlayHintSettings {
+            parameter_names: true,
+        }
+    }
+}
+
+impl Settings {
+    /// Reads settings from a JSON value: either the settings object itself
+    /// or an object with a `mapwright` key (clients differ). Unknown keys are
+    /// ignored; a value of the wrong type falls back to the current settings
+    /// and is reported in the error.
+    pub fn merged(&self, value: &serde_json::Value) -> Result<Settings, String> {
+        let value = match value.get("mapwright") {
+            Some(inner) => inner,
+            None => value,
+        };
+        if value.is_null() {
+            return Ok(self.clone());
+        }
+        let mut base = serde_json::to_value(self).map_err(|e| e.to_string())?;
+        merge_json(&mut base, value);
+        serde_json::from_value(base).map_err(|e| format!("invalid mapwright settings: {e}"))
+    }
+}
+
+/// Deep-merges `patch` into `base` (objects key by key; anything else replaces).
+fn merge_json(base: &mut serde_json::Value, patch: &serde_json::Value) {
+    match (base, patch) {
+        (serde_json::Value::Object(b), serde_json::Value::Object(p)) => {
+            for (k, v) in p {
+                merge_json(b.entry(k.clone()).or_insert(serde_json::Value::Null), v);
+            }
+        }
+        (b, p) => *b = p.clone(),
+    }
+}
+
+/// The parts of a `mapwright.toml` the server uses so far.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ProjectConfig {
+    /// The file it was read from.
+    pub path: PathBuf,
+    /// `app = "circuit"` (a built-in name or a path to a description).
+    pub app: Option<String>,
+    /// `machine = "..."` (a preset or a path to a description).
+    pub machine: Option<String>,
+}
+
+impl ProjectConfig {
+    /// Reads a project file with the same reader as the CLI
+    /// ([`crate::project::load`]), so both accept and reject the same files,
+    /// and keeps the keys the server uses.
+    pub fn load(path: &Path) -> Result<ProjectConfig, String> {
+        let file = crate::project::load(path).map_err(|e| format!("{e:#}"))?;
+        Ok(ProjectConfig {
+            path: path.to_path_buf(),
+            app: file.app,
+            machine: file.machine,
+        })
+    }
+}
+
+/// The nearest `mapwright.toml` at or above the directory of `file`,
+/// stopping after `root` (the workspace folder) when the file is inside it.
+pub fn find_project_file(file: &Path, root: Option<&Path>) -> Option<PathBuf> {
+    let mut dir = file.parent();
+    while let Some(d) = dir {
+        let candidate = d.join(PROJECT_FILE);
+        if candidate.is_file() {
+            return Some(candidate);
+        }
+        if root.is_some_and(|r| d == r) {
+            return None;
+        }
+        dir = d.parent();
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_merge_partial_objects_and_the_wrapped_form() {
+        let s = Settings::default()
+            .merged(&serde_json::json!({"mapwright": {"diagnostics": {"debounceMs": 5}}}))
+            .unwrap();
+        assert_eq!(s.diagnostics.debounce_ms, 5);
+        assert!(s.diagnostics.enable);
+        let s = s
+            .merged(&serde_json::json!({"completion": {"snippets": false}, "app": "circuit"}))
+            .unwrap();
+        assert_eq!(s.diagnostics.debounce_ms, 5);
+        assert!(!s.completion.snippets);
+        assert_eq!(s.app.as_deref(), Some("circuit"));
+        assert!(s.merged(&serde_json::json!({"diagnostics": 3})).is_err());
+        assert_eq!(s.merged(&serde_json::Value::Null).unwrap(), s);
+    }
+
+    #[test]
+    fn project_files_are_found_upwards_and_parsed() {
+        let dir = std::env::temp_dir().join(format!("mapwright-config-{}", std::process::id()));
+        let nested = dir.join("a/b");
+        std::fs::create_dir_all(&nested).unwrap();
+        std::fs::write(
+            dir.join(PROJECT_FILE),
+            "app = \"circuit\"\nmachine = \"p100x4\"\nproposer = \"search\"\n",
+        )
+        .unwrap();
+        let found = find_project_file(&nested.join("m.mapper"), None).unwrap();
+        assert_eq!(found, dir.join(PROJECT_FILE));
+        let cfg = ProjectConfig::load(&found).unwrap();
+        assert_eq!(cfg.app.as_deref(), Some("circuit"));
+        assert_eq!(cfg.machine.as_deref(), Some("p100x4"));
+        // The search stops at the workspace root.
+        assert_eq!(
+            find_project_file(&nested.join("m.mapper"), Some(&dir.join("a"))),
+            None
+        );
+        for bad in ["app = 3", "app = ", "unknown_key = 1"] {
+            std::fs::write(dir.join(PROJECT_FILE), bad).unwrap();
+            let err = ProjectConfig::load(&found).unwrap_err();
+            assert!(err.contains(PROJECT_FILE), "{err}");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -1,0 +1,225 @@
+//! The LSP boundary for positions and diagnostics: byte offsets <-> LSP
+//! positions in the negotiated encoding, and grammar diagnostics -> LSP
+//! diagnostics.
+//!
+//! Out-of-range positions are clamped (editors send positions past a line's
+//! end, and a request can race an edit), never rejected.
+
+use mapwright_grammar::diagnostic::{Applicability, Severity};
+use mapwright_grammar::line_index::{Encoding, LineCol};
+use mapwright_grammar::{LineIndex, Span};
+use serde::{Deserialize, Serialize};
+use tower_lsp::lsp_types::{
+    self as lsp, DiagnosticRelatedInformation, Location, NumberOrString, Position, Range, Url,
+};
+
+/// Byte offset of an LSP position (clamped to the text).
+pub fn offset(index: &LineIndex, pos: Position, enc: Encoding) -> usize {
+    index.offset(
+        LineCol {
+            line: pos.line,
+            col: pos.character,
+        },
+        enc,
+    )
+}
+
+/// LSP position of a byte offset.
+pub fn position(index: &LineIndex, offset: usize, enc: Encoding) -> Position {
+    let lc = index.line_col(offset, enc);
+    Position::new(lc.line, lc.col)
+}
+
+/// LSP range of a byte span.
+pub fn range(index: &LineIndex, span: Span, enc: Encoding) -> Range {
+    Range::new(
+        position(index, span.start, enc),
+        position(index, span.end, enc),
+    )
+}
+
+/// Byte span of an LSP range; a reversed range is put in order.
+pub fn span(index: &LineIndex, range: Range, enc: Encoding) -> Span {
+    let a = offset(index, range.start, enc);
+    let b = offset(index, range.end, enc);
+    Span::new(a.min(b), a.max(b))
+}
+
+/// Applies one `didChange` content change to `text`. A change without a
+/// range replaces the whole text.
+pub fn apply_change(
+    text: &mut String,
+    change: &lsp::TextDocumentContentChangeEvent,
+    enc: Encoding,
+) {
+    match change.range {
+        None => *text = change.text.clone(),
+        Some(r) => {
+            let index = LineIndex::new(text);
+            let s = span(&index, r, enc);
+            // `LineIndex::offset` only returns character boundaries.
+            text.replace_range(s.start..s.end, &change.text);
+        }
+    }
+}
+
+/// One fix of a diagnostic as carried in the LSP diagnostic's `data`, with
+/// its edits already converted, so a code action needs no server-side cache.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FixData {
+    pub title: String,
+    /// Safe fixes may be preferred / applied without review.
+    pub safe: bool,
+    pub edits: Vec<lsp::TextEdit>,
+}
+
+/// The `data` of every diagnostic mapwright publishes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DiagnosticData {
+    /// The document version the fixes were computed for; fixes for another
+    /// version are not offered.
+    pub version: i32,
+    pub fixes: Vec<FixData>,
+}
+
+/// Converts grammar diagnostics to LSP diagnostics for document `uri` at
+/// `version`.
+pub fn diagnostics(
+    uri: &Url,
+    version: i32,
+    index: &LineIndex,
+    diags: &[mapwright_grammar::Diagnostic],
+    enc: Encoding,
+    related_support: bool,
+) -> Vec<lsp::Diagnostic> {
+    diags
+        .iter()
+        .map(|d| {
+            let mut message = d.message.clone();
+            if let Some(label) = &d.label {
+                if !label.is_empty() && !message.contains(label.as_str()) {
+                    message.push_str(&format!(" ({label})"));
+                }
+            }
+            for note in &d.notes {
+                message.push('\n');
+                message.push_str(note);
+            }
+            let related: Vec<DiagnosticRelatedInformation> = d
+                .related
+                .iter()
+                .map(|r| DiagnosticRelatedInformation {
+                    location: Location::new(uri.clone(), range(index, r.span, enc)),
+                    message: r.message.clone(),
+                })
+                .collect();
+            if !related_support {
+                for r in &related {
+                    let line = r.location.range.start.line + 1;
+                    message.push_str(&format!("\n{} (line {line})", r.message));
+                }
+            }
+            let data = DiagnosticData {
+                version,
+                fixes: d
+                    .fixes
+                    .iter()
+                    .map(|f| FixData {
+                        title: f.title.clone(),
+                        safe: f.applicability == Applicability::Safe,
+                        edits: f
+                            .edits
+                            .iter()
+                            .map(|e| lsp::TextEdit::new(range(index, e.span, enc), e.text.clone()))
+                            .collect(),
+                    })
+                    .collect(),
+            };
+            lsp::Diagnostic {
+                range: range(index, d.span, enc),
+                severity: Some(severity(d.severity)),
+                code: Some(NumberOrString::String(d.code.to_string())),
+                code_description: None,
+                source: Some("mapwright".into()),
+                message,
+                related_information: (related_support && !related.is_empty()).then_some(related),
+                tags: None,
+                data: serde_json::to_value(data).ok(),
+            }
+        })
+        .collect()
+}
+
+fn severity(s: Severity) -> lsp::DiagnosticSeverity {
+    match s {
+        Severity::Error => lsp::DiagnosticSeverity::ERROR,
+        Severity::Warning => lsp::DiagnosticSeverity::WARNING,
+        Severity::Info => lsp::DiagnosticSeverity::INFORMATION,
+        Severity::Hint => lsp::DiagnosticSeverity::HINT,
+    }
+}
+
+/// The encoding named by an LSP `positionEncoding`.
+pub fn encoding_kind(enc: Encoding) -> lsp::PositionEncodingKind {
+    match enc {
+        Encoding::Utf8 => lsp::PositionEncodingKind::UTF8,
+        Encoding::Utf16 => lsp::PositionEncodingKind::UTF16,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn changes_apply_in_both_encodings_and_clamp() {
+        let change = |r: Option<Range>, t: &str| lsp::TextDocumentContentChangeEvent {
+            range: r,
+            range_length: None,
+            text: t.into(),
+        };
+        let mut text = String::from("# é😀\r\nTask * GPU;\r\n");
+        // UTF-16: `é` is 1 unit, the emoji 2; insert after the emoji.
+        apply_change(
+            &mut text,
+            &change(
+                Some(Range::new(Position::new(0, 5), Position::new(0, 5))),
+                "!",
+            ),
+            Encoding::Utf16,
+        );
+        assert_eq!(text, "# é😀!\r\nTask * GPU;\r\n");
+        // UTF-8: the same place is byte 8 (é is 2 bytes, the emoji 4).
+        apply_change(
+            &mut text,
+            &change(
+                Some(Range::new(Position::new(0, 8), Position::new(0, 9))),
+                "?",
+            ),
+            Encoding::Utf8,
+        );
+        assert_eq!(text, "# é😀?\r\nTask * GPU;\r\n");
+        // Past the end of a line: clamped before the CR.
+        apply_change(
+            &mut text,
+            &change(
+                Some(Range::new(Position::new(1, 99), Position::new(1, 99))),
+                " ",
+            ),
+            Encoding::Utf16,
+        );
+        assert_eq!(text, "# é😀?\r\nTask * GPU; \r\n");
+        // Past the end of the file: appended.
+        apply_change(
+            &mut text,
+            &change(
+                Some(Range::new(Position::new(9, 0), Position::new(9, 0))),
+                "x",
+            ),
+            Encoding::Utf16,
+        );
+        assert!(text.ends_with("\r\nx"));
+        apply_change(&mut text, &change(None, "new"), Encoding::Utf16);
+        assert_eq!(text, "new");
+    }
+}

@@ -1,0 +1,93 @@
+//! Inlay hints. Built in: parameter names before the arguments of
+//! machine-model methods (`m.split(dim: 0, factor: 2)`), whose positional
+//! integers are easy to mix up. Machine-model sizes and points per processor
+//! come later as providers that know the configured machine.
+
+use mapwright_grammar::ast::{Expr, ExprKind, Stmt, StmtKind};
+use mapwright_grammar::Span;
+
+use super::analysis::Analysis;
+use super::config::ProjectConfig;
+use super::docs::method_sig;
+use super::providers::InlayHintProvider;
+
+/// What a hint shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InlayKind {
+    /// A parameter name before an argument.
+    Parameter,
+    /// A type or value after an expression.
+    Type,
+}
+
+/// One inlay hint at a byte offset.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InlayHint {
+    pub offset: usize,
+    pub label: String,
+    pub kind: InlayKind,
+    pub tooltip: Option<String>,
+}
+
+/// `dim:` / `factor:` before machine-model method arguments.
+pub struct ParameterNameHints;
+
+impl InlayHintProvider for ParameterNameHints {
+    fn inlay_hints(&self, a: &Analysis, _: Option<&ProjectConfig>, range: Span) -> Vec<InlayHint> {
+        let mut out = Vec::new();
+        let mut visit = |e: &Expr| {
+            let ExprKind::Call { callee, args } = &e.kind else {
+                return;
+            };
+            let ExprKind::Prop { prop, .. } = &callee.kind else {
+                return;
+            };
+            let Some(sig) = method_sig(*prop) else {
+                return;
+            };
+            for (arg, param) in args.iter().zip(sig.params) {
+                let inside = range.start <= arg.span.start && arg.span.start <= range.end;
+                let obvious = arg.span.text(&a.text) == param.name;
+                if inside && !obvious {
+                    out.push(InlayHint {
+                        offset: arg.span.start,
+                        label: format!("{}:", param.name),
+                        kind: InlayKind::Parameter,
+                        tooltip: Some(param.text.to_string()),
+                    });
+                }
+            }
+        };
+        for_each_expr(&a.program().stmts, &mut visit);
+        out
+    }
+}
+
+/// Calls `f` on every expression of `stmts`, function bodies included.
+pub fn for_each_expr<'a>(stmts: &'a [Stmt], f: &mut dyn FnMut(&'a Expr)) {
+    for s in stmts {
+        for e in s.exprs() {
+            e.walk(f);
+        }
+        if let StmtKind::FuncDef { body, .. } = &s.kind {
+            for_each_expr(body, f);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn method_arguments_get_parameter_names() {
+        let src = "m = Machine(GPU);\ndef f(Task t) { n = m.split(0, 2); return n.slice(dim, 0, 1)[0, 0, 0]; }\n";
+        let a = Analysis::new(src);
+        let hints = ParameterNameHints.inlay_hints(&a, None, Span::new(0, src.len()));
+        let labels: Vec<&str> = hints.iter().map(|h| h.label.as_str()).collect();
+        assert_eq!(labels, ["dim:", "factor:", "lo:", "hi:"]);
+        assert_eq!(hints[0].offset, src.find("0, 2").unwrap());
+        let none = ParameterNameHints.inlay_hints(&a, None, Span::new(0, 10));
+        assert!(none.is_empty());
+    }
+}

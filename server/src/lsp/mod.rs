@@ -1,0 +1,95 @@
+//! The language server (`mapwright lsp`): LSP over stdio with tower-lsp.
+//!
+//! Module map. Two layers, as in rust-analyzer: the protocol glue knows LSP
+//! types and tower-lsp; everything below it is pure functions from a document
+//! (text, its parse, its names) and a byte offset to plain data, unit-tested
+//! without a server.
+//!
+//! Protocol glue (LSP types, async, state):
+//! - [`server`]          the `LanguageServer` impl: capability negotiation,
+//!   document sync, one thin handler per request.
+//! - [`state`]           open documents (owned `Arc` snapshots in a DashMap),
+//!   the negotiated encoding, settings, project files, semantic-token results.
+//! - [`config`]          settings (initializationOptions, workspace/configuration)
+//!   and `mapwright.toml` discovery.
+//! - [`convert`]         byte spans <-> LSP positions in the negotiated encoding;
+//!   grammar diagnostics -> LSP diagnostics (fixes kept in `data`).
+//! - [`proto`]           the pure results below -> LSP types.
+//! - [`guard`]           `catch_unwind` around every handler's synchronous work.
+//! - [`transport`]       stdin framing guard: a malformed message gets an error
+//!   response instead of ending the session.
+//!
+//! Pure analysis (no tower-lsp; byte offsets in, data out):
+//! - [`analysis`]        one document's parse, line index and name resolution.
+//! - [`docs`]            documentation of every keyword, property and method.
+//! - [`cursor`]          what is being typed at an offset (statement field,
+//!   after `.`, inside a call, ...).
+//! - [`providers`]       extension points: hover, completion and inlay-hint
+//!   providers (application/machine awareness plugs in here).
+//! - [`completion`], [`hover`], [`signature`], [`inlay`]: the built-in providers
+//!   and signature help.
+//! - [`navigation`]      definition, references, rename, document highlight.
+//! - [`symbols`]         document outline and workspace symbols.
+//! - [`folding`]         function bodies, multi-line statements, comment blocks.
+//! - [`semantic_tokens`] token classification and full/delta encoding.
+//! - [`formatting`]      formatter output as minimal edits (via [`diff`]).
+//! - [`code_actions`]    diagnostic fixes and source actions.
+//!
+//! Invariants: a panic in one request becomes an error response and a log
+//! message, never a dead server; no DashMap guard lives across an `.await`;
+//! document changes are applied before a handler's first `.await` (tower-lsp
+//! polls handlers concurrently, in arrival order until they first yield).
+
+pub mod analysis;
+pub mod code_actions;
+pub mod completion;
+pub mod config;
+pub mod convert;
+pub mod cursor;
+pub mod diff;
+pub mod docs;
+pub mod folding;
+pub mod formatting;
+pub mod guard;
+pub mod hover;
+pub mod inlay;
+pub mod navigation;
+pub mod proto;
+pub mod providers;
+pub mod semantic_tokens;
+pub mod server;
+pub mod signature;
+pub mod state;
+pub mod symbols;
+pub mod transport;
+
+/// Runs the server on standard input and output until the client sends
+/// `exit` (or closes the stream). Returns whether `shutdown` came first, as
+/// the protocol's exit code says (0 if it did, 1 if not).
+pub fn run_stdio() -> anyhow::Result<bool> {
+    // Two workers: requests on one document are cheap and synchronous; a
+    // second worker keeps the reader and the debounce timers moving while a
+    // long request (formatting a 10,000-line file) runs.
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    let state = std::sync::Arc::new(state::State::default());
+    let exit = std::sync::Arc::new(tokio::sync::Notify::new());
+    runtime.block_on(async {
+        let (service, socket) = server::service(state.clone());
+        let service = server::StopOnExit::new(service, exit.clone());
+        let serve = tower_lsp::Server::new(transport::guarded_stdin(), tokio::io::stdout(), socket)
+            .serve(service);
+        // tower-lsp only notices `exit` when the next message (or the end of
+        // input) arrives; editors expect the process to end right away.
+        tokio::select! {
+            _ = serve => {}
+            _ = exit.notified() => {}
+        }
+    });
+    // The stdin reader sits in a blocking read that would keep a normal
+    // runtime drop waiting for input that never comes.
+    runtime.shutdown_background();
+    Ok(state.shutdown_requested())
+}

@@ -1,0 +1,221 @@
+//! `mapwright lsp` end to end: formatting and range formatting as minimal
+//! edits, quick fixes from diagnostic data, and source actions.
+
+mod lsp_support;
+
+use lsp_support::*;
+use mapwright_grammar::line_index::Encoding;
+use serde_json::{json, Value};
+
+const FORMAT_OPTIONS: &str = r#"{"tabSize": 4, "insertSpaces": true}"#;
+
+fn options() -> Value {
+    serde_json::from_str(FORMAT_OPTIONS).unwrap()
+}
+
+const MESSY: &str = "# keep this comment — é\nTask  *   GPU,CPU;\nmgpu=Machine(GPU);\ndef f(Task task){\nreturn mgpu[task.ipoint[0]%mgpu.size[0],0];   # trailing\n}\nIndexTaskMap  calc   f;\n";
+
+#[test]
+fn formatting_returns_minimal_edits_that_reproduce_the_formatter() {
+    let mut s = Server::start();
+    let uri = doc_uri("fmt-doc");
+    s.open(&uri, MESSY);
+    let edits = s.request(
+        "textDocument/formatting",
+        json!({"textDocument": {"uri": uri}, "options": options()}),
+    );
+    let edits = edits.as_array().unwrap();
+    let formatted = apply_edits(MESSY, edits, Encoding::Utf16);
+    assert_eq!(formatted, mapwright_grammar::format::format(MESSY));
+    assert!(formatted.contains("mgpu = Machine(GPU);"));
+    assert!(formatted.contains("# keep this comment — é"));
+    // Minimal: no edit replaces a whole line, and the comment is untouched.
+    assert!(edits.len() > 3, "{edits:#?}");
+    for e in edits {
+        let new_text = e["newText"].as_str().unwrap();
+        assert!(new_text.len() <= 5, "large edit {e}");
+        assert!(
+            e["range"]["start"]["line"] != 0,
+            "the comment line was edited: {e}"
+        );
+    }
+    // Once formatted, there is nothing to do.
+    s.change_full(&uri, 2, &formatted);
+    let again = s.request(
+        "textDocument/formatting",
+        json!({"textDocument": {"uri": uri}, "options": options()}),
+    );
+    assert_eq!(again, json!([]));
+    assert_eq!(s.shutdown(), Some(0));
+}
+
+#[test]
+fn range_formatting_touches_only_the_selected_statements() {
+    let mut s = Server::start();
+    let uri = doc_uri("fmt-range");
+    s.open(&uri, MESSY);
+    let start = MESSY.find("mgpu=").unwrap();
+    let edits = s.request(
+        "textDocument/rangeFormatting",
+        json!({"textDocument": {"uri": uri}, "options": options(),
+               "range": range(MESSY, start, start + 4, Encoding::Utf16)}),
+    );
+    let out = apply_edits(MESSY, edits.as_array().unwrap(), Encoding::Utf16);
+    assert!(
+        out.contains("Task  *   GPU,CPU;"),
+        "other statements untouched: {out}"
+    );
+    assert!(out.contains("mgpu = Machine(GPU);"));
+    assert!(out.contains("IndexTaskMap  calc   f;"));
+    assert_eq!(s.shutdown(), Some(0));
+}
+
+#[test]
+fn quick_fixes_come_from_diagnostic_data_and_single_safe_fixes_are_preferred() {
+    let mut s = Server::start();
+    let uri = doc_uri("fix-data");
+    let text = "Task * GPU\nRegion * * cpu SYSMEM;\n";
+    let diags = s.open(&uri, text);
+    let semi = diags.iter().find(|d| d["code"] == "E0101").unwrap().clone();
+    let actions = s.request(
+        "textDocument/codeAction",
+        json!({"textDocument": {"uri": uri}, "range": semi["range"],
+               "context": {"diagnostics": [semi], "only": ["quickfix"]}}),
+    );
+    let actions = actions.as_array().unwrap();
+    assert_eq!(actions.len(), 1, "{actions:#?}");
+    assert_eq!(actions[0]["title"], "insert `;`");
+    assert_eq!(actions[0]["kind"], "quickfix");
+    assert_eq!(actions[0]["isPreferred"], true);
+    let edits = actions[0]["edit"]["changes"][uri.as_str()]
+        .as_array()
+        .unwrap();
+    let fixed = apply_edits(text, edits, Encoding::Utf16);
+    assert_eq!(fixed, "Task * GPU;\nRegion * * cpu SYSMEM;\n");
+
+    // A diagnostic with several fixes: all offered, none preferred.
+    let slot = diags
+        .iter()
+        .find(|d| d["data"]["fixes"].as_array().is_some_and(|f| f.len() > 1))
+        .unwrap_or_else(|| panic!("a diagnostic with several fixes: {diags:#?}"))
+        .clone();
+    let n = slot["data"]["fixes"].as_array().unwrap().len();
+    let actions = s.request(
+        "textDocument/codeAction",
+        json!({"textDocument": {"uri": uri}, "range": slot["range"],
+               "context": {"diagnostics": [slot], "only": ["quickfix"]}}),
+    );
+    let actions = actions.as_array().unwrap();
+    assert_eq!(actions.len(), n);
+    assert!(
+        actions.iter().all(|a| a["isPreferred"].is_null()),
+        "{actions:#?}"
+    );
+
+    // A client that drops `data` still gets the fix (recomputed).
+    let mut bare = semi_without_data(&s, &uri, text);
+    bare.as_object_mut().unwrap().remove("data");
+    let actions = s.request(
+        "textDocument/codeAction",
+        json!({"textDocument": {"uri": uri}, "range": bare["range"],
+               "context": {"diagnostics": [bare]}}),
+    );
+    assert!(actions
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|a| a["title"] == "insert `;`"));
+    assert_eq!(s.shutdown(), Some(0));
+}
+
+/// The E0101 diagnostic as the test knows it from the text alone.
+fn semi_without_data(s: &Server, _uri: &str, text: &str) -> Value {
+    let at = text.find('\n').unwrap();
+    json!({
+        "range": range(text, at, at, s.encoding),
+        "code": "E0101",
+        "source": "mapwright",
+        "message": "missing `;` at the end of the statement",
+    })
+}
+
+#[test]
+fn fixes_computed_for_an_older_version_are_not_offered() {
+    let mut s = Server::start();
+    let uri = doc_uri("fix-stale");
+    let diags = s.open(&uri, "Task * GPU\n");
+    let old = diags[0].clone();
+    // The user typed something before asking for the fix.
+    s.change_full(&uri, 2, "# a new first line\nTask * GPU\n");
+    s.diagnostics(&uri, 2);
+    let actions = s.request(
+        "textDocument/codeAction",
+        json!({"textDocument": {"uri": uri}, "range": old["range"],
+               "context": {"diagnostics": [old], "only": ["quickfix"]}}),
+    );
+    assert_eq!(actions, json!([]));
+    assert_eq!(s.shutdown(), Some(0));
+}
+
+#[test]
+fn source_actions_format_and_add_missing_machine() {
+    let mut s = Server::start();
+    let uri = doc_uri("source-actions");
+    let text = "Task  *  GPU;\ndef f(Task task) {\n    return mgpu[task.ipoint[0] % mgpu.size[0], 0];\n}\nIndexTaskMap calc f;\n";
+    s.open(&uri, text);
+    let whole = range(text, 0, text.len(), Encoding::Utf16);
+    let actions = s.request(
+        "textDocument/codeAction",
+        json!({"textDocument": {"uri": uri}, "range": range(text, 0, 0, Encoding::Utf16),
+               "context": {"diagnostics": [], "only": ["source"]}}),
+    );
+    let actions = actions.as_array().unwrap();
+    let titles: Vec<&str> = actions
+        .iter()
+        .map(|a| a["title"].as_str().unwrap())
+        .collect();
+    assert!(titles.contains(&"Format"), "{titles:?}");
+    let add = actions
+        .iter()
+        .find(|a| a["title"] == "Add missing `mgpu = Machine(GPU);`")
+        .unwrap_or_else(|| panic!("{titles:?}"));
+    assert_eq!(add["kind"], "source.addMissingMachine");
+    let edits = add["edit"]["changes"][uri.as_str()].as_array().unwrap();
+    let fixed = apply_edits(text, edits, Encoding::Utf16);
+    assert!(
+        fixed.starts_with("Task  *  GPU;\nmgpu = Machine(GPU);\ndef f"),
+        "{fixed}"
+    );
+    let format = actions.iter().find(|a| a["title"] == "Format").unwrap();
+    assert_eq!(format["kind"], "source.format");
+    let edits = format["edit"]["changes"][uri.as_str()].as_array().unwrap();
+    assert!(apply_edits(text, edits, Encoding::Utf16).starts_with("Task * GPU;\n"));
+
+    // With the cursor on a use, the same edit is a quick fix.
+    let at = text.find("mgpu").unwrap();
+    let actions = s.request(
+        "textDocument/codeAction",
+        json!({"textDocument": {"uri": uri}, "range": range(text, at, at + 2, Encoding::Utf16),
+               "context": {"diagnostics": []}}),
+    );
+    let add = actions
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["title"] == "Add missing `mgpu = Machine(GPU);`")
+        .cloned()
+        .unwrap();
+    assert_eq!(add["kind"], "quickfix");
+    // Only quick fixes requested: no source actions.
+    let actions = s.request(
+        "textDocument/codeAction",
+        json!({"textDocument": {"uri": uri}, "range": whole,
+               "context": {"diagnostics": [], "only": ["quickfix"]}}),
+    );
+    assert!(actions
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|a| a["kind"] == "quickfix"));
+    assert_eq!(s.shutdown(), Some(0));
+}

@@ -1,0 +1,457 @@
+//! A small LSP test client: spawns the real `mapwright lsp` binary, speaks
+//! Content-Length framed JSON-RPC over its stdin/stdout, answers the
+//! server's own requests (`workspace/configuration`,
+//! `client/registerCapability`), and waits for responses and notifications
+//! with timeouts so a hung server fails the test instead of hanging it.
+//!
+//! The binary is `mapwright-under-test`, built by cargo for this crate from
+//! `server/src/main.rs` (see tests/Cargo.toml), so it is always current.
+
+#![allow(dead_code)] // Each test file uses a different subset.
+
+use std::collections::VecDeque;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use mapwright_grammar::line_index::{Encoding, LineCol};
+use mapwright_grammar::LineIndex;
+use serde_json::{json, Value};
+
+/// How long any single wait may take before the test fails.
+pub const TIMEOUT: Duration = Duration::from_secs(20);
+
+/// A running server and the client side of the conversation.
+pub struct Server {
+    child: Child,
+    stdin: Arc<Mutex<ChildStdin>>,
+    rx: Receiver<Value>,
+    /// Messages received but not yet consumed by a wait.
+    inbox: VecDeque<Value>,
+    next_id: i64,
+    /// What `workspace/configuration` is answered with (per item).
+    pub configuration: Arc<Mutex<Value>>,
+    stderr: Arc<Mutex<String>>,
+    /// The encoding the server chose.
+    pub encoding: Encoding,
+}
+
+fn write_message(stdin: &Mutex<ChildStdin>, msg: &Value) {
+    let body = msg.to_string();
+    let mut w = stdin.lock().unwrap();
+    // A write error means the server died; the next wait reports it.
+    let _ = write!(w, "Content-Length: {}\r\n\r\n{}", body.len(), body);
+    let _ = w.flush();
+}
+
+fn read_message(r: &mut impl BufRead) -> Option<Value> {
+    let mut length = None;
+    loop {
+        let mut line = String::new();
+        if r.read_line(&mut line).ok()? == 0 {
+            return None;
+        }
+        let line = line.trim_end();
+        if line.is_empty() {
+            break;
+        }
+        if let Some(v) = line.strip_prefix("Content-Length:") {
+            length = v.trim().parse::<usize>().ok();
+        }
+    }
+    let mut body = vec![0; length?];
+    r.read_exact(&mut body).ok()?;
+    serde_json::from_slice(&body).ok()
+}
+
+impl Server {
+    /// Starts `mapwright lsp` (not yet initialized).
+    pub fn spawn() -> Server {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_mapwright-under-test"))
+            .args(["lsp", "--stdio"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("cannot start mapwright lsp");
+        let stdin = Arc::new(Mutex::new(child.stdin.take().unwrap()));
+        let stdout = child.stdout.take().unwrap();
+        let stderr_pipe = child.stderr.take().unwrap();
+        let stderr = Arc::new(Mutex::new(String::new()));
+        {
+            let stderr = stderr.clone();
+            std::thread::spawn(move || {
+                let mut r = BufReader::new(stderr_pipe);
+                let mut line = String::new();
+                while r.read_line(&mut line).unwrap_or(0) > 0 {
+                    stderr.lock().unwrap().push_str(&line);
+                    line.clear();
+                }
+            });
+        }
+        let configuration = Arc::new(Mutex::new(json!({})));
+        let (tx, rx) = channel();
+        {
+            let stdin = stdin.clone();
+            let configuration = configuration.clone();
+            std::thread::spawn(move || {
+                let mut r = BufReader::new(stdout);
+                while let Some(msg) = read_message(&mut r) {
+                    // Answer the server's requests right here, so a server
+                    // awaiting its client never blocks the test.
+                    if let (Some(id), Some(method)) = (msg.get("id"), msg["method"].as_str()) {
+                        let result = match method {
+                            "workspace/configuration" => {
+                                let n = msg["params"]["items"].as_array().map_or(1, |a| a.len());
+                                let c = configuration.lock().unwrap().clone();
+                                Value::Array(vec![c; n])
+                            }
+                            _ => Value::Null,
+                        };
+                        write_message(
+                            &stdin,
+                            &json!({"jsonrpc": "2.0", "id": id, "result": result}),
+                        );
+                    }
+                    if tx.send(msg).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        Server {
+            child,
+            stdin,
+            rx,
+            inbox: VecDeque::new(),
+            next_id: 1,
+            configuration,
+            stderr,
+            encoding: Encoding::Utf16,
+        }
+    }
+
+    /// Starts and initializes a server with a typical editor's capabilities
+    /// (UTF-16 only, like Neovim 0.7 and VS Code), plus `extra` capabilities
+    /// and `options` as initializationOptions.
+    pub fn start_with(extra_caps: Value, options: Value, root: Option<&Path>) -> Server {
+        let mut s = Server::spawn();
+        let mut caps = json!({
+            "general": {"positionEncodings": ["utf-16"]},
+            "textDocument": {
+                "completion": {"completionItem": {"snippetSupport": true}},
+                "hover": {"contentFormat": ["markdown", "plaintext"]},
+                "publishDiagnostics": {"relatedInformation": true, "versionSupport": true},
+                "codeAction": {"dataSupport": true},
+                "foldingRange": {"lineFoldingOnly": true},
+            },
+            "workspace": {
+                "configuration": true,
+                "workspaceFolders": true,
+                "didChangeWatchedFiles": {"dynamicRegistration": true},
+            },
+        });
+        merge(&mut caps, &extra_caps);
+        let folders = root.map(|r| json!([{"uri": file_uri(r), "name": "root"}]));
+        let result = s.request(
+            "initialize",
+            json!({
+                "processId": null,
+                "rootUri": root.map(file_uri),
+                "capabilities": caps,
+                "initializationOptions": options,
+                "workspaceFolders": folders,
+            }),
+        );
+        s.encoding = match result["capabilities"]["positionEncoding"].as_str() {
+            Some("utf-8") => Encoding::Utf8,
+            _ => Encoding::Utf16,
+        };
+        s.notify("initialized", json!({}));
+        s
+    }
+
+    /// Starts a server with default capabilities and no settings.
+    pub fn start() -> Server {
+        Server::start_with(json!({}), Value::Null, None)
+    }
+
+    pub fn send(&self, msg: &Value) {
+        write_message(&self.stdin, msg);
+    }
+
+    /// Sends a framed body that need not be valid JSON.
+    pub fn send_raw(&self, body: &str) {
+        let mut w = self.stdin.lock().unwrap();
+        let _ = write!(w, "Content-Length: {}\r\n\r\n{}", body.len(), body);
+        let _ = w.flush();
+    }
+
+    pub fn notify(&self, method: &str, params: Value) {
+        self.send(&message(None, method, params));
+    }
+
+    /// Sends a request; returns its id.
+    pub fn send_request(&mut self, method: &str, params: Value) -> i64 {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(&message(Some(id), method, params));
+        id
+    }
+
+    /// The response to request `id`: `Ok(result)` or `Err(error)`.
+    pub fn response(&mut self, id: i64) -> Result<Value, Value> {
+        let msg = self.wait_for(&format!("response {id}"), |m| {
+            m.get("method").is_none() && m["id"] == json!(id)
+        });
+        match msg.get("error") {
+            Some(e) => Err(e.clone()),
+            None => Ok(msg["result"].clone()),
+        }
+    }
+
+    /// Sends a request and returns its result or error.
+    pub fn try_request(&mut self, method: &str, params: Value) -> Result<Value, Value> {
+        let id = self.send_request(method, params);
+        self.response(id)
+    }
+
+    /// Sends a request and returns its result; fails the test on an error.
+    pub fn request(&mut self, method: &str, params: Value) -> Value {
+        match self.try_request(method, params) {
+            Ok(v) => v,
+            Err(e) => panic!("{method} failed: {e}\nserver stderr:\n{}", self.stderr()),
+        }
+    }
+
+    /// The first message (received or arriving within [`TIMEOUT`]) that
+    /// satisfies `pred`; earlier non-matching messages stay in the inbox.
+    pub fn wait_for(&mut self, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
+        self.try_wait_for(TIMEOUT, &pred).unwrap_or_else(|| {
+            panic!(
+                "timed out waiting for {what}\ninbox: {:#?}\nserver stderr:\n{}",
+                self.inbox,
+                self.stderr()
+            )
+        })
+    }
+
+    /// Like [`Server::wait_for`] with a custom timeout; `None` on timeout.
+    pub fn try_wait_for(
+        &mut self,
+        timeout: Duration,
+        pred: &dyn Fn(&Value) -> bool,
+    ) -> Option<Value> {
+        if let Some(i) = self.inbox.iter().position(pred) {
+            return self.inbox.remove(i);
+        }
+        let deadline = Instant::now() + timeout;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.rx.recv_timeout(left) {
+                Ok(msg) if pred(&msg) => return Some(msg),
+                Ok(msg) => self.inbox.push_back(msg),
+                Err(RecvTimeoutError::Timeout) => return None,
+                Err(RecvTimeoutError::Disconnected) => {
+                    panic!(
+                        "the server closed its output\nserver stderr:\n{}",
+                        self.stderr()
+                    )
+                }
+            }
+        }
+    }
+
+    /// The `publishDiagnostics` for `uri` at `version`.
+    pub fn diagnostics(&mut self, uri: &str, version: i64) -> Vec<Value> {
+        let msg = self.wait_for(&format!("diagnostics of {uri} v{version}"), |m| {
+            m["method"] == "textDocument/publishDiagnostics"
+                && m["params"]["uri"] == uri
+                && m["params"]["version"] == json!(version)
+        });
+        msg["params"]["diagnostics"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    /// Opens a document (version 1) and returns its diagnostics.
+    pub fn open(&mut self, uri: &str, text: &str) -> Vec<Value> {
+        self.notify(
+            "textDocument/didOpen",
+            json!({"textDocument": {"uri": uri, "languageId": "mapper", "version": 1, "text": text}}),
+        );
+        self.diagnostics(uri, 1)
+    }
+
+    /// Replaces the whole text of a document.
+    pub fn change_full(&self, uri: &str, version: i64, text: &str) {
+        self.notify(
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": uri, "version": version}, "contentChanges": [{"text": text}]}),
+        );
+    }
+
+    /// Replaces `range` of a document.
+    pub fn change(&self, uri: &str, version: i64, range: Value, text: &str) {
+        self.notify(
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": uri, "version": version},
+                   "contentChanges": [{"range": range, "text": text}]}),
+        );
+    }
+
+    /// `{textDocument, position}` params for byte `offset` of `text`.
+    pub fn at(&self, uri: &str, text: &str, offset: usize) -> Value {
+        json!({"textDocument": {"uri": uri}, "position": pos(text, offset, self.encoding)})
+    }
+
+    /// Everything the server wrote to stderr so far.
+    pub fn stderr(&self) -> String {
+        self.stderr.lock().unwrap().clone()
+    }
+
+    /// `shutdown` + `exit`; returns the process's exit code.
+    pub fn shutdown(mut self) -> Option<i32> {
+        let r = self.request("shutdown", Value::Null);
+        assert_eq!(r, Value::Null);
+        self.notify("exit", Value::Null);
+        self.wait_exit()
+    }
+
+    /// Waits for the process to end; returns its exit code.
+    pub fn wait_exit(mut self) -> Option<i32> {
+        let deadline = Instant::now() + TIMEOUT;
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status.code();
+            }
+            if Instant::now() > deadline {
+                panic!("server did not exit after `exit`");
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A request (with an id) or notification; `null` params are left out, as
+/// clients do for `shutdown` and `exit`.
+fn message(id: Option<i64>, method: &str, params: Value) -> Value {
+    let mut m = json!({"jsonrpc": "2.0", "method": method});
+    if let Some(id) = id {
+        m["id"] = json!(id);
+    }
+    if !params.is_null() {
+        m["params"] = params;
+    }
+    m
+}
+
+fn merge(base: &mut Value, patch: &Value) {
+    match (base, patch) {
+        (Value::Object(b), Value::Object(p)) => {
+            for (k, v) in p {
+                merge(b.entry(k.clone()).or_insert(Value::Null), v);
+            }
+        }
+        (b, p) => *b = p.clone(),
+    }
+}
+
+/// An LSP position for byte `offset` of `text`.
+pub fn pos(text: &str, offset: usize, enc: Encoding) -> Value {
+    let lc = LineIndex::new(text).line_col(offset, enc);
+    json!({"line": lc.line, "character": lc.col})
+}
+
+/// An LSP range for bytes `start..end` of `text`.
+pub fn range(text: &str, start: usize, end: usize, enc: Encoding) -> Value {
+    json!({"start": pos(text, start, enc), "end": pos(text, end, enc)})
+}
+
+/// Byte offset of an LSP position.
+pub fn offset(text: &str, p: &Value, enc: Encoding) -> usize {
+    LineIndex::new(text).offset(
+        LineCol {
+            line: p["line"].as_u64().unwrap() as u32,
+            col: p["character"].as_u64().unwrap() as u32,
+        },
+        enc,
+    )
+}
+
+/// Applies LSP text edits (all relative to `text`) as a client does.
+pub fn apply_edits(text: &str, edits: &[Value], enc: Encoding) -> String {
+    let mut spans: Vec<(usize, usize, String)> = edits
+        .iter()
+        .map(|e| {
+            (
+                offset(text, &e["range"]["start"], enc),
+                offset(text, &e["range"]["end"], enc),
+                e["newText"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    spans.sort_by_key(|s| (s.0, s.1));
+    for w in spans.windows(2) {
+        assert!(w[0].1 <= w[1].0, "overlapping edits: {edits:?}");
+    }
+    let mut out = text.to_string();
+    for (s, e, t) in spans.into_iter().rev() {
+        out.replace_range(s..e, &t);
+    }
+    out
+}
+
+/// A fresh, empty directory for one test (no `mapwright.toml` above it
+/// inside the directory itself).
+pub fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir()
+        .join(format!("mapwright-lsp-{}", std::process::id()))
+        .join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// `file://` URI of a path.
+pub fn file_uri(path: &Path) -> String {
+    format!("file://{}", path.display())
+}
+
+/// A document URI for a test that does not care about the file system.
+pub fn doc_uri(name: &str) -> String {
+    file_uri(&temp_dir(name).join("mapper.mapper"))
+}
+
+/// The `label`s of a completion result (list or array).
+pub fn completion_labels(result: &Value) -> Vec<String> {
+    let items = result
+        .get("items")
+        .and_then(|i| i.as_array())
+        .or_else(|| result.as_array())
+        .cloned()
+        .unwrap_or_default();
+    items
+        .iter()
+        .map(|i| i["label"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// The completion item labelled `label`.
+pub fn completion_item(result: &Value, label: &str) -> Value {
+    result["items"]
+        .as_array()
+        .and_then(|items| items.iter().find(|i| i["label"] == label).cloned())
+        .unwrap_or_else(|| panic!("no completion `{label}` in {result}"))
+}
