@@ -1411,9 +1411,13 @@ impl<'a> Parser<'a> {
 
     fn too_deep<R>(&mut self) -> PResult<R> {
         self.fail(
-            Diagnostic::error("E0125", self.cur_span(), format!("expression nested more than {MAX_NESTING} levels deep"))
-                .with_label("too deeply nested")
-                .with_note("split the expression into assignments"),
+            Diagnostic::error(
+                "E0125",
+                self.cur_span(),
+                format!("expression nested more than {MAX_NESTING} levels deep"),
+            )
+            .with_label("too deeply nested")
+            .with_note("split the expression into assignments"),
         )
     }
 
@@ -1467,7 +1471,11 @@ impl<'a> Parser<'a> {
     /// and `*`, where the reference's precedences make it the lone wildcard.
     fn prefix(&mut self) -> PResult<Expr> {
         self.depth += 1;
-        let result = if self.depth > MAX_NESTING { self.too_deep() } else { self.prefix_inner() };
+        let result = if self.depth > MAX_NESTING {
+            self.too_deep()
+        } else {
+            self.prefix_inner()
+        };
         self.depth -= 1;
         result
     }
@@ -1976,10 +1984,20 @@ mod tests {
 
     #[test]
     fn deep_nesting_is_an_error_not_a_stack_overflow() {
-        for (open, close) in [("(", ")"), ("t[", "]"), ("-", ""), ("*(", ")"), ("f(", ")"), ("tuple(", " for i in (1, 2))")] {
+        for (open, close) in [
+            ("(", ")"),
+            ("t[", "]"),
+            ("-", ""),
+            ("*(", ")"),
+            ("f(", ")"),
+            ("tuple(", " for i in (1, 2))"),
+        ] {
             let src = format!("x = {}1{};", open.repeat(5000), close.repeat(5000));
             let parsed = parse(&src);
-            assert!(parsed.diagnostics.iter().any(|d| d.code == "E0125"), "{open}");
+            assert!(
+                parsed.diagnostics.iter().any(|d| d.code == "E0125"),
+                "{open}"
+            );
             let _ = crate::analyze(&src);
             let _ = crate::format::format(&src);
         }

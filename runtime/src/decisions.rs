@@ -40,7 +40,11 @@ pub struct TaskDecision {
     pub proc_rule: Option<Span>,
     /// One entry per region argument, in argument order.
     pub regions: Vec<RegionDecision>,
-    /// Where each launch point runs (one entry for a single launch).
+    /// Where each launch point runs. A single launch has one entry per
+    /// launch of it: one when its parent is a single task, one per parent
+    /// point (with that point as `point`) when an index launch's points
+    /// each launch it. Empty when the points could not be placed (the
+    /// mapping function fails or is not evaluated).
     pub placement: Vec<PointPlacement>,
     /// The IndexTaskMap/SingleTaskMap statement that placed the points
     /// (`None`: Legion's default slicing/sharding).
@@ -64,6 +68,34 @@ pub struct RegionDecision {
     pub layout: LayoutDecision,
     /// The `Layout` statement that chose the layout (`None`: default).
     pub layout_rule: Option<Span>,
+    /// Whether a physical instance is made at all, and if not, why.
+    pub instance: InstanceKind,
+    /// `CollectMemory` applies to this (read-only) argument.
+    pub collect: bool,
+}
+
+/// Whether a region argument gets a physical instance.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum InstanceKind {
+    /// An instance in `memory` with `layout`.
+    Physical,
+    /// `VIRTUAL` in the mapper's memory list: no instance.
+    VirtualByMapper,
+    /// The application tags the requirement for a virtual mapping.
+    VirtualByApp,
+    /// The task variant is an inner task: everything but reductions is
+    /// mapped virtually.
+    InnerTask,
+    /// No privilege (`NO_ACCESS`): the requirement is not mapped.
+    NoAccess,
+}
+
+impl InstanceKind {
+    /// Whether an instance exists (so memory and layout matter).
+    pub fn is_physical(self) -> bool {
+        self == InstanceKind::Physical
+    }
 }
 
 /// Dimension ordering of an instance.
@@ -89,7 +121,13 @@ pub struct LayoutDecision {
 
 impl Default for LayoutDecision {
     fn default() -> Self {
-        LayoutDecision { soa: true, order: Order::F, compact: false, exact: false, align: None }
+        LayoutDecision {
+            soa: true,
+            order: Order::F,
+            compact: false,
+            exact: false,
+            align: None,
+        }
     }
 }
 
@@ -119,7 +157,8 @@ impl TaskDecision {
     /// How many points each processor (node, proc) receives, sorted by
     /// processor: the basis of load-imbalance reports.
     pub fn points_per_processor(&self) -> Vec<((u32, u32), usize)> {
-        let mut counts: std::collections::BTreeMap<(u32, u32), usize> = std::collections::BTreeMap::new();
+        let mut counts: std::collections::BTreeMap<(u32, u32), usize> =
+            std::collections::BTreeMap::new();
         for p in &self.placement {
             *counts.entry((p.node, p.proc)).or_default() += 1;
         }

@@ -1,6 +1,8 @@
 //! mapwright-runtime: what a mapper does when it runs.
 //!
 //! Module map:
+//! - [`eval`]     the evaluator: runs a mapper's top level and its mapping
+//!   functions with the reference's run-time semantics, within limits.
 //! - [`mspace`]   the machine-model (MSpace) transformations of the reference
 //!   (`merge`, `split`, `swap`, `slice`, `reverse`, `balance_split`,
 //!   `auto_split`, `greedy_split`), as pure functions over extents.
@@ -8,14 +10,25 @@
 //! - [`app`]      application descriptions and the nine built-in benchmarks.
 //! - [`decisions`] concrete mapping decisions (per task: processor kind, memory
 //!   and layout per region, processor per launch point) and runtime failures.
-//! - [`eval`]     the evaluator of DSL programs and mapping functions, with the
-//!   reference's run-time semantics and step/depth limits.
+//! - [`resolve_mapping`] program + application + machine -> decisions, with
+//!   diagnostics on the responsible statements and the run's first fatal
+//!   failure; renders decisions for `explain`.
 //! - [`import`]   `mapwright app import`: Legion mapper-logging-wrapper logs ->
 //!   application + machine descriptions.
+//! - [`backend`]  the `Backend` trait (run request -> outcome with raw output
+//!   and metrics) and the `command` backend (a real program from a template).
+//! - [`service`]  `mapwright serve`: a backend behind HTTP+JSON (loopback by
+//!   default, bearer token otherwise, bounded queue) and its client.
+//! - [`sim`]      the `sim` backend: a deterministic model of a Legion run of
+//!   resolved decisions on a machine (constants in `runtime/SIMULATION.md`).
 
 pub mod app;
+pub mod backend;
 pub mod decisions;
 pub mod eval;
 pub mod import;
 pub mod machine;
 pub mod mspace;
+pub mod resolve_mapping;
+pub mod service;
+pub mod sim;

@@ -1,10 +1,18 @@
-//! `mapwright check FILE...`: parse and check, print diagnostics.
+//! `mapwright check FILE... [--app NAME|FILE] [--machine PRESET|FILE]`:
+//! parse and check, print diagnostics. With an application (from `--app`,
+//! `--machine` or `mapwright.toml`) the mapping is also resolved against it,
+//! so what a real run would do wrong is reported too (codes E03xx/W03xx/
+//! I03xx), with the run's first fatal message.
 
 use std::io::IsTerminal;
+use std::path::Path;
 use std::process::ExitCode;
 
 use clap::Args;
-use mapwright_grammar::{analyze, LineIndex, Severity};
+use mapwright_grammar::{analyze, Diagnostic, LineIndex, Severity};
+use mapwright_runtime::app::App;
+use mapwright_runtime::machine::Machine;
+use mapwright_runtime::resolve_mapping::resolve_mapping;
 
 use super::{read_input, OutputFormat};
 use crate::render::{diagnostic_json, render_diagnostic, Style};
@@ -17,6 +25,33 @@ pub struct CheckArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "human")]
     pub format: OutputFormat,
+    /// Built-in application name or application description (JSON): resolve
+    /// the mapping against it (default: `app` in mapwright.toml).
+    #[arg(long)]
+    pub app: Option<String>,
+    /// Machine preset or description (JSON/TOML) for the resolution
+    /// (default: mapwright.toml, else p100x4).
+    #[arg(long)]
+    pub machine: Option<String>,
+}
+
+/// The application and machine to resolve `path` against, if any: flags
+/// first, then the project file; none when neither names an application.
+pub(crate) fn resolution_target(
+    path: &str,
+    app: Option<&str>,
+    machine: Option<&str>,
+) -> anyhow::Result<Option<(App, Machine)>> {
+    let mapper = (path != "-").then(|| Path::new(path));
+    let project_has_app = match mapper {
+        Some(m) => crate::project::for_mapper(m)?.is_some_and(|(p, _)| p.app.is_some()),
+        None => false,
+    };
+    if app.is_none() && machine.is_none() && !project_has_app {
+        return Ok(None);
+    }
+    let (app, machine, _) = crate::project::target(mapper, app, machine)?;
+    Ok(Some((app, machine)))
 }
 
 pub fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
@@ -35,7 +70,17 @@ pub fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
         } else {
             path.as_str()
         };
-        for d in &analysis.diagnostics() {
+        let mut diagnostics: Vec<Diagnostic> = analysis.diagnostics();
+        let mut fatal = None;
+        if let Some((app, machine)) =
+            resolution_target(path, args.app.as_deref(), args.machine.as_deref())?
+        {
+            let decisions = resolve_mapping(&analysis, &source, &app, &machine);
+            diagnostics.extend(decisions.diagnostics);
+            diagnostics.sort_by_key(|d| (d.span.start, d.span.end));
+            fatal = decisions.fatal;
+        }
+        for d in &diagnostics {
             match d.severity {
                 Severity::Error => errors += 1,
                 Severity::Warning => warnings += 1,
@@ -47,6 +92,14 @@ pub fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
                 }
                 OutputFormat::Json => json.push(diagnostic_json(d, display, &index, &source)),
             }
+        }
+        if let (Some(f), OutputFormat::Human) = (fatal, args.format) {
+            let first = f
+                .raw_output
+                .lines()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("");
+            eprintln!("{display}: a real run aborts with: {}", first.trim());
         }
     }
     match args.format {

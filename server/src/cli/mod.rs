@@ -1,8 +1,13 @@
 //! The command line: one module per subcommand.
 
+mod apps;
 mod check;
+mod explain;
 mod fmt;
 mod lsp;
+mod optimize;
+mod run;
+mod serve;
 
 use std::process::ExitCode;
 
@@ -31,8 +36,32 @@ pub enum Command {
     Check(check::CheckArgs),
     /// Format mapper files in place (or check that they are formatted).
     Fmt(fmt::FmtArgs),
+    /// Explain what a mapper decides for an application on a machine:
+    /// processor kinds, memories, layouts, launch-point placement.
+    Explain(explain::ExplainArgs),
     /// Run the language server on standard input and output.
     Lsp(lsp::LspArgs),
+    /// Run a mapper on a backend (simulator by default); print its output
+    /// and time, throughput and speed relative to the expert mapper.
+    Run(run::RunArgs),
+    /// List the built-in applications, their tasks and expert mappers.
+    Apps(apps::AppsArgs),
+    /// Serve a backend over HTTP+JSON (loopback by default).
+    Serve(serve::ServeArgs),
+    /// Improve a mapper by measurement: propose, check, run, AutoGuide, repeat;
+    /// keep the best (`--in-place` writes it back).
+    Optimize(optimize::OptimizeArgs),
+    /// Benchmarks (`mapwright bench optimize`).
+    #[command(subcommand)]
+    Bench(BenchCommand),
+}
+
+/// `mapwright bench ...`
+#[derive(Debug, Subcommand)]
+pub enum BenchCommand {
+    /// Every proposer on every built-in application, several seeds: normalized
+    /// throughput after N iterations, and the scalar tuner after many more.
+    Optimize(optimize::BenchOptimizeArgs),
 }
 
 /// Runs a parsed command line.
@@ -40,7 +69,13 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Check(args) => check::run(args),
         Command::Fmt(args) => fmt::run(args),
+        Command::Explain(args) => explain::run(args),
         Command::Lsp(args) => lsp::run(args),
+        Command::Run(args) => run::run(args),
+        Command::Apps(args) => apps::run(args),
+        Command::Serve(args) => serve::run(args),
+        Command::Optimize(args) => optimize::run(args),
+        Command::Bench(BenchCommand::Optimize(args)) => optimize::bench(args),
     }
 }
 

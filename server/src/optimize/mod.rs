@@ -9,12 +9,14 @@
 //! Module map:
 //! - [`space`]     the search space and the tuned-rules block it renders to.
 //! - [`proposers`] search (default), random, scalar (OpenTuner-like), llm, hybrid.
+//! - [`executors`] running a resolved candidate (simulator, any backend).
 //! - [`runner`]    evaluating one candidate (check, resolve, execute, AutoGuide).
 //! - [`history`]   the records of a run.
 //! - [`metrics`]   trajectory, success rate, parameter entropy, feedback sensitivity.
 //! - [`plot`]      the SVG trajectory plot.
 //! - [`rng`]       the seeded PRNG proposers use.
 
+pub mod executors;
 pub mod history;
 pub mod metrics;
 pub mod plot;

@@ -75,6 +75,11 @@ pub struct Spec {
     pub memories: BTreeMap<(String, String), MemKind>,
     pub layouts: BTreeMap<String, LayoutChoice>,
     pub index_fns: BTreeMap<String, IndexFn>,
+    /// Single launches made from each point of an index launch: run on the
+    /// launching point's processor (`true`) or as the base decides.
+    pub same_point: BTreeMap<String, bool>,
+    /// Tasks whose read-only instances the runtime may collect after use.
+    pub collect: BTreeMap<String, bool>,
 }
 
 /// The values a parameter can take, for proposers that sample.
@@ -86,6 +91,10 @@ pub struct Space {
     pub regions: Vec<(String, String)>,
     pub layout_tasks: Vec<String>,
     pub index_tasks: Vec<String>,
+    /// Single launches whose parent is an index launch (SingleTaskMap targets).
+    pub child_tasks: Vec<String>,
+    /// Tasks with region arguments (CollectMemory targets).
+    pub collect_tasks: Vec<String>,
 }
 
 /// Memories worth trying for a processor kind on this machine, best first.
@@ -114,6 +123,8 @@ impl Space {
         let mut regions = Vec::new();
         let mut layout_tasks = Vec::new();
         let mut index_tasks = Vec::new();
+        let mut child_tasks = Vec::new();
+        let mut collect_tasks = Vec::new();
         for t in &app.tasks {
             let kinds = kinds_for(t, machine);
             if kinds.is_empty() {
@@ -129,12 +140,25 @@ impl Space {
             if t.launch == Launch::Index && t.domain.iter().product::<u64>() > 1 {
                 index_tasks.push(t.name.clone());
             }
+            let parent_is_index = t
+                .parent
+                .as_deref()
+                .and_then(|p| app.task(p))
+                .is_some_and(|p| p.launch == Launch::Index);
+            if t.launch == Launch::Single && parent_is_index {
+                child_tasks.push(t.name.clone());
+            }
+            if !t.regions.is_empty() && !t.inner {
+                collect_tasks.push(t.name.clone());
+            }
         }
         Space {
             procs,
             regions,
             layout_tasks,
             index_tasks,
+            child_tasks,
+            collect_tasks,
         }
     }
 }
@@ -245,7 +269,7 @@ fn render_block(base: &str, base_decisions: &Decisions, spec: &Spec, app: &App) 
     let decided = |task: &str| base_decisions.tasks.iter().find(|t| t.task == task);
     let mut rules = String::new();
     let mut kinds_used: Vec<ProcKind> = Vec::new();
-    let mut fns_used: Vec<(IndexFn, ProcKind)> = Vec::new();
+    let mut fns_used: Vec<(IndexFn, ProcKind, usize)> = Vec::new();
     for (task, kind) in &spec.procs {
         if decided(task).map(|d| d.proc_kind) != Some(*kind) {
             rules.push_str(&format!("Task {task} {};\n", dsl_proc(*kind)));
@@ -297,13 +321,39 @@ fn render_block(base: &str, base_decisions: &Decisions, spec: &Spec, app: &App) 
         let Some(kind) = final_kind(task) else {
             continue;
         };
+        let dims = app.task(task).map(|t| t.domain.len().max(1)).unwrap_or(1);
         if !kinds_used.contains(&kind) {
             kinds_used.push(kind);
         }
-        if !fns_used.contains(&(*f, kind)) {
-            fns_used.push((*f, kind));
+        if !fns_used.contains(&(*f, kind, dims)) {
+            fns_used.push((*f, kind, dims));
         }
-        rules.push_str(&format!("IndexTaskMap {task} {};\n", fn_name(*f, kind)));
+        rules.push_str(&format!(
+            "IndexTaskMap {task} {};\n",
+            fn_name(*f, kind, dims)
+        ));
+    }
+    let mut same_point_kinds: Vec<ProcKind> = Vec::new();
+    for (task, on) in &spec.same_point {
+        let Some(kind) = final_kind(task).filter(|_| *on) else {
+            continue;
+        };
+        if !kinds_used.contains(&kind) {
+            kinds_used.push(kind);
+        }
+        if !same_point_kinds.contains(&kind) {
+            same_point_kinds.push(kind);
+        }
+        rules.push_str(&format!(
+            "SingleTaskMap {task} {};\n",
+            same_point_name(kind)
+        ));
+    }
+    for (task, on) in &spec.collect {
+        let already = decided(task).is_some_and(|d| d.collect_memory);
+        if *on && !already {
+            rules.push_str(&format!("CollectMemory {task} *;\n"));
+        }
     }
     if rules.is_empty() {
         return String::new();
@@ -315,11 +365,15 @@ fn render_block(base: &str, base_decisions: &Decisions, spec: &Spec, app: &App) 
             block.push_str(&format!("{var} = Machine({});\n", dsl_proc(*k)));
         }
     }
-    if fns_used.iter().any(|(f, _)| needs_linearize(*f)) && !base.contains("def mw_linearize(") {
-        block.push_str(LINEARIZE);
+    for (f, k, dims) in &fns_used {
+        block.push_str(&function_def(*f, *k, *dims));
     }
-    for (f, k) in &fns_used {
-        block.push_str(&function_def(*f, *k));
+    for k in &same_point_kinds {
+        let m = machine_var(*k);
+        block.push_str(&format!(
+            "def {}(Task task) {{\n    return {m}[*task.parent.processor({m})];\n}}\n",
+            same_point_name(*k)
+        ));
     }
     block.push_str(&rules);
     block.push_str(BLOCK_END);
@@ -331,22 +385,43 @@ fn machine_var(k: ProcKind) -> String {
     format!("mw_{}", dsl_proc(k).to_ascii_lowercase())
 }
 
-fn fn_name(f: IndexFn, k: ProcKind) -> String {
-    format!("mw_{}_{}", f.name(), dsl_proc(k).to_ascii_lowercase())
+fn same_point_name(k: ProcKind) -> String {
+    format!("mw_same_point_{}", dsl_proc(k).to_ascii_lowercase())
 }
 
-/// The DSL text of a placement function. All of them only use the launch's
-/// own point and extents, so they work for any dimensionality.
-fn function_def(f: IndexFn, k: ProcKind) -> String {
+fn fn_name(f: IndexFn, k: ProcKind, dims: usize) -> String {
+    format!(
+        "mw_{}_{}_{dims}d",
+        f.name(),
+        dsl_proc(k).to_ascii_lowercase()
+    )
+}
+
+/// Row-major linearization of `ip` in `sp` for a `dims`-D launch, e.g.
+/// `(ip[0] * sp[1] + ip[1]) * sp[2] + ip[2]`. Written out per dimensionality
+/// because the DSL has no loops.
+fn linearize(dims: usize) -> String {
+    let mut e = "ip[0]".to_string();
+    for i in 1..dims {
+        let lhs = if i == 1 { e.clone() } else { format!("({e})") };
+        e = format!("{lhs} * sp[{i}] + ip[{i}]");
+    }
+    e
+}
+
+/// The DSL text of a placement function for a `dims`-D launch. They only
+/// use the launch's own point and extents, so they fit any problem size.
+fn function_def(f: IndexFn, k: ProcKind, dims: usize) -> String {
     let m = machine_var(k);
-    let name = fn_name(f, k);
+    let name = fn_name(f, k, dims);
+    let lin = linearize(dims);
     let body = match f {
         IndexFn::Original => return String::new(),
         IndexFn::LinearBlock => format!(
-            "    flat = {m}.merge(0, 1);\n    lin = mw_linearize(task.ipoint, task.ispace);\n    return flat[lin * flat.size[0] / task.ispace.volume];\n"
+            "    ip = task.ipoint;\n    sp = task.ispace;\n    flat = {m}.merge(0, 1);\n    return flat[({lin}) * flat.size[0] / sp.volume];\n"
         ),
         IndexFn::LinearCyclic => {
-            format!("    flat = {m}.merge(0, 1);\n    lin = mw_linearize(task.ipoint, task.ispace);\n    return flat[lin % flat.size[0]];\n")
+            format!("    ip = task.ipoint;\n    sp = task.ispace;\n    flat = {m}.merge(0, 1);\n    return flat[({lin}) % flat.size[0]];\n")
         }
         IndexFn::GridBlock => format!(
             "    grid = {m}.merge(0, 1).auto_split(0, task.ispace);\n    return grid[*(task.ipoint * grid.size / task.ispace)];\n"
@@ -355,20 +430,8 @@ fn function_def(f: IndexFn, k: ProcKind) -> String {
             format!("    grid = {m}.merge(0, 1).auto_split(0, task.ispace);\n    return grid[*(task.ipoint % grid.size)];\n")
         }
         IndexFn::NodeBlockProcCyclic => format!(
-            "    lin = mw_linearize(task.ipoint, task.ispace);\n    node = lin * {m}.size[0] / task.ispace.volume;\n    return {m}[node, lin % {m}.size[1]];\n"
+            "    ip = task.ipoint;\n    sp = task.ispace;\n    lin = {lin};\n    return {m}[lin * {m}.size[0] / sp.volume, lin % {m}.size[1]];\n"
         ),
     };
     format!("def {name}(Task task) {{\n{body}}}\n")
 }
-
-/// Whether a placement function calls `mw_linearize`.
-fn needs_linearize(f: IndexFn) -> bool {
-    matches!(
-        f,
-        IndexFn::LinearBlock | IndexFn::LinearCyclic | IndexFn::NodeBlockProcCyclic
-    )
-}
-
-/// Row-major linearization for launches of up to 3 dimensions (the DSL has
-/// no loops; the ternary evaluates only the branch it takes).
-const LINEARIZE: &str = "def mw_linearize(IPoint ip, ISpace sp) {\n    return sp.len == 1 ? ip[0] : (sp.len == 2 ? ip[0] * sp[1] + ip[1] : (ip[0] * sp[1] + ip[1]) * sp[2] + ip[2]);\n}\n";

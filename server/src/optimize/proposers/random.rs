@@ -42,6 +42,12 @@ pub fn random_spec(ctx: &ProposalContext<'_>, rng: &mut Rng) -> Spec {
             },
         );
     }
+    for task in &ctx.space.child_tasks {
+        spec.same_point.insert(task.clone(), rng.below(2) == 0);
+    }
+    for task in &ctx.space.collect_tasks {
+        spec.collect.insert(task.clone(), rng.below(2) == 0);
+    }
     for task in &ctx.space.index_tasks {
         if let Some(f) = rng.pick(&IndexFn::ALL) {
             spec.index_fns.insert(task.clone(), *f);

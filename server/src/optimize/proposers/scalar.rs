@@ -83,6 +83,18 @@ impl ScalarProposer {
                     );
                 }
             }
+            4 => {
+                if let Some(task) = self.rng.pick(&ctx.space.child_tasks).cloned() {
+                    let on = self.rng.below(2) == 0;
+                    spec.same_point.insert(task, on);
+                }
+            }
+            5 => {
+                if let Some(task) = self.rng.pick(&ctx.space.collect_tasks).cloned() {
+                    let on = self.rng.below(2) == 0;
+                    spec.collect.insert(task, on);
+                }
+            }
             _ => {
                 if let Some(task) = self.rng.pick(&ctx.space.index_tasks).cloned() {
                     if let Some(f) = self.rng.pick(&IndexFn::ALL) {
@@ -116,10 +128,15 @@ impl Proposer for ScalarProposer {
         let op = self.choose_operator();
         let mut spec = self.best.clone();
         match op {
-            0..=3 => self.mutate_one(&mut spec, ctx, op),
+            // Operator 3 ("index") also covers the other placement knobs.
+            0..=2 => self.mutate_one(&mut spec, ctx, op),
+            3 => {
+                let what = 3 + self.rng.below(3);
+                self.mutate_one(&mut spec, ctx, what);
+            }
             4 => {
                 for _ in 0..3 {
-                    let what = self.rng.below(4);
+                    let what = self.rng.below(6);
                     self.mutate_one(&mut spec, ctx, what);
                 }
             }

@@ -177,9 +177,73 @@ impl SearchProposer {
             }
         }
 
+        // Spreading single launches onto their parent point's processor and
+        // letting the runtime collect instances: what keeps per-point pieces
+        // (GEMM tiles) from piling up in one framebuffer.
+        let mut spread_moves: Vec<Move> = Vec::new();
+        if !space.child_tasks.is_empty() {
+            let mut s = best.clone();
+            for t in &space.child_tasks {
+                s.same_point.insert(t.clone(), true);
+                s.collect.insert(t.clone(), true);
+            }
+            spread_moves.push((
+                "run single launches on their parent point's processor and collect their instances"
+                    .into(),
+                s,
+            ));
+            let mut s = best.clone();
+            for t in &space.child_tasks {
+                s.same_point.insert(t.clone(), true);
+            }
+            spread_moves.push((
+                "run single launches on their parent point's processor".into(),
+                s,
+            ));
+        }
+        for t in &space.collect_tasks {
+            if best.collect.get(t) == Some(&true) {
+                continue;
+            }
+            let mut s = best.clone();
+            s.collect.insert(t.clone(), true);
+            spread_moves.push((format!("collect `{t}`'s instances after use"), s));
+        }
+        // The informed default: fast kinds, fast memories, required layouts,
+        // spread single launches, all at once (for a mapper that fails).
+        let mut informed = best.clone();
+        for (task, kinds) in &space.procs {
+            if let Some(k) = kinds.first() {
+                informed.procs.insert(task.clone(), *k);
+            }
+        }
+        for (task, region) in &space.regions {
+            if let Some(kind) = Self::kind_of(&informed, base, task) {
+                if let Some(m) = memories_for(kind, ctx.machine).first() {
+                    informed.memories.insert((task.clone(), region.clone()), *m);
+                }
+            }
+        }
+        for task in &space.layout_tasks {
+            if let Some(l) = required_layout(ctx.app, task) {
+                informed.layouts.insert(task.clone(), l);
+            }
+        }
+        for t in &space.child_tasks {
+            informed.same_point.insert(t.clone(), true);
+            informed.collect.insert(t.clone(), true);
+        }
+
         // AutoGuide decides the order.
         let mut ordered: Vec<Vec<Move>> = Vec::new();
+        if self.best_score <= 0.0 {
+            ordered.push(vec![(
+                "fast kinds and memories, required layouts, single launches spread".into(),
+                informed,
+            )]);
+        }
         if rules.contains(&"out-of-memory") {
+            ordered.push(std::mem::take(&mut spread_moves));
             ordered.push(
                 std::mem::take(&mut memory_moves)
                     .into_iter()
@@ -193,6 +257,7 @@ impl SearchProposer {
         ordered.push(procs_moves);
         ordered.push(memory_moves);
         ordered.push(layout_moves);
+        ordered.push(spread_moves);
         ordered.push(index_moves);
         self.queue = ordered.into_iter().flatten().collect();
     }
@@ -264,8 +329,10 @@ impl Proposer for SearchProposer {
             }
         }
 
-        // Repair: the best so far fails, and AutoGuide knows a mechanical edit.
-        if self.best_score <= 0.0 {
+        // Repair: the best so far fails, and AutoGuide knows a mechanical edit
+        // (after the planned structured moves, which fix capacity problems
+        // better than moving one region to slow memory).
+        if self.best_score <= 0.0 && self.planned_once && self.queue.is_empty() {
             if let Some(failed) = ctx
                 .history
                 .iter()

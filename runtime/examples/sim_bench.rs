@@ -1,0 +1,59 @@
+//! Simulated evaluations per second per core, per built-in application:
+//! `cargo run --release -p mapwright-runtime --example sim_bench [N]`.
+//!
+//! Each application's expert mapper is resolved once; the decisions are
+//! then simulated N times on one thread (`simulate only`), and the mapper
+//! is resolved and simulated N times (`resolve + simulate`), on the
+//! paper's machine (p100x4). Where the expert cannot run there (johnson and
+//! cosma index the node dimension by launch point, written for one rank per
+//! GPU), the simulation is timed on the default GPU decisions instead
+//! (marked `default`).
+
+use std::time::Instant;
+
+use mapwright_runtime::app::{expert_mapper_text, App};
+use mapwright_runtime::machine::Machine;
+use mapwright_runtime::sim::{default_resolver, reference, simulate};
+
+fn main() {
+    let n: u64 = std::env::args()
+        .nth(1)
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(2000);
+    let machine = Machine::preset("p100x4").expect("preset");
+    let resolve = default_resolver();
+    println!(
+        "{:<10} {:>16} {:>20}  status",
+        "app", "simulate/s", "resolve+simulate/s"
+    );
+    for name in App::builtin_names() {
+        let (Some(app), Some(src)) = (App::builtin(name), expert_mapper_text(name)) else {
+            continue;
+        };
+        let mut d = resolve(src, &app, &machine);
+        let mut which = "expert";
+        if d.fatal.is_some() {
+            d = reference::default_gpu(&app, &machine);
+            which = "default";
+        }
+        let mut sink = 0.0;
+        let t = Instant::now();
+        for i in 0..n {
+            sink += simulate(&d, &app, &machine, i, 0.01)
+                .elapsed_s
+                .unwrap_or(0.0);
+        }
+        let sim = n as f64 / t.elapsed().as_secs_f64();
+        let m = (n / 10).max(1);
+        let t = Instant::now();
+        for i in 0..m {
+            let d = resolve(src, &app, &machine);
+            sink += simulate(&d, &app, &machine, i, 0.01)
+                .elapsed_s
+                .unwrap_or(0.0);
+        }
+        let full = m as f64 / t.elapsed().as_secs_f64();
+        let status = simulate(&d, &app, &machine, 0, 0.0).status;
+        println!("{name:<10} {sim:>16.0} {full:>20.0}  {status} ({which}, {sink:.0})");
+    }
+}

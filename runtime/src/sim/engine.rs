@@ -1,0 +1,597 @@
+//! The engine: checks a plan the way a real run would fail, then schedules
+//! one steady-state iteration of the main loop.
+//!
+//! Checks, in program order (task by task in description order): the
+//! instances a task needs must fit the memories they go to (else Legion's
+//! default-mapper allocation failure), its instances must satisfy the layout
+//! its libraries require (else cuBLAS's or Regent's complaint), and
+//! `InstanceLimit` must not be put on an index launch (else the DSL mapper's
+//! `event.exists()` assertion).
+//!
+//! Schedule: the loop's tasks run in description order, each launch after
+//! the previous one (each consumes what the previous produced). A launch is
+//! a copy phase then a compute phase per processor:
+//! - copies: a piece read in a memory that holds no valid copy of it is
+//!   copied from the fastest valid one (Legion's coherence; written pieces
+//!   invalidate other copies); cross-piece flows of the application (halo,
+//!   shift, broadcast, reduction, gather) copy when producer and consumer
+//!   instances differ; a GPU given memory it cannot reach stages its data
+//!   in and out. Copies on the same link share its bandwidth; a processor
+//!   starts computing when the links feeding it have drained.
+//! - compute: each point task takes `max(flops / rate, bytes / bandwidth)`
+//!   (a roofline) plus launch costs; points on one processor run one after
+//!   another; shared memories split their bandwidth among the processors
+//!   using them. The launch ends with its slowest processor (imbalance).
+//!
+//! The loop is run twice and the second pass measured, so the copies are
+//! those of the steady state, not of the first touch.
+
+use std::collections::HashMap;
+
+use crate::app::FlowKind;
+use crate::app::Launch;
+use crate::machine::ProcKind;
+
+use super::model;
+use super::plan::{ArgPlan, Plan, TaskPlan, Unit};
+use super::topology::{MemId, ProcId, Resource, Route};
+use super::Failure;
+
+/// What the schedule measured for one iteration.
+#[derive(Debug, Default)]
+pub struct Measured {
+    /// Time of one timed iteration, seconds.
+    pub iteration_s: f64,
+    /// Per task: seconds per iteration.
+    pub task_s: Vec<f64>,
+    /// Per processor: busy seconds per iteration.
+    pub busy_s: Vec<f64>,
+    /// Per resource: bytes per iteration.
+    pub copy_bytes: Vec<(Resource, f64)>,
+    /// Copy time no computation hides, seconds per iteration.
+    pub copy_s: f64,
+    /// Flops of one timed iteration.
+    pub flops: f64,
+    /// Time of the launches outside the loop, seconds.
+    pub setup_s: f64,
+    /// Peak bytes per memory.
+    pub mem_bytes: Vec<u64>,
+}
+
+// ---------------------------------------------------------------------------
+// Checks
+// ---------------------------------------------------------------------------
+
+/// Memory usage after placing every instance, or the first failure.
+pub fn check(plan: &Plan) -> Result<Vec<u64>, Failure> {
+    let topo = &plan.topo;
+    let mut usage = vec![0u64; topo.mem_count()];
+    // Fields already held per (region, piece, memory, copy slot).
+    let mut held: HashMap<(u32, u32, MemId, u32), Vec<u32>> = HashMap::new();
+    let mut uid: u64 = 0x15;
+    for (ti, t) in plan.tasks.iter().enumerate() {
+        if !t.active {
+            continue;
+        }
+        uid += 1 + ti as u64;
+        let launches = t.launches.max(u32::from(t.setup_launches > 0)).max(1);
+        for u in &t.units {
+            for a in &t.args {
+                // Read-only pieces of successive executions pile up unless
+                // CollectMemory lets the mapper free them.
+                let slots = if !t.collect_memory
+                    && !a.collect
+                    && u.execs > 1
+                    && !a.writes()
+                    && !a.reduces()
+                {
+                    u.execs
+                } else {
+                    1
+                };
+                for l in 0..launches.min(a.per_launch.len() as u32).max(1) {
+                    let on = a.on(l);
+                    let Some(home) = topo.home(u.proc, on.mem) else {
+                        continue;
+                    };
+                    let mut places = vec![home];
+                    if on.staged {
+                        if let Some(fb) = topo.home(u.proc, crate::machine::MemKind::Fbmem) {
+                            places.push(fb);
+                        }
+                    }
+                    for slot in 0..slots {
+                        for &mem in &places {
+                            let have = held.entry((on.region, u.piece, mem, slot)).or_default();
+                            let mut add = 0.0;
+                            for &(f, b) in &a.fields {
+                                if !have.contains(&f) {
+                                    have.push(f);
+                                    add += b * on.scale;
+                                }
+                            }
+                            if add <= 0.0 {
+                                continue;
+                            }
+                            let add = add.round() as u64;
+                            usage[mem] = usage[mem].saturating_add(add);
+                            if usage[mem] > topo.capacity(mem) {
+                                return Err(out_of_memory(plan, t, a, u, mem, add, uid));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        if !t.units.is_empty() {
+            check_constraints(plan, t)?;
+        }
+        if t.instance_limit.is_some() && t.task.launch == Launch::Index {
+            return Err(Failure::new(
+                "event_exists",
+                format!(
+                    "{prog}: /DSLMapper/src/dsl_mapper.cc:1627: virtual void \
+                     NSMapper::report_profiling(Legion::Mapping::MapperContext, const \
+                     Legion::Task&, const Legion::Mapping::Mapper::TaskProfilingInfo&): \
+                     Assertion `event.exists()' failed.\n",
+                    prog = super::output::program_name(plan.app)
+                ),
+            ));
+        }
+    }
+    Ok(usage)
+}
+
+/// Legion's default-mapper allocation failure (ERRORS.md section 3).
+fn out_of_memory(
+    plan: &Plan,
+    t: &TaskPlan,
+    a: &ArgPlan,
+    u: &Unit,
+    mem: MemId,
+    size: u64,
+    uid: u64,
+) -> Failure {
+    let topo = &plan.topo;
+    let (_, mkind, _) = topo.mem_info(mem);
+    let (_, pkind, _) = topo.proc_info(u.proc);
+    Failure::new(
+        "out_of_memory",
+        format!(
+            "Default mapper failed allocation of size {size} bytes for region  requirement {req} \
+             of task {task} (UID {uid}) in memory {mid:x} ({mname}) for processor {pid:x} \
+             ({pname}). This means the working set of your application is too big for the \
+             allotted capacity of the given memory under the default mapper's mapping scheme. \
+             You have three choices: ask Realm to allocate more memory, write a custom mapper to \
+             better manage working sets, or find a bigger machine.\n",
+            req = a.arg.index,
+            task = t.task.name,
+            mid = topo.realm_mem_id(mem),
+            mname = mkind.legion_name(),
+            pid = topo.realm_proc_id(u.proc),
+            pname = pkind.legion_name(),
+        ),
+    )
+}
+
+/// The layout requirements of the libraries a task calls (cuBLAS's
+/// ordering, Regent's stride check).
+fn check_constraints(plan: &Plan, t: &TaskPlan) -> Result<(), Failure> {
+    for a in &t.args {
+        for c in plan.app.constraints_for(t.task, t.kind, a.arg) {
+            let order_ok = match c.order {
+                Some(crate::app::DimOrder::COrder) => a.layout.order == crate::decisions::Order::C,
+                Some(crate::app::DimOrder::FOrder) => a.layout.order == crate::decisions::Order::F,
+                None => true,
+            };
+            let fields_ok = match c.field_layout {
+                Some(crate::app::FieldLayout::Soa) => a.layout.soa,
+                Some(crate::app::FieldLayout::Aos) => !a.layout.soa,
+                None => true,
+            };
+            if order_ok && fields_ok {
+                continue;
+            }
+            let kind = if c.library.eq_ignore_ascii_case("cublas") {
+                "cublas_illegal_parameter"
+            } else {
+                crate::backend::classify_output(&c.error).unwrap_or("library_constraint")
+            };
+            // The sources keep printf placeholders; a run prints the call
+            // site, which no source gives: the generated kernel file.
+            let mut text = c
+                .error
+                .replacen("%s", "taco-generated.cu", 1)
+                .replacen("%d", "0", 1);
+            if !text.ends_with('\n') {
+                text.push('\n');
+            }
+            return Err(Failure::new(kind, text));
+        }
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------
+// Schedule
+// ---------------------------------------------------------------------------
+
+/// Valid copies of each (region, piece).
+#[derive(Default)]
+struct Coherence {
+    valid: HashMap<(u32, u32), Vec<MemId>>,
+}
+
+/// Copies and compute of one launch, per processor.
+struct Phase {
+    /// (destination processor, route, bytes).
+    copies: Vec<(ProcId, Route, f64)>,
+    /// (processor, seconds).
+    compute: Vec<(ProcId, f64)>,
+}
+
+/// Runs the loop twice and measures the second pass.
+pub fn schedule(plan: &Plan, mem_bytes: Vec<u64>) -> Measured {
+    let topo = &plan.topo;
+    let mut m = Measured {
+        task_s: vec![0.0; plan.tasks.len()],
+        busy_s: vec![0.0; topo.proc_count()],
+        mem_bytes,
+        ..Measured::default()
+    };
+    let mut coh = Coherence::default();
+    let mut resources: Vec<(Resource, f64, f64, f64)> = Vec::new();
+    let mut copy_finish = vec![0.0f64; topo.proc_count()];
+    let mut compute = vec![0.0f64; topo.proc_count()];
+    let mut copy_totals: HashMap<Resource, f64> = HashMap::new();
+    for pass in 0..2 {
+        let measure = pass == 1;
+        for (ti, t) in plan.tasks.iter().enumerate() {
+            if !t.active || t.launches == 0 || t.units.is_empty() {
+                continue;
+            }
+            let timed = t.task.timed && measure;
+            for l in 0..t.launches {
+                let phase = launch_phase(plan, ti, t, l, &mut coh);
+                if !timed {
+                    continue;
+                }
+                // Contention: copies on one resource share its bandwidth.
+                resources.clear();
+                for (_, route, bytes) in &phase.copies {
+                    for h in route.legs() {
+                        match resources.iter_mut().find(|r| r.0 == h.res) {
+                            Some(r) => {
+                                r.1 += bytes;
+                                r.2 = r.2.max(h.latency_s);
+                            }
+                            None => resources.push((h.res, *bytes, h.latency_s, h.bytes_per_s)),
+                        }
+                    }
+                }
+                let mut touched: Vec<ProcId> = Vec::new();
+                for (p, route, _) in &phase.copies {
+                    let mut fin: f64 = 0.0;
+                    for h in route.legs() {
+                        if let Some(r) = resources.iter().find(|r| r.0 == h.res) {
+                            fin = fin.max(r.2 + r.1 / r.3);
+                        }
+                    }
+                    if copy_finish[*p] == 0.0 && compute[*p] == 0.0 {
+                        touched.push(*p);
+                    }
+                    copy_finish[*p] = copy_finish[*p].max(fin);
+                }
+                for (p, s) in &phase.compute {
+                    if copy_finish[*p] == 0.0 && compute[*p] == 0.0 {
+                        touched.push(*p);
+                    }
+                    compute[*p] += s;
+                }
+                let mut span: f64 = 0.0;
+                let mut exposed: f64 = 0.0;
+                for &p in &touched {
+                    span = span.max(copy_finish[p] + compute[p]);
+                    exposed = exposed.max(copy_finish[p]);
+                    m.busy_s[p] += compute[p];
+                    copy_finish[p] = 0.0;
+                    compute[p] = 0.0;
+                }
+                let launch_s = span + model::LEGION_LAUNCH_US * 1e-6;
+                m.task_s[ti] += launch_s;
+                m.iteration_s += launch_s;
+                m.copy_s += exposed;
+                for r in &resources {
+                    *copy_totals.entry(r.0).or_insert(0.0) += r.1;
+                }
+            }
+            if measure && t.task.timed {
+                for u in &t.units {
+                    m.flops += t.task.work.flops * f64::from(u.execs) * f64::from(t.launches);
+                }
+            }
+        }
+    }
+    m.copy_bytes = copy_totals.into_iter().collect();
+    m.setup_s = setup_time(plan);
+    m
+}
+
+/// The copies and compute of launch `l` of task `t`, updating coherence.
+fn launch_phase(plan: &Plan, ti: usize, t: &TaskPlan, l: u32, coh: &mut Coherence) -> Phase {
+    let topo = &plan.topo;
+    let mut phase = Phase {
+        copies: Vec::new(),
+        compute: Vec::with_capacity(t.units.len()),
+    };
+    // Processors sharing each shared memory in this launch.
+    let mut sharers: Vec<(MemId, ProcId, u32)> = Vec::new();
+    for u in &t.units {
+        for a in &t.args {
+            if let Some(h) = topo.home(u.proc, a.on(l).mem) {
+                if topo.is_shared(h) && !sharers.iter().any(|s| s.0 == h && s.1 == u.proc) {
+                    sharers.push((h, u.proc, 0));
+                }
+            }
+        }
+    }
+    let sharing = |mem: MemId| sharers.iter().filter(|s| s.0 == mem).count().max(1) as f64;
+
+    for u in &t.units {
+        let execs = f64::from(u.execs);
+        for a in &t.args {
+            let on = a.on(l);
+            let Some(home) = topo.home(u.proc, on.mem) else {
+                continue;
+            };
+            let bytes = a.arg.bytes as f64 * on.scale;
+            // Coherence of the piece this unit works on.
+            if !a.reduces() {
+                let valid = coh.valid.entry((on.region, u.piece)).or_default();
+                if a.reads() && !valid.is_empty() && !valid.contains(&home) {
+                    let src = fastest_source(plan, valid, home);
+                    phase.copies.push((u.proc, topo.route(src, home), bytes));
+                    valid.push(home);
+                }
+                if a.writes() || valid.is_empty() {
+                    valid.clear();
+                    valid.push(home);
+                }
+            }
+            // A GPU staging data it cannot reach: in before, out after.
+            if on.staged {
+                if let Some(fb) = topo.home(u.proc, crate::machine::MemKind::Fbmem) {
+                    if a.reads() || a.reduces() {
+                        phase
+                            .copies
+                            .push((u.proc, topo.route(home, fb), bytes * execs));
+                    }
+                    if a.writes() || a.reduces() {
+                        phase
+                            .copies
+                            .push((u.proc, topo.route(fb, home), bytes * execs));
+                    }
+                }
+            }
+        }
+        // Cross-piece flows into this task.
+        for f in plan.flows.iter().filter(|f| f.to == ti) {
+            flow_copies(plan, f, t, u, &mut phase.copies);
+        }
+        phase
+            .compute
+            .push((u.proc, execs * point_time(plan, t, u, l, &sharing)));
+    }
+    phase
+}
+
+/// The valid copy nearest `dst` (Legion's `-tm:select_source_by_bandwidth`):
+/// the one whose route has the highest bottleneck bandwidth.
+fn fastest_source(plan: &Plan, valid: &[MemId], dst: MemId) -> MemId {
+    let mut best = valid[0];
+    let mut best_bw = -1.0;
+    for &src in valid {
+        let r = plan.topo.route(src, dst);
+        let bw = r
+            .legs()
+            .map(|h| h.bytes_per_s)
+            .fold(f64::INFINITY, f64::min);
+        if bw > best_bw {
+            best_bw = bw;
+            best = src;
+        }
+    }
+    best
+}
+
+/// Copies one consumer unit needs along a cross-piece flow.
+fn flow_copies(
+    plan: &Plan,
+    f: &super::plan::FlowPlan,
+    consumer: &TaskPlan,
+    u: &Unit,
+    out: &mut Vec<(ProcId, Route, f64)>,
+) {
+    let topo = &plan.topo;
+    let producer = &plan.tasks[f.from];
+    let (Some(pa), Some(ca)) = (producer.args.get(f.from_arg), consumer.args.get(f.to_arg)) else {
+        return;
+    };
+    let np = producer.units.len();
+    let nc = consumer.units.len().max(1);
+    if np == 0 {
+        return;
+    }
+    let Some(dst) = topo.home(u.proc, ca.mem) else {
+        return;
+    };
+    let i = consumer
+        .units
+        .iter()
+        .position(|x| x.piece == u.piece)
+        .unwrap_or(0);
+    // The producer piece "opposite" consumer piece i.
+    let ip = i * np / nc;
+    let mut sources: Vec<usize> = Vec::new();
+    let mut share = 1.0;
+    match f.kind {
+        FlowKind::Halo | FlowKind::Reduction if np <= nc => {
+            // Neighbouring pieces of a 1-D decomposition.
+            if ip > 0 {
+                sources.push(ip - 1);
+            }
+            if ip + 1 < np {
+                sources.push(ip + 1);
+            }
+            share = 1.0 / sources.len().max(1) as f64;
+        }
+        FlowKind::Reduction => {
+            // Partial results of several producer points fold into one
+            // owner; each partial is a whole piece.
+            sources.extend((0..np).filter(|j| j * nc / np == i));
+        }
+        FlowKind::Shift | FlowKind::Broadcast => sources.push((ip + 1) % np),
+        FlowKind::Gather => {
+            sources.extend(0..np);
+            share = 1.0 / np as f64;
+        }
+        FlowKind::Halo | FlowKind::SamePoint => {}
+    }
+    let bytes = f.bytes * share * f64::from(u.execs);
+    for j in sources {
+        let Some(pu) = producer.units.get(j) else {
+            continue;
+        };
+        let Some(src) = topo.home(pu.proc, pa.mem) else {
+            continue;
+        };
+        if src != dst && bytes > 0.0 {
+            out.push((u.proc, topo.route(src, dst), bytes));
+        }
+    }
+}
+
+/// Seconds one execution of a point task takes on its processor.
+fn point_time(plan: &Plan, t: &TaskPlan, u: &Unit, l: u32, sharing: &dyn Fn(MemId) -> f64) -> f64 {
+    let topo = &plan.topo;
+    let work = &t.task.work;
+    let (rate, launch_us) = match t.group {
+        Some(g) => {
+            let peak = match work.precision {
+                crate::app::Precision::Fp64 => g.gflops_fp64,
+                crate::app::Precision::Fp32 => g.gflops_fp32,
+            };
+            (
+                peak * 1e9 * model::compute_eff(t.kind, t.gemm),
+                g.launch_overhead_us,
+            )
+        }
+        None => (1e9, 0.0),
+    };
+    let t_flops = if work.flops > 0.0 {
+        work.flops / rate.max(1.0)
+    } else {
+        0.0
+    };
+    // Local accesses (a GPU's own framebuffer, a host core's memories)
+    // overlap with computation (roofline); remote ones (zero-copy over
+    // PCIe, staged data) stall warps on microsecond latencies that
+    // occupancy cannot hide, so their time adds.
+    let mut t_local = 0.0;
+    let mut t_remote = 0.0;
+    let mut latency = 0.0f64;
+    let mut touched = 0.0;
+    for a in &t.args {
+        let on = a.on(l);
+        let Some(mut mem) = topo.home(u.proc, on.mem) else {
+            continue;
+        };
+        if on.staged {
+            if let Some(fb) = topo.home(u.proc, crate::machine::MemKind::Fbmem) {
+                mem = fb;
+            }
+        }
+        let (mut bw, lat) = topo.access(u.proc, mem).unwrap_or((1e9, 1e-5));
+        if topo.is_shared(mem) {
+            bw = bw.min(topo.mem_bandwidth(mem) / sharing(mem));
+        }
+        let eff = model::layout_eff(
+            t.kind,
+            &a.layout,
+            plan.native,
+            a.arg.dims,
+            a.accessed_per_elem,
+            a.struct_per_elem,
+        );
+        let bytes = a.touch_bytes * on.scale;
+        let s = bytes / (bw * eff).max(1.0);
+        touched += bytes;
+        let (_, mkind, _) = topo.mem_info(mem);
+        if model::is_gpu(t.kind) && mkind != crate::machine::MemKind::Fbmem {
+            t_remote += s;
+            latency += model::ZEROCOPY_TASK_US * 1e-6;
+        } else {
+            t_local += s;
+        }
+        latency = latency.max(lat);
+    }
+    if touched == 0.0 && work.bytes > 0.0 {
+        // Work without region arguments streams from the processor's best
+        // memory.
+        let (_, kind, _) = topo.proc_info(u.proc);
+        let best = topo
+            .machine
+            .reachable(kind)
+            .first()
+            .copied()
+            .and_then(|k| topo.home(u.proc, k));
+        let bw = best
+            .and_then(|m| topo.access(u.proc, m))
+            .map_or(1e9, |x| x.0);
+        t_local = work.bytes / bw;
+    }
+    t_flops.max(t_local)
+        + t_remote
+        + latency
+        + (launch_us + work.fixed_us + model::LEGION_TASK_US) * 1e-6
+}
+
+/// Time of the launches outside the loop: for each, its slowest point.
+fn setup_time(plan: &Plan) -> f64 {
+    let none = |_: MemId| 1.0;
+    let mut total = 0.0;
+    for t in &plan.tasks {
+        if !t.active || t.setup_launches == 0 {
+            continue;
+        }
+        let mut per_proc: Vec<(ProcId, f64)> = Vec::new();
+        let single_exec = t.task.per_iteration == 0;
+        for u in &t.units {
+            let execs = if single_exec { f64::from(u.execs) } else { 1.0 };
+            let s = execs * point_time(plan, t, u, 0, &none);
+            match per_proc.iter_mut().find(|x| x.0 == u.proc) {
+                Some(x) => x.1 += s,
+                None => per_proc.push((u.proc, s)),
+            }
+        }
+        let slowest = per_proc.iter().map(|x| x.1).fold(0.0, f64::max);
+        let launches = if single_exec && t.task.launch == Launch::Single && t.units.len() > 1 {
+            1.0
+        } else {
+            f64::from(t.setup_launches)
+        };
+        total += launches * (slowest + model::LEGION_LAUNCH_US * 1e-6);
+    }
+    total
+}
+
+/// Processor kinds the timed tasks run on.
+pub fn timed_kinds(plan: &Plan) -> Vec<ProcKind> {
+    let mut kinds: Vec<ProcKind> = Vec::new();
+    for t in &plan.tasks {
+        if t.active && t.task.timed && t.launches > 0 && !kinds.contains(&t.kind) {
+            kinds.push(t.kind);
+        }
+    }
+    kinds
+}

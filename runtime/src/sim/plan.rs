@@ -1,0 +1,671 @@
+//! From decisions to a plan the engine can execute: for every task the
+//! processor each of its point tasks runs on, the memory each region
+//! argument lives in (after the fallbacks a real DSL mapper applies), the
+//! bytes each argument moves, and the cross-piece data flows.
+//!
+//! Planning also finds the mapping failures Legion reports before a task
+//! runs: a launch point placed on a node or processor that does not exist.
+
+use std::collections::HashMap;
+
+use crate::app::{App, FlowKind, Launch, Privilege, RegionArg, Task};
+use crate::decisions::{
+    Decisions, InstanceKind, LayoutDecision, Order, PointPlacement, TaskDecision,
+};
+use crate::machine::{MemKind, ProcGroup, ProcKind};
+
+use super::model;
+use super::topology::{ProcId, Topo};
+use super::Failure;
+
+/// One point task (or, for a single task launched from every point of an
+/// index launch, the launches made from one parent point).
+#[derive(Debug, Clone, Copy)]
+pub struct Unit {
+    pub proc: ProcId,
+    /// Which piece of each partitioned region it works on.
+    pub piece: u32,
+    /// How many times it runs, one after another, per launch.
+    pub execs: u32,
+}
+
+/// One region argument that needs an instance.
+#[derive(Debug, Clone)]
+pub struct ArgPlan<'a> {
+    pub arg: &'a RegionArg,
+    /// What the argument is on each launch of an iteration (launch `k` uses
+    /// entry `k % len`): a task launched once with its private and once
+    /// with its shared piece names the shared one as its first alias.
+    pub per_launch: Vec<LaunchArg>,
+    /// Where the data lives on the first launch.
+    pub mem: MemKind,
+    /// A GPU task given a memory it cannot reach: the data is copied into
+    /// its framebuffer and back around every execution.
+    pub staged: bool,
+    pub layout: LayoutDecision,
+    /// `CollectMemory` applies: successive pieces do not pile up.
+    pub collect: bool,
+    /// Bytes the kernel moves through this argument per execution (first
+    /// launch; scale by [`LaunchArg::scale`]).
+    pub touch_bytes: f64,
+    /// (field id, bytes) of the fields the argument accesses.
+    pub fields: Vec<(u32, f64)>,
+    /// Bytes per element the argument accesses, and of the whole struct.
+    pub accessed_per_elem: f64,
+    pub struct_per_elem: f64,
+}
+
+/// The argument on one launch.
+#[derive(Debug, Clone, Copy)]
+pub struct LaunchArg {
+    /// Interned region name.
+    pub region: u32,
+    pub mem: MemKind,
+    pub staged: bool,
+    /// Size relative to the argument's listed size.
+    pub scale: f64,
+}
+
+impl ArgPlan<'_> {
+    /// The argument on launch `k`.
+    pub fn on(&self, k: u32) -> LaunchArg {
+        let n = self.per_launch.len().max(1);
+        self.per_launch
+            .get(k as usize % n)
+            .copied()
+            .unwrap_or(LaunchArg {
+                region: 0,
+                mem: self.mem,
+                staged: self.staged,
+                scale: 1.0,
+            })
+    }
+
+    pub fn reads(&self) -> bool {
+        self.arg.privilege.reads()
+    }
+
+    pub fn writes(&self) -> bool {
+        matches!(self.arg.privilege, Privilege::Write | Privilege::ReadWrite)
+    }
+
+    pub fn reduces(&self) -> bool {
+        self.arg.privilege == Privilege::Reduce
+    }
+}
+
+/// A task as the engine runs it.
+#[derive(Debug, Clone)]
+pub struct TaskPlan<'a> {
+    pub task: &'a Task,
+    pub kind: ProcKind,
+    pub group: Option<&'a ProcGroup>,
+    pub units: Vec<Unit>,
+    /// Launches per iteration that run one after another (each with all
+    /// units in parallel).
+    pub launches: u32,
+    /// Launches outside the loop.
+    pub setup_launches: u32,
+    pub args: Vec<ArgPlan<'a>>,
+    pub gemm: bool,
+    pub instance_limit: Option<u64>,
+    pub collect_memory: bool,
+    /// Whether it does work (not an inner task, and launched at all).
+    pub active: bool,
+}
+
+/// A producer-consumer edge between different pieces.
+#[derive(Debug, Clone)]
+pub struct FlowPlan {
+    pub from: usize,
+    pub to: usize,
+    pub from_arg: usize,
+    pub to_arg: usize,
+    pub kind: FlowKind,
+    pub bytes: f64,
+}
+
+/// Everything the engine needs.
+pub struct Plan<'a> {
+    pub app: &'a App,
+    pub topo: Topo<'a>,
+    pub tasks: Vec<TaskPlan<'a>>,
+    pub flows: Vec<FlowPlan>,
+    /// The dimension order the application's kernels walk fastest.
+    pub native: Order,
+}
+
+/// Processor kinds in the order a default mapper prefers them.
+const DEFAULT_KINDS: [ProcKind; 3] = [ProcKind::Gpu, ProcKind::Omp, ProcKind::Cpu];
+
+impl<'a> Plan<'a> {
+    /// Builds the plan, or the failure a real run reports while mapping.
+    pub fn build(
+        decisions: &'a Decisions,
+        app: &'a App,
+        topo: Topo<'a>,
+    ) -> Result<Plan<'a>, Failure> {
+        let by_name: HashMap<&str, &TaskDecision> = decisions
+            .tasks
+            .iter()
+            .map(|d| (d.task.as_str(), d))
+            .collect();
+        let native = app
+            .library_constraints
+            .iter()
+            .find_map(|c| c.order)
+            .map_or(Order::F, |o| match o {
+                crate::app::DimOrder::COrder => Order::C,
+                crate::app::DimOrder::FOrder => Order::F,
+            });
+
+        let mut names = Interner::default();
+        let mut fields = Interner::default();
+        // Bytes per element of every (region, field), for struct widths.
+        let mut field_width: HashMap<(u32, u32), f64> = HashMap::new();
+        for t in &app.tasks {
+            for r in &t.regions {
+                if r.fields.is_empty() || r.elements == 0 {
+                    continue;
+                }
+                let w = r.bytes as f64 / r.elements as f64 / r.fields.len() as f64;
+                let region = names.id(&r.name);
+                for f in &r.fields {
+                    let e = field_width.entry((region, fields.id(f))).or_insert(0.0);
+                    *e = e.max(w);
+                }
+            }
+        }
+        let mut struct_width: HashMap<u32, f64> = HashMap::new();
+        for ((region, _), w) in &field_width {
+            *struct_width.entry(*region).or_insert(0.0) += w;
+        }
+        let ctx = ArgContext::new(app, decisions, &by_name, &topo, struct_width);
+
+        let mut tasks: Vec<TaskPlan<'a>> = Vec::with_capacity(app.tasks.len());
+        for task in &app.tasks {
+            let dec = by_name.get(task.name.as_str()).copied();
+            let kind = choose_kind(task, dec, &topo);
+            let group = topo.machine.processor(kind);
+            let gemm = app
+                .library_constraints
+                .iter()
+                .any(|c| c.library.eq_ignore_ascii_case("cublas") && c.tasks.contains(&task.name));
+            let active = !task.inner && (task.per_iteration > 0 || task.setup_launches > 0);
+            let args = plan_args(task, dec, kind, &topo, &mut names, &mut fields, &ctx);
+            tasks.push(TaskPlan {
+                task,
+                kind,
+                group,
+                units: Vec::new(),
+                launches: task.per_iteration,
+                setup_launches: task.setup_launches,
+                args,
+                gemm,
+                instance_limit: dec.and_then(|d| d.instance_limit),
+                collect_memory: dec.is_some_and(|d| d.collect_memory),
+                active,
+            });
+        }
+
+        // Placement: index launches and plain single tasks first, then single
+        // tasks launched from the points of an index parent.
+        for t in tasks.iter_mut() {
+            if parent_index(app, t.task).is_some() {
+                continue;
+            }
+            let dec = by_name.get(t.task.name.as_str()).copied();
+            t.units = place_points(t.task, dec, t.kind, &topo)?;
+        }
+        for i in 0..tasks.len() {
+            let task = tasks[i].task;
+            let Some(p) = parent_index(app, task) else {
+                continue;
+            };
+            let dec = by_name.get(task.name.as_str()).copied();
+            let (units, launches) = place_children(task, dec, tasks[i].kind, &tasks[p], &topo)?;
+            tasks[i].units = units;
+            tasks[i].launches = launches;
+        }
+
+        let flows = plan_flows(app, &tasks);
+        Ok(Plan {
+            app,
+            topo,
+            tasks,
+            flows,
+            native,
+        })
+    }
+}
+
+/// Interns names into dense ids.
+#[derive(Default)]
+struct Interner {
+    ids: HashMap<String, u32>,
+}
+
+impl Interner {
+    fn id(&mut self, s: &str) -> u32 {
+        if let Some(&i) = self.ids.get(s) {
+            return i;
+        }
+        let i = self.ids.len() as u32;
+        self.ids.insert(s.to_string(), i);
+        i
+    }
+}
+
+/// The processor kind a task runs on: the decided one when the task has a
+/// variant for it and the machine has such processors; otherwise the next
+/// kind a default mapper would try (GPU, OMP, CPU), as the DSL mapper
+/// silently skips a kind without a variant.
+fn choose_kind(task: &Task, dec: Option<&TaskDecision>, topo: &Topo) -> ProcKind {
+    let usable = |k: ProcKind| task.has_variant(k) && topo.procs_of(k) > 0;
+    if let Some(d) = dec {
+        if usable(d.proc_kind) {
+            return d.proc_kind;
+        }
+    }
+    DEFAULT_KINDS
+        .iter()
+        .copied()
+        .find(|&k| usable(k))
+        .or_else(|| {
+            task.variants
+                .iter()
+                .copied()
+                .find(|&k| topo.procs_of(k) > 0)
+        })
+        .unwrap_or(ProcKind::Cpu)
+}
+
+/// Where an argument's data lives when a task on `kind` is given `mem`:
+/// a memory the node lacks falls back to the processor's best memory; a
+/// host processor given a memory it cannot reach falls back to system
+/// memory (the DSL mapper turns `Region * * CPU FBMEM` into SYSMEM); a GPU
+/// given one it cannot reach keeps the data there and stages it.
+fn effective_memory(kind: ProcKind, mem: MemKind, topo: &Topo) -> (MemKind, bool) {
+    let m = topo.machine;
+    let best = || {
+        m.reachable(kind)
+            .first()
+            .copied()
+            .unwrap_or(MemKind::Sysmem)
+    };
+    if m.memory(mem).is_none() {
+        return (best(), false);
+    }
+    if m.can_reach(kind, mem) {
+        return (mem, false);
+    }
+    if model::is_gpu(kind) && m.memory(MemKind::Fbmem).is_some() {
+        return (mem, true);
+    }
+    if m.can_reach(kind, MemKind::Sysmem) {
+        (MemKind::Sysmem, false)
+    } else {
+        (best(), false)
+    }
+}
+
+/// What planning an argument needs to know about the other arguments.
+struct ArgContext {
+    /// Bytes per element of each region's whole struct (interned name).
+    struct_width: HashMap<u32, f64>,
+    /// Elements of each region where an argument has it as its primary name.
+    elements: HashMap<String, u64>,
+    /// The memory decided for a region name on a processor kind, from
+    /// arguments launched once per iteration under that primary name.
+    memory: HashMap<(String, ProcKind), MemKind>,
+}
+
+impl ArgContext {
+    fn new(
+        app: &App,
+        decisions: &Decisions,
+        by_name: &HashMap<&str, &TaskDecision>,
+        topo: &Topo,
+        struct_width: HashMap<u32, f64>,
+    ) -> ArgContext {
+        let mut elements: HashMap<String, u64> = HashMap::new();
+        let mut memory = HashMap::new();
+        for t in &app.tasks {
+            for r in &t.regions {
+                if r.elements > 0 && r.privilege.accesses() {
+                    let e = elements.entry(r.name.clone()).or_insert(0);
+                    *e = (*e).max(r.elements);
+                }
+            }
+            let Some(d) = by_name.get(t.name.as_str()) else {
+                continue;
+            };
+            if t.per_iteration > 1 {
+                continue;
+            }
+            let kind = choose_kind(t, Some(d), topo);
+            for rd in d
+                .regions
+                .iter()
+                .filter(|x| x.instance == InstanceKind::Physical)
+            {
+                if let Some(r) = t.region_at(rd.index) {
+                    memory.entry((r.name.clone(), kind)).or_insert(rd.memory);
+                }
+            }
+        }
+        let _ = decisions;
+        ArgContext {
+            struct_width,
+            elements,
+            memory,
+        }
+    }
+}
+
+fn plan_args<'a>(
+    task: &'a Task,
+    dec: Option<&TaskDecision>,
+    kind: ProcKind,
+    topo: &Topo,
+    names: &mut Interner,
+    fields: &mut Interner,
+    ctx: &ArgContext,
+) -> Vec<ArgPlan<'a>> {
+    let mut out = Vec::new();
+    if task.inner {
+        return out;
+    }
+    let weight = |r: &RegionArg| {
+        let twice = matches!(r.privilege, Privilege::ReadWrite | Privilege::Reduce);
+        r.bytes as f64 * if twice { 2.0 } else { 1.0 }
+    };
+    let needs = |r: &RegionArg| r.privilege.accesses() && !r.virtual_by_app && r.bytes > 0;
+    let total: f64 = task.regions.iter().filter(|r| needs(r)).map(weight).sum();
+    // The work's byte count is authoritative; arguments share it in
+    // proportion to their size.
+    let scale = if total > 0.0 && task.work.bytes > 0.0 {
+        task.work.bytes / total
+    } else {
+        1.0
+    };
+    let default_mem = topo
+        .machine
+        .reachable(kind)
+        .first()
+        .copied()
+        .unwrap_or(MemKind::Sysmem);
+    for r in task.regions.iter().filter(|r| needs(r)) {
+        let rd = dec.and_then(|d| d.regions.iter().find(|x| x.index == r.index));
+        // A mapper's VIRTUAL on a leaf task that touches the data cannot
+        // avoid the access; the data is then where Legion's default puts it.
+        let rd = rd.filter(|x| x.instance != InstanceKind::VirtualByMapper);
+        let decided = rd.map_or(default_mem, |x| x.memory);
+        let (mem, staged) = effective_memory(kind, decided, topo);
+        let region = names.id(&r.name);
+        // One entry per launch of an iteration. Launched several times with
+        // different regions, the argument answers to all their names, so
+        // one decision covers them all; each launch takes the memory its own
+        // region gets where it is the only one (else the decision) and that
+        // region's own size.
+        let launches = if task.per_iteration > 1 && !r.aliases.is_empty() {
+            (task.per_iteration as usize).min(1 + r.aliases.len())
+        } else {
+            1
+        };
+        let mut per_launch = Vec::with_capacity(launches);
+        for k in 0..launches {
+            let name = if k == 0 { &r.name } else { &r.aliases[k - 1] };
+            let own = if launches > 1 {
+                ctx.memory.get(&(name.clone(), kind)).copied()
+            } else {
+                None
+            };
+            let (m, st) = match own {
+                Some(m) => effective_memory(kind, m, topo),
+                None => (mem, staged),
+            };
+            let size = match ctx.elements.get(name) {
+                Some(&e) if k > 0 && r.elements > 0 => (e as f64 / r.elements as f64).min(1.0),
+                _ => 1.0,
+            };
+            per_launch.push(LaunchArg {
+                region: names.id(name),
+                mem: m,
+                staged: st,
+                scale: size,
+            });
+        }
+        let nf = r.fields.len().max(1) as f64;
+        let per_field = r.bytes as f64 / nf;
+        let fl: Vec<(u32, f64)> = r.fields.iter().map(|f| (fields.id(f), per_field)).collect();
+        let accessed = if r.elements > 0 {
+            r.bytes as f64 / r.elements as f64
+        } else {
+            0.0
+        };
+        out.push(ArgPlan {
+            arg: r,
+            mem: per_launch.first().map_or(mem, |l| l.mem),
+            staged: per_launch.first().map_or(staged, |l| l.staged),
+            per_launch,
+            layout: rd.map(|x| x.layout).unwrap_or_default(),
+            collect: rd.is_some_and(|x| x.collect),
+            touch_bytes: weight(r) * scale,
+            fields: fl,
+            accessed_per_elem: accessed,
+            struct_per_elem: ctx.struct_width.get(&region).copied().unwrap_or(accessed),
+        });
+    }
+    out
+}
+
+/// The index of the task that launches `task` from each of its points, if
+/// `task` is a single task with an index-launched parent.
+fn parent_index(app: &App, task: &Task) -> Option<usize> {
+    if task.launch != Launch::Single {
+        return None;
+    }
+    let p = task.parent.as_deref()?;
+    let i = app.tasks.iter().position(|t| t.name == p)?;
+    (app.tasks[i].launch == Launch::Index).then_some(i)
+}
+
+/// The processor of one placement, or the error the DSL mapper prints.
+fn proc_of(topo: &Topo, kind: ProcKind, pl: &PointPlacement) -> Result<ProcId, Failure> {
+    let nodes = topo.nodes();
+    if pl.node >= nodes {
+        return Err(Failure::new(
+            "slice_out_of_bound",
+            format!(
+                "Sharding node index out of bound!\n{} >= {}\n",
+                pl.node, nodes
+            ),
+        ));
+    }
+    let per = topo.procs_of(kind);
+    if pl.proc >= per {
+        return Err(Failure::new(
+            "slice_out_of_bound",
+            format!(
+                "Slice processor index out of bound!\n{} >= {}\n",
+                pl.proc, per
+            ),
+        ));
+    }
+    topo.proc_id(pl.node, kind, pl.proc).ok_or_else(|| {
+        Failure::new(
+            "mapping_error",
+            format!("no {kind} processor {} on node {}\n", pl.proc, pl.node),
+        )
+    })
+}
+
+/// Legion's default distribution: point `p` of `n` goes to processor
+/// `p * total / n` of the kind, numbering processors node by node.
+fn blockwise(topo: &Topo, kind: ProcKind, p: u64, n: u64) -> PointPlacement {
+    let per = u64::from(topo.procs_of(kind).max(1));
+    let total = per * u64::from(topo.nodes().max(1));
+    let g = (p * total).checked_div(n).unwrap_or(0);
+    PointPlacement {
+        point: vec![p as i64],
+        node: (g / per) as u32,
+        proc: (g % per) as u32,
+    }
+}
+
+fn place_points(
+    task: &Task,
+    dec: Option<&TaskDecision>,
+    kind: ProcKind,
+    topo: &Topo,
+) -> Result<Vec<Unit>, Failure> {
+    let n = task.points();
+    let given = dec.map_or(&[][..], |d| d.placement.as_slice());
+    let mut units = Vec::with_capacity(n as usize);
+    for p in 0..n {
+        let pl = match given.get(p as usize) {
+            Some(pl) => pl.clone(),
+            None if given.is_empty() || task.launch == Launch::Single => {
+                blockwise(topo, kind, p, n)
+            }
+            // Fewer placements than points: the rest repeat the pattern.
+            None => given[(p as usize) % given.len()].clone(),
+        };
+        units.push(Unit {
+            proc: proc_of(topo, kind, &pl)?,
+            piece: p as u32,
+            execs: 1,
+        });
+    }
+    Ok(units)
+}
+
+/// Units of a single task launched from every point of `parent`: its
+/// launches per iteration are shared out over the parent's points, one after
+/// another on each. A placement per parent point is used as given; a single
+/// placement that is the parent's first point's processor (what
+/// `task.parent.processor(m)` gives) or no placement at all means "where the
+/// parent runs" — Legion's default for a subtask; any other single placement
+/// puts every launch there.
+fn place_children(
+    task: &Task,
+    dec: Option<&TaskDecision>,
+    kind: ProcKind,
+    parent: &TaskPlan,
+    topo: &Topo,
+) -> Result<(Vec<Unit>, u32), Failure> {
+    let per = if task.per_iteration > 0 {
+        task.per_iteration
+    } else {
+        task.setup_launches
+    };
+    let n = parent.units.len().max(1) as u32;
+    let given = dec.map_or(&[][..], |d| d.placement.as_slice());
+    let same_kind = parent.kind == kind;
+    let follow = |i: usize| -> Option<ProcId> {
+        let pu = parent.units.get(i)?;
+        if same_kind {
+            Some(pu.proc)
+        } else {
+            // A different kind: the first processor of that kind on the
+            // parent's node.
+            let (node, _, _) = topo.proc_info(pu.proc);
+            topo.proc_id(node, kind, 0)
+        }
+    };
+    let mut units = Vec::with_capacity(n as usize);
+    for i in 0..n {
+        let execs = per / n + u32::from(i < per % n);
+        if execs == 0 {
+            continue;
+        }
+        let proc = if given.len() as u32 == n && n > 1 {
+            proc_of(topo, kind, &given[i as usize])?
+        } else if let Some(pl) = given.first() {
+            let p = proc_of(topo, kind, pl)?;
+            let parent0 = follow(0);
+            if Some(p) == parent0 {
+                follow(i as usize).unwrap_or(p)
+            } else {
+                p
+            }
+        } else {
+            match follow(i as usize) {
+                Some(p) => p,
+                None => proc_of(topo, kind, &blockwise(topo, kind, 0, 1))?,
+            }
+        };
+        units.push(Unit {
+            proc,
+            piece: i,
+            execs,
+        });
+    }
+    // All of a task's launches from one parent point are one launch of the
+    // whole set (the parent points run in parallel); launches outside the
+    // loop are not part of it.
+    Ok((units, u32::from(task.per_iteration > 0)))
+}
+
+/// The argument of `task` that a flow on `region` reads or writes: one that
+/// answers to the name; failing that, for a producer, the smallest argument
+/// it writes (boundary data is the small part), and for a consumer the
+/// first one it reads.
+fn flow_arg(t: &TaskPlan, region: &str, producer: bool) -> Option<usize> {
+    if let Some(i) = t.args.iter().position(|a| a.arg.answers_to(region)) {
+        return Some(i);
+    }
+    // Pennant names partitions `x_p` and their parents `x`.
+    let stem = region.trim_end_matches("_p");
+    if let Some(i) = t.args.iter().position(|a| {
+        a.arg.name.trim_end_matches("_p") == stem
+            || a.arg
+                .aliases
+                .iter()
+                .any(|x| x.trim_end_matches("_p") == stem)
+    }) {
+        return Some(i);
+    }
+    if producer {
+        t.args
+            .iter()
+            .enumerate()
+            .filter(|(_, a)| a.writes() || a.reduces())
+            .min_by_key(|(_, a)| a.arg.bytes)
+            .map(|(i, _)| i)
+    } else {
+        t.args.iter().position(|a| a.reads() || a.reduces())
+    }
+}
+
+fn plan_flows(app: &App, tasks: &[TaskPlan]) -> Vec<FlowPlan> {
+    let mut out = Vec::new();
+    for f in &app.communication.flows {
+        // Same-piece data is followed by the engine's coherence tracking.
+        if f.kind == FlowKind::SamePoint {
+            continue;
+        }
+        let (Some(from), Some(to)) = (
+            tasks.iter().position(|t| t.task.name == f.from),
+            tasks.iter().position(|t| t.task.name == f.to),
+        ) else {
+            continue;
+        };
+        let (Some(from_arg), Some(to_arg)) = (
+            flow_arg(&tasks[from], &f.region, true),
+            flow_arg(&tasks[to], &f.region, false),
+        ) else {
+            continue;
+        };
+        out.push(FlowPlan {
+            from,
+            to,
+            from_arg,
+            to_arg,
+            kind: f.kind,
+            bytes: f.bytes_per_point as f64,
+        });
+    }
+    out
+}

@@ -1,0 +1,702 @@
+//! Physical-sanity and behaviour tests of the simulator.
+
+use std::sync::Arc;
+
+use super::reference::{
+    all_cpu, build, default_gpu, expert_like, native_layout, zero_copy, Recipe, Spread,
+};
+use super::*;
+use crate::app::{RegionArg, Task};
+use crate::decisions::{InstanceKind, LayoutDecision, Order, PointPlacement, RuntimeFailure};
+use crate::machine::{MemKind, ProcKind};
+
+fn app(name: &str) -> App {
+    App::builtin(name).expect("built-in app")
+}
+
+fn p100() -> Machine {
+    Machine::preset("p100x4").expect("preset")
+}
+
+fn run(d: &Decisions, a: &App, m: &Machine) -> RunOutcome {
+    simulate(d, a, m, 0, 0.0)
+}
+
+fn elapsed(o: &RunOutcome) -> f64 {
+    assert!(o.status.is_ok(), "{}: {}", o.status, o.raw_output);
+    o.elapsed_s.expect("elapsed")
+}
+
+/// A two-task application: `produce` read-writes piece `i` of region `x`
+/// (`bytes` per piece) and `consume` reads it, both over `points` points.
+fn pipeline(points: u64, bytes: u64, flops: f64) -> App {
+    let task = |name: &str, privilege: &str| {
+        format!(
+            r#"{{"name":"{name}","launch":"index","domain":[{points}],"variants":["CPU","GPU"],
+            "per_iteration":1,"regions":[{{"name":"x","index":0,"privilege":"{privilege}",
+            "fields":["a","b","c","d"],"dims":1,"elements":{el},"bytes":{bytes}}}],
+            "work":{{"flops":{flops},"bytes":{bytes}}}}}"#,
+            el = bytes / 16
+        )
+    };
+    let json = format!(
+        r#"{{"name":"pipeline","timed_iterations":10,"performance_output":"ELAPSED TIME = %7.3f s",
+        "tasks":[{},{}]}}"#,
+        task("produce", "read_write"),
+        task("consume", "read")
+    );
+    App::from_json_str(&json).expect("synthetic app")
+}
+
+/// Every task on `kind` with every region in `mem`, blockwise.
+fn uniform(a: &App, m: &Machine, kind: ProcKind, mem: MemKind) -> Decisions {
+    build(
+        a,
+        m,
+        &Recipe {
+            kinds: vec![kind],
+            memory: &move |_, _: &Task, _: &RegionArg| mem,
+            layout: native_layout(a),
+            spread: &|_, _| Spread::Blockwise,
+            instance_limits: Vec::new(),
+            collect_memory: Vec::new(),
+        },
+    )
+}
+
+/// Shifts every point of task `name` to the next processor of its kind.
+fn shift_points(d: &mut Decisions, name: &str, procs: u32) {
+    let t = d.tasks.iter_mut().find(|t| t.task == name).expect("task");
+    for p in &mut t.placement {
+        p.proc = (p.proc + 1) % procs;
+    }
+}
+
+fn nvlink_gbps(m: &Machine) -> f64 {
+    m.link(MemKind::Fbmem, MemKind::Fbmem, false)
+        .expect("nvlink")
+        .bandwidth_gbps
+}
+
+// ---------------------------------------------------------------------------
+// Physical sanity
+// ---------------------------------------------------------------------------
+
+#[test]
+fn a_copy_never_beats_its_link() {
+    let m = p100();
+    for bytes in [1u64 << 10, 1 << 20, 100 << 20, 1 << 30] {
+        let a = pipeline(4, bytes, 0.0);
+        let mut d = uniform(&a, &m, ProcKind::Gpu, MemKind::Fbmem);
+        shift_points(&mut d, "consume", 4);
+        let o = run(&d, &a, &m);
+        elapsed(&o);
+        let iters = f64::from(a.timed_iterations);
+        // One piece per GPU crosses one NVLink per iteration.
+        let moved: f64 = o.metrics.copy_bytes.values().sum();
+        assert_eq!(
+            moved,
+            4.0 * bytes as f64 * iters,
+            "{:?}",
+            o.metrics.copy_bytes
+        );
+        let floor = bytes as f64 / (nvlink_gbps(&m) * 1e9) * iters;
+        assert!(
+            o.metrics.copy_time_s >= floor,
+            "{bytes}: {} < {floor}",
+            o.metrics.copy_time_s
+        );
+        // ...and the consumer cannot finish before its data arrived.
+        assert!(o.metrics.task_time_s["consume"] >= floor);
+    }
+}
+
+#[test]
+fn copies_on_one_link_share_its_bandwidth() {
+    let m = p100();
+    let a = pipeline(4, 100 << 20, 0.0);
+    let mut d = uniform(&a, &m, ProcKind::Gpu, MemKind::Fbmem);
+    // Every consumer point on GPU 0: three pieces arrive over three links,
+    // and in the model each link carries one; now make them all come from
+    // GPU 1 by putting every producer there.
+    for p in &mut d.tasks[0].placement {
+        p.proc = 1;
+    }
+    for p in &mut d.tasks[1].placement {
+        p.proc = 0;
+    }
+    let o = run(&d, &a, &m);
+    elapsed(&o);
+    let per_iter = o.metrics.copy_time_s / f64::from(a.timed_iterations);
+    let all_four = 4.0 * (100u64 << 20) as f64 / (nvlink_gbps(&m) * 1e9);
+    assert!(per_iter >= all_four, "{per_iter} < {all_four}");
+}
+
+#[test]
+fn doubling_a_region_never_shortens_its_copy() {
+    let m = p100();
+    let mut last = 0.0;
+    for bytes in [1u64 << 20, 2 << 20, 4 << 20, 8 << 20, 16 << 20] {
+        let a = pipeline(4, bytes, 0.0);
+        let mut d = uniform(&a, &m, ProcKind::Gpu, MemKind::Fbmem);
+        shift_points(&mut d, "consume", 4);
+        let o = run(&d, &a, &m);
+        let t = o.metrics.copy_time_s;
+        assert!(t >= last, "{bytes}: {t} < {last}");
+        assert!(elapsed(&o) > 0.0);
+        last = t;
+    }
+}
+
+#[test]
+fn more_gpus_never_slow_down_a_parallel_task() {
+    let a = pipeline(12, 1 << 20, 5e10);
+    let mut last = f64::INFINITY;
+    for gpus in 1..=4u32 {
+        let mut m = p100();
+        for p in &mut m.node.processors {
+            if p.kind == ProcKind::Gpu {
+                p.count = gpus;
+            }
+        }
+        for mem in &mut m.node.memories {
+            if mem.kind == MemKind::Fbmem {
+                mem.count = gpus;
+            }
+        }
+        let t = elapsed(&run(
+            &uniform(&a, &m, ProcKind::Gpu, MemKind::Fbmem),
+            &a,
+            &m,
+        ));
+        assert!(t <= last * (1.0 + 1e-12), "{gpus} GPUs: {t} > {last}");
+        last = t;
+    }
+    // Across the cluster presets as well.
+    let a = pipeline(64, 1 << 20, 5e10);
+    let mut last = f64::INFINITY;
+    for name in ["2x4gpu", "4x4gpu", "16x4gpu"] {
+        let m = Machine::preset(name).unwrap();
+        let t = elapsed(&run(
+            &uniform(&a, &m, ProcKind::Gpu, MemKind::Fbmem),
+            &a,
+            &m,
+        ));
+        assert!(t <= last, "{name}: {t} > {last}");
+        last = t;
+    }
+}
+
+#[test]
+fn framebuffer_beats_zero_copy_for_a_bandwidth_bound_gpu_task() {
+    let m = p100();
+    let a = pipeline(4, 256 << 20, 1e6);
+    let fb = elapsed(&run(
+        &uniform(&a, &m, ProcKind::Gpu, MemKind::Fbmem),
+        &a,
+        &m,
+    ));
+    let zc = elapsed(&run(
+        &uniform(&a, &m, ProcKind::Gpu, MemKind::Zcmem),
+        &a,
+        &m,
+    ));
+    // HBM2 at ~550 GB/s against PCIe at ~12 GB/s shared by four GPUs.
+    assert!(zc > 10.0 * fb, "fb {fb} zc {zc}");
+}
+
+#[test]
+fn a_gpu_given_system_memory_pays_staging_copies() {
+    let m = p100();
+    let a = pipeline(4, 64 << 20, 1e6);
+    let fb = run(&uniform(&a, &m, ProcKind::Gpu, MemKind::Fbmem), &a, &m);
+    // `uniform` would repair an unreachable memory; force SYSMEM by hand.
+    let mut d = uniform(&a, &m, ProcKind::Gpu, MemKind::Fbmem);
+    for t in &mut d.tasks {
+        for r in &mut t.regions {
+            r.memory = MemKind::Sysmem;
+        }
+    }
+    let sys = run(&d, &a, &m);
+    assert!(elapsed(&sys) > elapsed(&fb));
+    assert!(
+        sys.metrics.copy_bytes.keys().any(|k| k.starts_with("PCIe")),
+        "{:?}",
+        sys.metrics.copy_bytes
+    );
+}
+
+#[test]
+fn layout_effects_follow_access_patterns() {
+    let m = p100();
+    // A 2-D bandwidth-bound kernel: the wrong order costs, AOS costs when
+    // the kernel reads one field of four.
+    let json = r#"{"name":"grid","timed_iterations":5,"performance_output":"ELAPSED TIME",
+      "tasks":[{"name":"sweep","launch":"index","domain":[4],"variants":["GPU"],"per_iteration":1,
+        "regions":[{"name":"g","index":0,"privilege":"read","fields":["u"],"dims":2,
+          "shape":[4096,4096],"elements":16777216,"bytes":134217728},
+          {"name":"h","index":1,"privilege":"read_write","fields":["v"],"dims":1,
+          "elements":16777216,"bytes":134217728}],
+        "work":{"flops":1e6,"bytes":402653184}},
+       {"name":"fill","launch":"index","domain":[4],"variants":["GPU"],"per_iteration":1,
+        "regions":[{"name":"h","index":0,"privilege":"read_write","fields":["v","w","x","y"],"dims":1,
+          "elements":16777216,"bytes":536870912}],"work":{"flops":1e6,"bytes":1073741824}}]}"#;
+    let a = App::from_json_str(json).unwrap();
+    let with = |layout: LayoutDecision| {
+        let mut d = uniform(&a, &m, ProcKind::Gpu, MemKind::Fbmem);
+        for t in &mut d.tasks {
+            for r in &mut t.regions {
+                r.layout = layout;
+            }
+        }
+        d
+    };
+    let base = LayoutDecision::default();
+    let t_f = elapsed(&run(&with(base), &a, &m));
+    let t_c = elapsed(&run(
+        &with(LayoutDecision {
+            order: Order::C,
+            ..base
+        }),
+        &a,
+        &m,
+    ));
+    let t_aos = elapsed(&run(&with(LayoutDecision { soa: false, ..base }), &a, &m));
+    assert!(t_c > t_f, "C {t_c} F {t_f}");
+    assert!(t_aos > t_f, "AOS {t_aos} SOA {t_f}");
+}
+
+#[test]
+fn one_processor_for_every_point_is_imbalanced() {
+    let m = p100();
+    let a = pipeline(4, 1 << 20, 5e10);
+    let spread = uniform(&a, &m, ProcKind::Gpu, MemKind::Fbmem);
+    let mut lumped = spread.clone();
+    for t in &mut lumped.tasks {
+        for p in &mut t.placement {
+            p.proc = 0;
+        }
+    }
+    let o1 = run(&spread, &a, &m);
+    let o2 = run(&lumped, &a, &m);
+    assert!((o1.metrics.imbalance - 1.0).abs() < 1e-9);
+    assert!(
+        (o2.metrics.imbalance - 4.0).abs() < 1e-9,
+        "{}",
+        o2.metrics.imbalance
+    );
+    assert!(elapsed(&o2) > 3.5 * elapsed(&o1));
+}
+
+// ---------------------------------------------------------------------------
+// The built-in applications
+// ---------------------------------------------------------------------------
+
+#[test]
+fn experts_beat_poor_mappings_on_the_paper_machine() {
+    let m = p100();
+    for name in App::builtin_names() {
+        let a = app(name);
+        let expert = elapsed(&run(&expert_like(&a, &m), &a, &m));
+        let default = elapsed(&run(&default_gpu(&a, &m), &a, &m));
+        let cpu = run(&all_cpu(&a, &m), &a, &m);
+        // Within a few percent of the default GPU mapping, or better.
+        assert!(
+            expert <= default * 1.05,
+            "{name}: expert {expert} default {default}"
+        );
+        if ["circuit", "stencil", "pennant"].contains(name) {
+            assert!(
+                elapsed(&cpu) > 10.0 * expert,
+                "{name}: cpu {:?} expert {expert}",
+                cpu.elapsed_s
+            );
+        } else {
+            // The GEMM tasks have only GPU variants: all-CPU falls back.
+            assert!(elapsed(&cpu) >= expert * 0.999, "{name}");
+        }
+        let one_gpu = build(
+            &a,
+            &m,
+            &Recipe {
+                kinds: vec![ProcKind::Gpu, ProcKind::Omp, ProcKind::Cpu],
+                memory: &|k, _: &Task, _: &RegionArg| {
+                    if k == ProcKind::Gpu {
+                        MemKind::Fbmem
+                    } else {
+                        MemKind::Sysmem
+                    }
+                },
+                layout: native_layout(&a),
+                spread: &|_, _| Spread::First,
+                instance_limits: Vec::new(),
+                collect_memory: vec!["task_4".into()],
+            },
+        );
+        let o = run(&one_gpu, &a, &m);
+        if o.status.is_ok() {
+            assert!(
+                elapsed(&o) > 2.0 * expert,
+                "{name}: one GPU {:?} expert {expert}",
+                o.elapsed_s
+            );
+        } else {
+            // Four pieces on one 15 GB framebuffer do not fit.
+            assert_eq!(o.status.as_str(), "out_of_memory", "{name}");
+        }
+    }
+}
+
+#[test]
+fn success_output_follows_each_program() {
+    let m = p100();
+    for name in App::builtin_names() {
+        let a = app(name);
+        let o = run(&expert_like(&a, &m), &a, &m);
+        let text = &o.raw_output;
+        match *name {
+            "circuit" => {
+                assert!(text.starts_with("ELAPSED TIME = "));
+                assert!(text.contains("\nGFLOPS = ") && text.ends_with(" GFLOPS\n"));
+                assert_eq!(o.throughput_unit, "GFLOPS");
+            }
+            "stencil" => assert!(text.starts_with("ELAPSED TIME = ") && text.lines().count() == 1),
+            "pennant" => {
+                assert!(text.contains("\nElapsed time = ") && text.ends_with(" (total)\n"));
+            }
+            _ => {
+                assert_eq!(
+                    text.matches("Execution time: ").count(),
+                    a.timed_iterations as usize
+                );
+                assert!(text.contains("On 1 nodes achieved GFLOPS per node: "));
+                assert_eq!(o.throughput_unit, "GFLOPS per node");
+            }
+        }
+        let e = o.elapsed_s.unwrap();
+        let t = o.throughput.unwrap();
+        assert!(
+            e.is_finite() && e > 0.0 && t.is_finite() && t > 0.0,
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn same_seed_same_run_and_noise_is_optional() {
+    let m = p100();
+    let a = app("cannon");
+    let d = expert_like(&a, &m);
+    let x = simulate(&d, &a, &m, 1, 0.02);
+    let y = simulate(&d, &a, &m, 1, 0.02);
+    let z = simulate(&d, &a, &m, 2, 0.02);
+    assert_eq!(x.raw_output, y.raw_output);
+    assert_ne!(x.raw_output, z.raw_output);
+    let quiet1 = simulate(&d, &a, &m, 1, 0.0);
+    let quiet2 = simulate(&d, &a, &m, 2, 0.0);
+    assert_eq!(quiet1.raw_output, quiet2.raw_output);
+    let rel = (x.elapsed_s.unwrap() / quiet1.elapsed_s.unwrap() - 1.0).abs();
+    assert!(rel < 0.05, "{rel}");
+    // Absurd noise is clamped, never negative time.
+    let wild = simulate(&d, &a, &m, 3, 1e9);
+    assert!(wild.elapsed_s.unwrap() > 0.0);
+}
+
+// ---------------------------------------------------------------------------
+// Failures, with the texts of shared/apps/ERRORS.md
+// ---------------------------------------------------------------------------
+
+#[test]
+fn cublas_rejects_f_order() {
+    let m = p100();
+    for name in ["cannon", "summa", "pumma", "johnson", "solomonik", "cosma"] {
+        let a = app(name);
+        let mut d = expert_like(&a, &m);
+        for t in &mut d.tasks {
+            for r in &mut t.regions {
+                r.layout.order = Order::F;
+            }
+        }
+        let o = run(&d, &a, &m);
+        assert_eq!(o.status.as_str(), "cublas_illegal_parameter", "{name}");
+        assert!(o
+            .raw_output
+            .starts_with(" ** On entry to DGEMM  parameter number 8 had an illegal value\n"));
+        assert!(o
+            .raw_output
+            .contains("Internal TACO CUBLAS failure with error code 7 in file "));
+        assert!(o.elapsed_s.is_none() && o.throughput.is_none());
+    }
+}
+
+#[test]
+fn regent_rejects_c_order_on_2d_regions() {
+    let m = p100();
+    let a = app("stencil");
+    let mut d = expert_like(&a, &m);
+    for t in &mut d.tasks {
+        for r in &mut t.regions {
+            r.layout.order = Order::C;
+        }
+    }
+    let o = run(&d, &a, &m);
+    assert_eq!(o.status.as_str(), "stride_mismatch");
+    assert_eq!(
+        o.raw_output,
+        "assertion failed: stride does not match expected value\n"
+    );
+    // 1-D regions do not care (circuit's expert itself uses C_order).
+    let a = app("circuit");
+    assert!(run(&expert_like(&a, &m), &a, &m).status.is_ok());
+}
+
+#[test]
+fn too_much_in_one_framebuffer_is_out_of_memory() {
+    let m = p100();
+    let a = app("pennant");
+    let mut d = expert_like(&a, &m);
+    // Two pieces per GPU: ~19 GB of sides, zones and points per 15 GB FB.
+    for t in &mut d.tasks {
+        if t.proc_kind == ProcKind::Gpu {
+            for p in &mut t.placement {
+                p.proc /= 2;
+            }
+        }
+    }
+    let o = run(&d, &a, &m);
+    assert_eq!(o.status.as_str(), "out_of_memory", "{}", o.raw_output);
+    let text = &o.raw_output;
+    assert!(text.starts_with("Default mapper failed allocation of size "));
+    assert!(text.contains("bytes for region  requirement "));
+    assert!(text.contains("(GPU_FB_MEM) for processor "));
+    assert!(text.contains("(TOC_PROC). This means the working set of your application is too big"));
+    // Zero-copy memory (2 GiB) cannot hold a stencil tile.
+    let a = app("stencil");
+    let o = run(&zero_copy(&a, &m), &a, &m);
+    assert_eq!(o.status.as_str(), "out_of_memory");
+    assert!(o.raw_output.contains("(Z_COPY_MEM)"));
+}
+
+#[test]
+fn instance_limit_on_an_index_launch_trips_the_assertion() {
+    let m = p100();
+    let a = app("circuit");
+    let mut d = expert_like(&a, &m);
+    let t = d
+        .tasks
+        .iter_mut()
+        .find(|t| t.task == "calculate_new_currents")
+        .unwrap();
+    t.instance_limit = Some(1);
+    let o = run(&d, &a, &m);
+    assert_eq!(o.status.as_str(), "event_exists");
+    assert!(o.raw_output.starts_with("circuit: "));
+    assert!(o.raw_output.contains("Assertion `event.exists()' failed."));
+    // The DISTAL experts' InstanceLimit on the single GEMM task is fine.
+    let a = app("cannon");
+    assert!(run(&expert_like(&a, &m), &a, &m).status.is_ok());
+}
+
+#[test]
+fn points_outside_the_machine_are_reported() {
+    let m = p100();
+    let a = app("circuit");
+    let mut d = expert_like(&a, &m);
+    let t = d
+        .tasks
+        .iter_mut()
+        .find(|t| t.task == "update_voltages")
+        .unwrap();
+    t.placement[3] = PointPlacement {
+        point: vec![3],
+        node: 0,
+        proc: 4,
+    };
+    let o = run(&d, &a, &m);
+    assert_eq!(o.status.as_str(), "slice_out_of_bound");
+    assert_eq!(
+        o.raw_output,
+        "Slice processor index out of bound!\n4 >= 4\n"
+    );
+    t_node(&m, &a);
+}
+
+fn t_node(m: &Machine, a: &App) {
+    let mut d = expert_like(a, m);
+    d.tasks[0].placement = vec![PointPlacement {
+        point: vec![],
+        node: 1,
+        proc: 0,
+    }];
+    let o = run(&d, a, m);
+    assert_eq!(o.raw_output, "Sharding node index out of bound!\n1 >= 1\n");
+}
+
+#[test]
+fn a_resolver_failure_is_passed_through() {
+    let m = p100();
+    let a = app("circuit");
+    let mut d = expert_like(&a, &m);
+    d.fatal = Some(RuntimeFailure {
+        kind: "name_not_found".into(),
+        raw_output: "mgpu not found\n".into(),
+        rule: None,
+    });
+    let o = run(&d, &a, &m);
+    assert_eq!(o.status.as_str(), "name_not_found");
+    assert_eq!(o.raw_output, "mgpu not found\n");
+}
+
+#[test]
+fn virtual_and_missing_decisions_do_not_break_the_model() {
+    let m = p100();
+    let a = app("circuit");
+    // No decisions at all: Legion's defaults everywhere.
+    let o = run(&Decisions::default(), &a, &m);
+    assert!(o.status.is_ok(), "{}", o.raw_output);
+    // A mapper's VIRTUAL on a leaf task's data does not make it free.
+    let mut d = expert_like(&a, &m);
+    for t in &mut d.tasks {
+        for r in &mut t.regions {
+            r.instance = InstanceKind::VirtualByMapper;
+        }
+    }
+    let v = run(&d, &a, &m);
+    assert!(elapsed(&v) >= 0.9 * elapsed(&o));
+}
+
+#[test]
+fn random_decisions_never_panic() {
+    let mut rng = SplitMix64::new(42);
+    let kinds = ProcKind::ALL;
+    let mems = MemKind::ALL;
+    for name in App::builtin_names() {
+        let a = app(name);
+        for preset in Machine::preset_names() {
+            let m = Machine::preset(preset).unwrap();
+            for _ in 0..8 {
+                let mut d = default_gpu(&a, &m);
+                for t in &mut d.tasks {
+                    if rng.next_f64() < 1.0 / 3.0 {
+                        t.proc_kind = kinds[(rng.next_u64() % kinds.len() as u64) as usize];
+                    }
+                    for r in &mut t.regions {
+                        r.memory = mems[(rng.next_u64() % mems.len() as u64) as usize];
+                        r.layout.soa = rng.next_f64() < 1.0 / 2.0;
+                        r.layout.order = if rng.next_f64() < 1.0 / 2.0 {
+                            Order::C
+                        } else {
+                            Order::F
+                        };
+                    }
+                    for p in &mut t.placement {
+                        p.proc = (rng.next_u64() % 6) as u32;
+                        p.node = (rng.next_u64() % 2) as u32 * (rng.next_u64() % 20) as u32;
+                    }
+                    if rng.next_f64() < 1.0 / 5.0 {
+                        t.placement.clear();
+                    }
+                    if rng.next_f64() < 1.0 / 9.0 {
+                        t.instance_limit = Some(1);
+                    }
+                }
+                let o = simulate(&d, &a, &m, rng.next_u64(), 0.01);
+                if o.status.is_ok() {
+                    let e = o.elapsed_s.unwrap();
+                    assert!(e.is_finite() && e > 0.0, "{name} on {preset}");
+                } else {
+                    assert!(!o.raw_output.is_empty());
+                    assert!(o.elapsed_s.is_none());
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn the_backend_resolves_then_simulates() {
+    let resolver: crate::backend::Resolver = Arc::new(|src: &str, a: &App, m: &Machine| {
+        if src.contains("CPU") {
+            all_cpu(a, m)
+        } else {
+            expert_like(a, m)
+        }
+    });
+    let b = SimBackend::new(resolver);
+    assert_eq!(b.name(), "sim");
+    let req = RunRequest::new("Task * GPU;", Arc::new(app("stencil")), Arc::new(p100()));
+    let fast = b.run(&req);
+    let slow = b.run(&RunRequest {
+        mapper: "Task * CPU;".into(),
+        ..req.clone()
+    });
+    assert!(slow.normalized_to(&fast).unwrap() < 0.1);
+    // A resolver that panics is a failed run, not a crash.
+    let b = SimBackend::new(Arc::new(|_: &str, _: &App, _: &Machine| -> Decisions {
+        panic!("boom")
+    }));
+    let o = b.run(&req);
+    assert_eq!(o.status.as_str(), "internal_error");
+}
+
+#[test]
+#[ignore]
+fn print_table() {
+    let m = p100();
+    for name in App::builtin_names() {
+        let a = app(name);
+        for (label, d) in [
+            ("expert", expert_like(&a, &m)),
+            ("default", default_gpu(&a, &m)),
+            ("cpu", all_cpu(&a, &m)),
+            ("zc", zero_copy(&a, &m)),
+        ] {
+            let o = simulate(&d, &a, &m, 0, 0.0);
+            println!(
+                "{name:10} {label:8} {:25} t={:?} thr={:?} imb={:.2} copy={:.3}",
+                o.status.as_str(),
+                o.elapsed_s,
+                o.throughput,
+                o.metrics.imbalance,
+                o.metrics.copy_time_s
+            );
+        }
+    }
+}
+
+#[test]
+fn resolved_experts_run_and_beat_resolved_cpu_mappers() {
+    let resolve = default_resolver();
+    let m = p100();
+    let cpu_text = "Task * CPU;\nRegion * * * SYSMEM;\nLayout * * * SOA F_order;\n";
+    for name in App::builtin_names() {
+        let a = app(name);
+        let text = crate::app::expert_mapper_text(name).unwrap();
+        let o = simulate(&resolve(text, &a, &m), &a, &m, 0, 0.0);
+        if !o.status.is_ok() {
+            // johnson's and cosma's experts are written for one rank per GPU
+            // (`m_2d[ipoint[0], 0]`): on one 4-GPU node they index node 1.
+            assert!(
+                ["johnson", "cosma"].contains(name),
+                "{name}: {}",
+                o.raw_output
+            );
+            assert_eq!(o.status.as_str(), "slice_out_of_bound");
+            let cluster = Machine::preset("4x4gpu").unwrap();
+            let o = simulate(&resolve(text, &a, &cluster), &a, &cluster, 0, 0.0);
+            assert!(o.status.is_ok(), "{name} on 4x4gpu: {}", o.raw_output);
+            continue;
+        }
+        // The hand-built expert decisions agree with resolution.
+        let reference = elapsed(&run(&expert_like(&a, &m), &a, &m));
+        let e = elapsed(&o);
+        assert!(
+            (e / reference - 1.0).abs() < 0.1,
+            "{name}: resolved {e} reference {reference}"
+        );
+        let cpu = simulate(&resolve(cpu_text, &a, &m), &a, &m, 0, 0.0);
+        if ["circuit", "stencil", "pennant"].contains(name) {
+            assert!(elapsed(&cpu) > 10.0 * e, "{name}");
+        }
+    }
+}

@@ -1,0 +1,277 @@
+//! Snapshot tests for every mapping-resolution diagnostic (E03xx, W03xx,
+//! I03xx): the source, the diagnostics with their fixes and the fatal
+//! message a real run prints, the source after applying every fix, and the
+//! re-check.
+
+mod resolve;
+
+use mapwright_runtime::app::expert_mapper_text;
+use mapwright_runtime::machine::{Machine, ProcKind};
+
+const STENCIL: &str = "Task * GPU,CPU;\nRegion * * GPU FBMEM;\nRegion * * CPU SYSMEM;\nLayout * * * SOA F_order;\nmgpu = Machine(GPU);\n";
+
+fn stencil(rest: &str) -> String {
+    format!("{STENCIL}{rest}")
+}
+
+fn cannon_expert() -> &'static str {
+    expert_mapper_text("cannon").expect("cannon expert")
+}
+
+fn circuit_expert() -> &'static str {
+    expert_mapper_text("circuit").expect("circuit expert")
+}
+
+// ----- launch points --------------------------------------------------------
+
+case!(
+    launch_point_outside_the_machine,
+    "stencil",
+    "p100x4",
+    &stencil(
+        "def f(Task t) { return mgpu[0, t.ipoint[0] * 2]; }\nIndexTaskMap stencil,increment f;\n"
+    )
+);
+case!(
+    launch_point_outside_the_machine_node_index,
+    "stencil",
+    "2x4gpu",
+    &stencil("def f(Task t) { return mgpu[t.ipoint[0], 0]; }\nIndexTaskMap stencil f;\n")
+);
+case!(
+    machine_model_of_the_wrong_kind,
+    "cannon",
+    "p100x4",
+    &cannon_expert().replace(
+        "IndexTaskMap task_7 auto2d_omp;",
+        "IndexTaskMap task_7 auto2d;"
+    )
+);
+case!(
+    ipoint_beyond_the_launch_dimensionality,
+    "stencil",
+    "p100x4",
+    &stencil(
+        "def f(Task t) { return mgpu[0, t.ipoint[1] % mgpu.size[1]]; }\nIndexTaskMap stencil f;\n"
+    )
+);
+case!(
+    ipoint_through_a_local_and_a_helper,
+    "stencil",
+    "p100x4",
+    &stencil("def g(IPoint p) { return p[2]; }\ndef f(Task t) { ip = t.ipoint; return mgpu[0, (ip[0] + g(ip)) % mgpu.size[1]]; }\nIndexTaskMap stencil f;\n")
+);
+case!(
+    task_property_the_launch_does_not_have,
+    "stencil",
+    "p100x4",
+    &stencil(
+        "def f(Task t) { return mgpu[*t.parent.processor(mgpu)]; }\nIndexTaskMap stencil f;\n"
+    )
+);
+case!(
+    mapping_function_fails,
+    "stencil",
+    "p100x4",
+    &stencil("def f(Task t) { return mgpu[0, t.ipoint[0] / 0]; }\nIndexTaskMap stencil f;\n")
+);
+case!(
+    load_imbalance,
+    "cannon",
+    "p100x4",
+    &cannon_expert().replace(
+        "IndexTaskMap task_1,task_2,task_3,taco_fill,taco_validate auto2d;",
+        "def first(Task task) { return m_2d[0, 0]; }\nIndexTaskMap task_1,task_2,task_3,taco_fill,taco_validate first;"
+    )
+);
+case!(
+    index_task_map_star_is_never_consulted,
+    "stencil",
+    "p100x4",
+    &stencil("def f(Task t) { return mgpu[0, t.ipoint[0] % mgpu.size[1]]; }\nIndexTaskMap * f;\n")
+);
+case!(
+    map_statement_of_the_wrong_launch_kind,
+    "stencil",
+    "p100x4",
+    &stencil(
+        "def f(Task t) { return mgpu[0, t.ipoint[0] % mgpu.size[1]]; }\nSingleTaskMap stencil f;\n"
+    )
+);
+
+// ----- processor kinds --------------------------------------------------------
+
+case!(
+    task_kind_without_a_variant,
+    "cannon",
+    "p100x4",
+    &format!("Task task_7 GPU;\n{}", cannon_expert())
+);
+case!(
+    task_kind_the_machine_lacks,
+    "stencil",
+    "p100x4",
+    "Task stencil IO,GPU;\nLayout * * * SOA F_order;\n"
+);
+
+#[test]
+fn task_without_a_runnable_variant() {
+    // A machine without OMP processors: DISTAL's task_6/task_7 only have
+    // OMP variants.
+    let mut m = Machine::preset("p100x4").expect("preset");
+    m.node.processors.retain(|p| p.kind != ProcKind::Omp);
+    m.node.affinities.retain(|a| a.proc != ProcKind::Omp);
+    m.name = "p100x4-no-omp".into();
+    insta::assert_snapshot!(resolve::describe_on(cannon_expert(), "cannon", &m));
+}
+
+// ----- memories ---------------------------------------------------------------
+
+case!(
+    region_in_a_memory_the_processor_cannot_reach,
+    "circuit",
+    "p100x4",
+    &circuit_expert().replace("Region * * GPU FBMEM;", "Region * * GPU SYSMEM;")
+);
+case!(
+    unreachable_memory_in_a_list,
+    "circuit",
+    "p100x4",
+    "Task * GPU,CPU;\nRegion * * GPU SYSMEM,FBMEM;\nLayout * * * SOA C_order;\n"
+);
+case!(
+    memory_the_machine_lacks,
+    "stencil",
+    "h200",
+    "Task * GPU,CPU;\nRegion * * CPU SOCKMEM;\nLayout * * * SOA F_order;\n"
+);
+case!(
+    region_rule_for_a_kind_the_task_never_runs_on,
+    "cannon",
+    "p100x4",
+    &format!("Region task_7 * GPU FBMEM;\n{}", cannon_expert())
+);
+
+// ----- layouts -----------------------------------------------------------------
+
+case!(
+    cublas_needs_c_order,
+    "cannon",
+    "p100x4",
+    &cannon_expert().replace("Layout * * * SOA C_order;", "Layout * * * SOA F_order;")
+);
+case!(
+    cublas_needs_c_order_without_any_layout_statement,
+    "cannon",
+    "p100x4",
+    &cannon_expert().replace("Layout * * * SOA C_order;", "")
+);
+case!(
+    cublas_needs_c_order_on_a_task_rule,
+    "summa",
+    "p100x4",
+    &expert_mapper_text("summa").expect("summa").replace(
+        "Layout * * * SOA C_order;",
+        "Layout * * * SOA C_order;\nLayout task_4 * FBMEM F_order;"
+    )
+);
+case!(
+    regent_needs_f_order,
+    "stencil",
+    "p100x4",
+    "Task * GPU,CPU;\nRegion * * GPU FBMEM;\nLayout * * * SOA C_order;\n"
+);
+case!(
+    contradictory_layouts_for_one_instance,
+    "cannon",
+    "p100x4",
+    &cannon_expert().replace(
+        "Layout * * * SOA C_order;",
+        "Layout * * * SOA F_order;\nLayout task_4 * * SOA C_order;"
+    )
+);
+case!(
+    layout_silently_shadowed,
+    "circuit",
+    "p100x4",
+    "Task * GPU,CPU;\nLayout * rp_wires * AOS;\nLayout calculate_new_currents * FBMEM SOA;\n"
+);
+case!(
+    exact_without_compact,
+    "circuit",
+    "p100x4",
+    "Task * GPU,CPU;\nLayout * * * SOA C_order Exact;\n"
+);
+case!(
+    layout_for_a_memory_the_task_never_uses,
+    "cannon",
+    "p100x4",
+    &cannon_expert().replace(
+        "Layout * * * SOA C_order;",
+        "Layout * * * SOA C_order;\nLayout task_4 * SYSMEM AOS;"
+    )
+);
+
+// ----- names ---------------------------------------------------------------------
+
+case!(
+    unknown_task_and_region_names,
+    "circuit",
+    "p100x4",
+    "Task calculate_new_current GPU;\nRegion * rp_share GPU ZCMEM;\nRegion calculate_new_currents rp_ghosts GPU ZCMEM;\nLayout update_voltages rp_wires * AOS;\n"
+);
+case!(
+    region_name_in_a_run_that_matches_by_index,
+    "cannon",
+    "p100x4",
+    &format!(
+        "Region task_4 A GPU ZCMEM;\nLayout task_4 B * C_order;\n{}",
+        cannon_expert()
+    )
+);
+case!(
+    region_index_in_a_run_that_matches_by_name,
+    "circuit",
+    "p100x4",
+    "Task * GPU,CPU;\nRegion calculate_new_currents 1 GPU ZCMEM;\nRegion init_pointers 9 CPU SYSMEM;\n"
+);
+
+// ----- backpressure ----------------------------------------------------------------
+
+case!(
+    instance_limit_on_an_index_launch,
+    "cannon",
+    "p100x4",
+    &format!("InstanceLimit task_1 2;\n{}", cannon_expert())
+);
+
+// ----- what a real run prints first ----------------------------------------------------
+
+#[test]
+fn fatal_messages_are_the_reference_texts() {
+    let cases: [(&str, &str); 6] = [
+        ("IndexTaskMap stencil f;\ndef f(Task t) { return mgpu[0, 0]; }\nmgpu = Machine(GPU);\n", "IndexTaskMap's function undefined\n"),
+        ("x = 1;\nIndexTaskMap stencil x;\n", "IndexTaskMap's mapping function is undefined\n"),
+        ("mgpu = Machine(GPU);\ndef f(IPoint p) { return mgpu[0, 0]; }\nSingleTaskMap stencil f;\n", "Entry mapping function's must be like func(Task t)\n"),
+        ("m = Machine(GPU);\nm = Machine(CPU);\n", "AssignNode multiple m cause conflicts in global_symbol!\n"),
+        ("x = mgpu.size;\n", "mgpu not found\n"),
+        ("Task * GPU\nRegion * * GPU FBMEM;\n", "Error at line 2:\n\tsyntax error\n"),
+    ];
+    for (source, raw) in cases {
+        let d = resolve::resolve(source, "stencil", "p100x4");
+        let fatal = d.fatal.unwrap_or_else(|| panic!("no fatal for {source:?}"));
+        assert_eq!(fatal.raw_output, raw, "{source:?}");
+    }
+    let d = resolve::resolve("Task * GPU @ CPU;\n", "stencil", "p100x4");
+    assert_eq!(
+        d.fatal.map(|f| f.raw_output),
+        Some("Error at line 1:\n\tUnrecognized character: @\n".to_string())
+    );
+}
+
+case!(
+    mapping_function_that_never_stops,
+    "stencil",
+    "p100x4",
+    &stencil("def g(int x) { return g(x + 1); }\ndef f(Task t) { return mgpu[0, g(t.ipoint[0]) % mgpu.size[1]]; }\nIndexTaskMap stencil f;\n")
+);

@@ -1,0 +1,169 @@
+//! Every built-in application's expert mapper checks with zero errors
+//! against its application on the paper's machine, and its decisions render
+//! (`explain` snapshots).
+
+mod resolve;
+
+use mapwright_grammar::{analyze, Severity};
+use mapwright_runtime::app::{expert_mapper_text, App};
+use mapwright_runtime::machine::Machine;
+use mapwright_runtime::resolve_mapping::{resolve_mapping, RegionNaming};
+
+/// The experts written for one Legion rank per GPU (`Machine(GPU)` is
+/// `(ranks, 1)`, see their comments and `johnson.json`/`cosma.json`): on
+/// the paper machine modelled as one rank with four GPUs their
+/// `init_all_gpus` (`m_2d[task.ipoint[0], 0]`) names node 1 of 1, which the
+/// reference rejects ("Sharding node index out of bound!").
+const RANK_PER_GPU: [&str; 2] = ["johnson", "cosma"];
+
+fn errors(app: &App, machine: &Machine) -> Vec<String> {
+    let source = expert_mapper_text(&app.name).expect("expert");
+    let analysis = analyze(source);
+    let decisions = resolve_mapping(&analysis, source, app, machine);
+    let mut out: Vec<String> = analysis
+        .diagnostics()
+        .iter()
+        .chain(decisions.diagnostics.iter())
+        .filter(|d| d.severity == Severity::Error)
+        .map(|d| format!("{} {}", d.code, d.message))
+        .collect();
+    if let Some(f) = decisions.fatal {
+        out.push(format!("fatal {}: {}", f.kind, f.raw_output));
+    }
+    out
+}
+
+#[test]
+fn every_expert_checks_without_errors_on_the_paper_machine() {
+    let p100 = Machine::preset("p100x4").expect("p100x4");
+    let ranks = resolve::p100x4_rank_per_gpu();
+    ranks.validate().expect("rank-per-GPU machine is valid");
+    for name in App::builtin_names() {
+        let app = App::builtin(name).expect("built-in");
+        let machine = if RANK_PER_GPU.contains(name) {
+            &ranks
+        } else {
+            &p100
+        };
+        let errs = errors(&app, machine);
+        assert!(errs.is_empty(), "{name} on {}: {errs:#?}", machine.name);
+    }
+}
+
+#[test]
+fn rank_per_gpu_experts_fail_on_one_rank_with_four_gpus() {
+    let p100 = Machine::preset("p100x4").expect("p100x4");
+    for name in RANK_PER_GPU {
+        let app = App::builtin(name).expect("built-in");
+        let errs = errors(&app, &p100);
+        assert!(
+            errs.iter()
+                .any(|e| e.starts_with("E0301") && e.contains("init_cublas")),
+            "{name}: {errs:#?}"
+        );
+        assert!(
+            errs.iter()
+                .any(|e| e.contains("Sharding node index out of bound!\n1 >= 1")),
+            "{name}: {errs:#?}"
+        );
+    }
+}
+
+#[test]
+fn every_expert_places_every_launch_point() {
+    let p100 = Machine::preset("p100x4").expect("p100x4");
+    let ranks = resolve::p100x4_rank_per_gpu();
+    for name in App::builtin_names() {
+        let app = App::builtin(name).expect("built-in");
+        let machine = if RANK_PER_GPU.contains(name) {
+            &ranks
+        } else {
+            &p100
+        };
+        let source = expert_mapper_text(name).expect("expert");
+        let d = resolve_mapping(&analyze(source), source, &app, machine);
+        assert_eq!(d.tasks.len(), app.tasks.len());
+        for (t, a) in d.tasks.iter().zip(&app.tasks) {
+            assert_eq!(t.task, a.name);
+            assert!(a.has_variant(t.proc_kind), "{name}/{}", a.name);
+            assert!(!t.placement.is_empty(), "{name}/{} not placed", a.name);
+            if a.launch == mapwright_runtime::app::Launch::Index {
+                assert_eq!(t.placement.len() as u64, a.points(), "{name}/{}", a.name);
+            }
+            for p in &t.placement {
+                assert!(p.node < machine.nodes(), "{name}/{}", a.name);
+                assert!(
+                    p.proc < machine.procs_per_node(t.proc_kind),
+                    "{name}/{}",
+                    a.name
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn region_naming_follows_the_recorded_run_flags() {
+    let naming: Vec<(&str, RegionNaming)> = App::builtin_names()
+        .iter()
+        .map(|n| {
+            (
+                *n,
+                RegionNaming::of_app(&App::builtin(n).expect("built-in")),
+            )
+        })
+        .collect();
+    for (name, n) in naming {
+        let want = if matches!(name, "circuit" | "pennant") {
+            RegionNaming::Semantic
+        } else {
+            RegionNaming::Index
+        };
+        assert_eq!(n, want, "{name}");
+    }
+}
+
+#[test]
+fn explain_circuit() {
+    let src = expert_mapper_text("circuit").expect("expert");
+    insta::assert_snapshot!(resolve::explain(src, "circuit", "p100x4"));
+}
+
+#[test]
+fn explain_cannon() {
+    let src = expert_mapper_text("cannon").expect("expert");
+    insta::assert_snapshot!(resolve::explain(src, "cannon", "p100x4"));
+}
+
+#[test]
+fn explain_stencil() {
+    let src = expert_mapper_text("stencil").expect("expert");
+    insta::assert_snapshot!(resolve::explain(src, "stencil", "p100x4"));
+}
+
+#[test]
+fn explain_solomonik() {
+    let src = expert_mapper_text("solomonik").expect("expert");
+    insta::assert_snapshot!(resolve::explain(src, "solomonik", "p100x4"));
+}
+
+#[test]
+fn explain_johnson_one_rank_per_gpu() {
+    let src = expert_mapper_text("johnson").expect("expert");
+    let m = resolve::p100x4_rank_per_gpu();
+    insta::assert_snapshot!(resolve::explain_on(src, "johnson", &m));
+}
+
+#[test]
+fn explain_circuit_on_two_nodes() {
+    let src = expert_mapper_text("circuit").expect("expert");
+    insta::assert_snapshot!(resolve::explain(src, "circuit", "2x4gpu"));
+}
+
+#[test]
+fn explain_a_mapper_that_aborts() {
+    let src = expert_mapper_text("stencil")
+        .expect("expert")
+        .replace("Layout * * * SOA F_order;", "Layout * * * SOA C_order;");
+    insta::assert_snapshot!(resolve::explain(&src, "stencil", "p100x4"));
+}

@@ -1,0 +1,571 @@
+//! `mapwright optimize FILE`: improve a mapper by measurement, and
+//! `mapwright bench optimize`: every proposer on every built-in application.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{anyhow, Context};
+use clap::{Args, ValueEnum};
+use mapwright_runtime::app::App;
+
+use super::read_input;
+use crate::autoguide::FeedbackMode;
+use crate::optimize::executors::SimExecutor;
+use crate::optimize::history::Record;
+use crate::optimize::plot::{trajectory_svg, Series};
+use crate::optimize::proposers::hybrid::HybridProposer;
+use crate::optimize::proposers::llm::{LlmConfig, LlmProposer};
+use crate::optimize::proposers::random::RandomProposer;
+use crate::optimize::proposers::scalar::ScalarProposer;
+use crate::optimize::proposers::search::SearchProposer;
+use crate::optimize::proposers::Proposer;
+use crate::optimize::runner::{Evaluation, Runner};
+use crate::optimize::{default_run_dir, load_report, optimize, Config, Report};
+use crate::project::{target, ProjectFile};
+
+/// The proposers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ProposerKind {
+    /// Structured search guided by AutoGuide (no LLM).
+    Search,
+    /// OpenAI-compatible chat model.
+    Llm,
+    /// LLM strategies tuned by search.
+    Hybrid,
+    /// Uniform random baseline.
+    Random,
+    /// OpenTuner-like tuner that sees only the score.
+    Scalar,
+}
+
+impl ProposerKind {
+    fn name(self) -> &'static str {
+        match self {
+            ProposerKind::Search => "search",
+            ProposerKind::Llm => "llm",
+            ProposerKind::Hybrid => "hybrid",
+            ProposerKind::Random => "random",
+            ProposerKind::Scalar => "scalar",
+        }
+    }
+}
+
+/// LLM endpoint options (flags override `[llm]` in mapwright.toml).
+#[derive(Debug, Clone, Args)]
+pub struct LlmArgs {
+    /// Base URL of an OpenAI-compatible API (e.g. http://127.0.0.1:8000/v1).
+    #[arg(long)]
+    pub llm_base_url: Option<String>,
+    /// Model name.
+    #[arg(long)]
+    pub llm_model: Option<String>,
+    /// Environment variable that holds the API key.
+    #[arg(long)]
+    pub llm_key_env: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct OptimizeArgs {
+    /// The mapper to improve.
+    pub file: PathBuf,
+    /// Built-in application name or application description file.
+    #[arg(long)]
+    pub app: Option<String>,
+    /// Machine preset (e.g. p100x4) or machine description file.
+    #[arg(long)]
+    pub machine: Option<String>,
+    #[arg(long, value_enum)]
+    pub proposer: Option<ProposerKind>,
+    /// Proposals after the mapper as written.
+    #[arg(long, default_value_t = 10)]
+    pub iterations: usize,
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Stop after this many seconds.
+    #[arg(long)]
+    pub time_budget: Option<u64>,
+    /// What the proposer sees of AutoGuide's feedback.
+    #[arg(long, value_enum, default_value = "suggest")]
+    pub feedback: FeedbackMode,
+    /// Write the best mapper back into FILE (only if it improves on it).
+    #[arg(long, conflicts_with = "diff")]
+    pub in_place: bool,
+    /// Print the change as a unified diff.
+    #[arg(long)]
+    pub diff: bool,
+    /// Print the report as one JSON object.
+    #[arg(long)]
+    pub json: bool,
+    /// Draw the trajectory as an SVG file.
+    #[arg(long)]
+    pub report: Option<PathBuf>,
+    /// Where to save candidates (default .mapwright/runs/<time>-<proposer>/ beside FILE).
+    #[arg(long)]
+    pub run_dir: Option<PathBuf>,
+    /// Do not save candidates.
+    #[arg(long)]
+    pub no_save: bool,
+    /// Continue a saved run (its folder).
+    #[arg(long)]
+    pub resume: Option<PathBuf>,
+    /// Relative measurement noise of the simulator (0 = deterministic).
+    #[arg(long, default_value_t = 0.0)]
+    pub noise: f64,
+    #[command(flatten)]
+    pub llm: LlmArgs,
+}
+
+/// Builds the LLM configuration from flags, the project file and the environment.
+fn llm_config(args: &LlmArgs, project: Option<&ProjectFile>) -> anyhow::Result<LlmConfig> {
+    let section = project.map(|p| p.llm.clone()).unwrap_or_default();
+    let base_url = args
+        .llm_base_url
+        .clone()
+        .or(section.base_url)
+        .ok_or_else(|| anyhow!("the LLM proposer needs an endpoint: --llm-base-url URL or [llm] base_url in mapwright.toml"))?;
+    let mut config = LlmConfig {
+        base_url,
+        ..LlmConfig::default()
+    };
+    if let Some(m) = args.llm_model.clone().or(section.model) {
+        config.model = m;
+    }
+    let key_env = args
+        .llm_key_env
+        .clone()
+        .or(section.api_key_env)
+        .unwrap_or_else(|| "OPENAI_API_KEY".into());
+    config.api_key = std::env::var(&key_env).ok().filter(|k| !k.is_empty());
+    if let Some(t) = section.timeout_s {
+        config.timeout = Duration::from_secs(t);
+    }
+    config.price_prompt_per_mtok = section.price_prompt_per_mtok.unwrap_or(0.0);
+    config.price_completion_per_mtok = section.price_completion_per_mtok.unwrap_or(0.0);
+    Ok(config)
+}
+
+fn make_proposer(
+    kind: ProposerKind,
+    seed: u64,
+    llm: &LlmArgs,
+    project: Option<&ProjectFile>,
+) -> anyhow::Result<Box<dyn Proposer>> {
+    Ok(match kind {
+        ProposerKind::Search => Box::new(SearchProposer::new(seed)),
+        ProposerKind::Random => Box::new(RandomProposer::new(seed)),
+        ProposerKind::Scalar => Box::new(ScalarProposer::new(seed)),
+        ProposerKind::Llm => Box::new(LlmProposer::new(llm_config(llm, project)?)),
+        ProposerKind::Hybrid => Box::new(HybridProposer::new(
+            LlmProposer::new(llm_config(llm, project)?),
+            seed,
+        )),
+    })
+}
+
+/// Scores the application's expert mapper on this machine (what 1.0x means).
+pub fn expert_score(runner: &Runner<'_>, app: &App, seed: u64) -> Option<f64> {
+    let text = mapwright_runtime::app::expert_mapper_text(&app.name)?;
+    let e: Evaluation = runner.evaluate(text, seed);
+    e.ok().then(|| e.score())
+}
+
+/// Ctrl-C sets the flag; the loop stops after the current candidate.
+fn install_interrupt(flag: Arc<AtomicBool>) {
+    std::thread::spawn(move || {
+        let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+        else {
+            return;
+        };
+        rt.block_on(async {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                flag.store(true, Ordering::SeqCst);
+                eprintln!(
+                    "\ninterrupted: finishing the current candidate; FILE will not be changed"
+                );
+            }
+        });
+    });
+}
+
+fn progress_line(r: &Record, best: Option<f64>, total: usize) -> String {
+    let norm = |v: Option<f64>| {
+        v.map(|x| format!("{x:.2}x"))
+            .unwrap_or_else(|| "  -  ".into())
+    };
+    format!(
+        "[{:>2}/{total}] {:<7} {:<16} {:>7}  best {:>7}  {}",
+        r.iteration,
+        if r.iteration == 0 {
+            "user"
+        } else {
+            r.proposer.as_str()
+        },
+        r.evaluation.status,
+        norm(r.normalized),
+        norm(best),
+        r.rationale.chars().take(70).collect::<String>()
+    )
+}
+
+pub fn run(args: OptimizeArgs) -> anyhow::Result<ExitCode> {
+    let source = read_input(&args.file.to_string_lossy())?;
+    let (app, machine, project) = target(
+        Some(&args.file),
+        args.app.as_deref(),
+        args.machine.as_deref(),
+    )?;
+    let kind = match args.proposer {
+        Some(k) => k,
+        None => match project.as_ref().and_then(|p| p.proposer.as_deref()) {
+            Some(name) => ProposerKind::from_str(name, true)
+                .map_err(|_| anyhow!("unknown proposer `{name}` in mapwright.toml"))?,
+            None => ProposerKind::Search,
+        },
+    };
+    let mut proposer = make_proposer(kind, args.seed, &args.llm, project.as_ref())?;
+    let app = Arc::new(app);
+    let machine = Arc::new(machine);
+    let executor = SimExecutor {
+        app: app.clone(),
+        machine: machine.clone(),
+        noise: args.noise,
+    };
+    let runner = Runner {
+        app: &app,
+        machine: &machine,
+        resolve: mapwright_runtime::resolve_mapping::resolve_mapping,
+        executor: &executor,
+    };
+    let expert = expert_score(&runner, &app, args.seed);
+    let cancel = Arc::new(AtomicBool::new(false));
+    install_interrupt(cancel.clone());
+    let previous = match &args.resume {
+        Some(dir) => Some(load_report(dir)?),
+        None => None,
+    };
+    let run_dir = if args.no_save {
+        None
+    } else {
+        Some(
+            args.resume
+                .clone()
+                .or(args.run_dir.clone())
+                .unwrap_or_else(|| default_run_dir(&args.file, kind.name())),
+        )
+    };
+    let config = Config {
+        iterations: args.iterations,
+        time_budget: args.time_budget.map(Duration::from_secs),
+        seed: args.seed,
+        feedback_mode: args.feedback,
+        run_dir: run_dir.clone(),
+        cancel: cancel.clone(),
+    };
+    let quiet = args.json;
+    let tty = std::io::stderr().is_terminal();
+    let mut progress = |r: &Record, best: Option<f64>, total: usize| {
+        if !quiet {
+            let line = progress_line(r, best, total);
+            if tty {
+                eprintln!("\x1b[2K{line}");
+            } else {
+                eprintln!("{line}");
+            }
+        }
+    };
+    let report = optimize(
+        &source,
+        &runner,
+        proposer.as_mut(),
+        &config,
+        expert,
+        previous,
+        &mut progress,
+    );
+
+    if let Some(path) = &args.report {
+        let svg = trajectory_svg(
+            &format!(
+                "{} on {}: best normalized throughput",
+                app.name, machine.name
+            ),
+            &[Series {
+                label: format!("{} (seed {})", report.proposer, report.seed),
+                values: report.trajectory.clone(),
+            }],
+        );
+        std::fs::write(path, svg).with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    if args.json {
+        println!("{}", serde_json::to_string(&report)?);
+    } else {
+        print_table(&report);
+        if let Some(dir) = &run_dir {
+            eprintln!("candidates and report: {}", dir.display());
+        }
+    }
+    if args.diff {
+        print_diff(&source, &report.best_mapper, &args.file);
+    }
+    if args.in_place {
+        if report.cancelled {
+            eprintln!("cancelled: {} left unchanged", args.file.display());
+        } else if report.improved() && report.best_mapper != source {
+            std::fs::write(&args.file, &report.best_mapper)
+                .with_context(|| format!("cannot write {}", args.file.display()))?;
+            eprintln!(
+                "applied the best mapper (iteration {}) to {}",
+                report.best_iteration,
+                args.file.display()
+            );
+        } else {
+            eprintln!(
+                "no candidate beat the mapper as written; {} left unchanged",
+                args.file.display()
+            );
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_table(report: &Report) {
+    println!("iter  proposer  status            normalized  rationale");
+    for r in &report.records {
+        println!(
+            "{:>4}  {:<8}  {:<16}  {:>10}  {}",
+            r.iteration,
+            if r.iteration == 0 {
+                "user"
+            } else {
+                r.proposer.as_str()
+            },
+            r.evaluation.status,
+            r.normalized
+                .map(|v| format!("{v:.3}x"))
+                .unwrap_or_else(|| "-".into()),
+            r.rationale.chars().take(60).collect::<String>()
+        );
+    }
+    println!(
+        "best: iteration {} at {}; success rate {:.0}%; parameter entropy {:.2} bits; feedback sensitivity {:.2}",
+        report.best_iteration,
+        report.best_normalized.map(|v| format!("{v:.3}x the expert mapper")).unwrap_or_else(|| format!("score {:.4}", report.best_score)),
+        report.success_rate * 100.0,
+        report.parameter_entropy,
+        report.feedback_sensitivity
+    );
+    if let Some(u) = &report.usage {
+        println!(
+            "LLM: {} requests ({} retries), {} prompt + {} completion tokens, ~${:.4}",
+            u.requests, u.retries, u.prompt_tokens, u.completion_tokens, u.cost_usd
+        );
+    }
+}
+
+fn print_diff(old: &str, new: &str, path: &Path) {
+    let diff = similar::TextDiff::from_lines(old, new);
+    let name = path.display().to_string();
+    print!(
+        "{}",
+        diff.unified_diff().context_radius(3).header(&name, &name)
+    );
+}
+
+// ----- mapwright bench optimize ---------------------------------------------
+
+#[derive(Debug, Args)]
+pub struct BenchOptimizeArgs {
+    /// Applications (default: all nine built-ins).
+    #[arg(long, value_delimiter = ',')]
+    pub apps: Vec<String>,
+    #[arg(long, default_value = "p100x4")]
+    pub machine: String,
+    /// Proposers to compare.
+    #[arg(long, value_delimiter = ',', default_values_t = vec!["search".to_string(), "random".to_string(), "scalar".to_string()])]
+    pub proposers: Vec<String>,
+    /// Seeds per (proposer, app).
+    #[arg(long, default_value_t = 3)]
+    pub seeds: u64,
+    #[arg(long, default_value_t = 10)]
+    pub iterations: usize,
+    /// Iterations of the long scalar-tuner run (0 to skip).
+    #[arg(long, default_value_t = 1000)]
+    pub scalar_long: usize,
+    #[arg(long)]
+    pub json: bool,
+    /// Draw every run's trajectory into one SVG.
+    #[arg(long)]
+    pub report: Option<PathBuf>,
+    #[command(flatten)]
+    pub llm: LlmArgs,
+}
+
+/// The mapper every benchmark run starts from: what a user writes first.
+pub const NAIVE_MAPPER: &str =
+    "# A first mapper: everything on the GPU where possible.\nTask * GPU,CPU;\n";
+
+#[derive(Debug, serde::Serialize)]
+struct BenchRow {
+    proposer: String,
+    app: String,
+    iterations: usize,
+    mean: f64,
+    worst: f64,
+    best: f64,
+    success_rate: f64,
+    parameter_entropy: f64,
+}
+
+pub fn bench(args: BenchOptimizeArgs) -> anyhow::Result<ExitCode> {
+    let machine = Arc::new(crate::project::load_machine(&args.machine, None)?);
+    let apps: Vec<String> = if args.apps.is_empty() {
+        App::builtin_names().iter().map(|s| s.to_string()).collect()
+    } else {
+        args.apps.clone()
+    };
+    let mut rows = Vec::new();
+    let mut series = Vec::new();
+    let mut plan: Vec<(String, usize)> = args
+        .proposers
+        .iter()
+        .map(|p| (p.clone(), args.iterations))
+        .collect();
+    if args.scalar_long > 0 {
+        plan.push(("scalar".into(), args.scalar_long));
+    }
+    for app_name in &apps {
+        let app = Arc::new(crate::project::load_app(app_name, None)?);
+        let executor = SimExecutor {
+            app: app.clone(),
+            machine: machine.clone(),
+            noise: 0.0,
+        };
+        let runner = Runner {
+            app: &app,
+            machine: &machine,
+            resolve: mapwright_runtime::resolve_mapping::resolve_mapping,
+            executor: &executor,
+        };
+        let expert = expert_score(&runner, &app, 0).ok_or_else(|| {
+            anyhow!(
+                "the expert mapper of {app_name} does not run on {}",
+                machine.name
+            )
+        })?;
+        for (proposer_name, iterations) in &plan {
+            let kind = ProposerKind::from_str(proposer_name, true)
+                .map_err(|_| anyhow!("unknown proposer `{proposer_name}`"))?;
+            let mut finals = Vec::new();
+            let mut successes = Vec::new();
+            let mut entropies = Vec::new();
+            for seed in 0..args.seeds {
+                let mut proposer = make_proposer(kind, seed, &args.llm, None)?;
+                let config = Config {
+                    iterations: *iterations,
+                    time_budget: None,
+                    seed,
+                    feedback_mode: FeedbackMode::Suggest,
+                    run_dir: None,
+                    cancel: Arc::new(AtomicBool::new(false)),
+                };
+                let report = optimize(
+                    NAIVE_MAPPER,
+                    &runner,
+                    proposer.as_mut(),
+                    &config,
+                    Some(expert),
+                    None,
+                    &mut |_, _, _| {},
+                );
+                finals.push(report.best_normalized.unwrap_or(0.0));
+                successes.push(report.success_rate);
+                entropies.push(report.parameter_entropy);
+                if *iterations == args.iterations {
+                    series.push(Series {
+                        label: format!("{proposer_name}/{app_name}/s{seed}"),
+                        values: report.trajectory.clone(),
+                    });
+                }
+            }
+            let n = finals.len().max(1) as f64;
+            let row = BenchRow {
+                proposer: proposer_name.clone(),
+                app: app_name.clone(),
+                iterations: *iterations,
+                mean: finals.iter().sum::<f64>() / n,
+                worst: finals.iter().copied().fold(f64::INFINITY, f64::min),
+                best: finals.iter().copied().fold(0.0, f64::max),
+                success_rate: successes.iter().sum::<f64>() / n,
+                parameter_entropy: entropies.iter().sum::<f64>() / n,
+            };
+            if !args.json {
+                eprintln!(
+                    "{:<8} {:>5} it  {:<10} mean {:.3}x  worst {:.3}x  best {:.3}x",
+                    row.proposer, row.iterations, row.app, row.mean, row.worst, row.best
+                );
+            }
+            rows.push(row);
+        }
+    }
+    if let Some(path) = &args.report {
+        std::fs::write(
+            path,
+            trajectory_svg(
+                &format!("mapwright bench optimize on {}", machine.name),
+                &series,
+            ),
+        )?;
+    }
+    if args.json {
+        println!("{}", serde_json::to_string(&rows)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!(
+        "\nnormalized throughput vs the expert mapper after N iterations ({} seeds, machine {}):",
+        args.seeds, machine.name
+    );
+    println!(
+        "{:<8} {:>6}  {:<10} {:>8} {:>8} {:>8} {:>8} {:>8}",
+        "proposer", "iters", "app", "mean", "worst", "best", "success", "entropy"
+    );
+    for r in &rows {
+        println!(
+            "{:<8} {:>6}  {:<10} {:>7.3}x {:>7.3}x {:>7.3}x {:>7.0}% {:>8.2}",
+            r.proposer,
+            r.iterations,
+            r.app,
+            r.mean,
+            r.worst,
+            r.best,
+            r.success_rate * 100.0,
+            r.parameter_entropy
+        );
+    }
+    // Averages over apps per (proposer, iterations).
+    let mut keys: Vec<(String, usize)> = rows
+        .iter()
+        .map(|r| (r.proposer.clone(), r.iterations))
+        .collect();
+    keys.dedup();
+    keys.sort();
+    keys.dedup();
+    println!();
+    for (p, it) in &keys {
+        let sel: Vec<&BenchRow> = rows
+            .iter()
+            .filter(|r| &r.proposer == p && r.iterations == *it)
+            .collect();
+        let mean = sel.iter().map(|r| r.mean).sum::<f64>() / sel.len().max(1) as f64;
+        let min_app = sel.iter().map(|r| r.worst).fold(f64::INFINITY, f64::min);
+        println!(
+            "{p:<8} {it:>6} iterations: mean over apps {mean:.3}x, worst app/seed {min_app:.3}x"
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}

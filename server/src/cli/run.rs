@@ -1,0 +1,333 @@
+//! `mapwright run FILE --app NAME|FILE --machine PRESET|FILE`: runs a mapper
+//! on a backend and prints what the run printed, then a summary: time,
+//! throughput, and both relative to the application's expert mapper run the
+//! same way (same backend, machine, seed and noise). `--json` prints one
+//! object instead; `--bench N` measures simulated evaluations per second.
+//!
+//! Exit status: 0 when the run succeeded, 1 when it failed (the failure is
+//! the output), 2 for usage errors.
+
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{anyhow, bail};
+use clap::{Args, ValueEnum};
+use mapwright_runtime::app::{expert_mapper_text, App};
+use mapwright_runtime::backend::command::{CommandBackend, CommandConfig, Pattern};
+use mapwright_runtime::backend::{Backend, Resolver, RunOutcome, RunRequest};
+use mapwright_runtime::machine::Machine;
+use mapwright_runtime::sim::{simulate, SimBackend};
+use serde_json::json;
+
+use super::read_input;
+use crate::project::target;
+
+/// Which backend runs the mapper.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum BackendKind {
+    /// The embedded simulator (deterministic).
+    Sim,
+    /// A real program, from `--command` or `[command]` in mapwright.toml.
+    Command,
+    /// Real kernels on local GPUs (needs the `cuda` feature).
+    Cuda,
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The mapper file (`-` for standard input).
+    pub file: String,
+    /// Built-in application name or application description (JSON).
+    #[arg(long)]
+    pub app: Option<String>,
+    /// Machine preset (p100x4, h200, 2x4gpu, 4x4gpu, 16x4gpu) or machine
+    /// description (JSON/TOML). Default: mapwright.toml, else p100x4.
+    #[arg(long)]
+    pub machine: Option<String>,
+    /// Backend.
+    #[arg(long, value_enum, default_value = "sim")]
+    pub backend: BackendKind,
+    /// Command template for `--backend command`: `{mapper}` is the
+    /// candidate's path (also `{app}`, `{machine}`, `{seed}`).
+    #[arg(long)]
+    pub command: Option<String>,
+    /// Seed of the measurement noise.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Relative measurement noise of the simulator (0.01 = 1 %).
+    #[arg(long, default_value_t = 0.0)]
+    pub noise: f64,
+    /// Timeout of one command run, seconds.
+    #[arg(long)]
+    pub timeout: Option<f64>,
+    /// Extra prefix before the elapsed time in a command's output
+    /// (repeatable; tried before the built-in ones).
+    #[arg(long = "elapsed-prefix")]
+    pub elapsed_prefix: Vec<String>,
+    /// Extra prefix before the throughput in a command's output (repeatable).
+    #[arg(long = "throughput-prefix")]
+    pub throughput_prefix: Vec<String>,
+    /// Do not run the expert mapper for the normalized figure.
+    #[arg(long)]
+    pub no_normalize: bool,
+    /// Print one JSON object.
+    #[arg(long)]
+    pub json: bool,
+    /// Measure: run N simulated evaluations and print evaluations per second.
+    #[arg(long, value_name = "N")]
+    pub bench: Option<u64>,
+}
+
+/// Mapping resolution for the sim backend: the runtime's own
+/// (`grammar::analyze` then `resolve_mapping`).
+pub(crate) fn resolver() -> Resolver {
+    mapwright_runtime::sim::default_resolver()
+}
+
+fn command_backend(
+    args: &RunArgs,
+    project: Option<&crate::project::ProjectFile>,
+) -> anyhow::Result<CommandBackend> {
+    let section = project.and_then(|p| p.command.as_ref());
+    let template = args
+        .command
+        .clone()
+        .or_else(|| section.map(|c| c.template.clone()))
+        .filter(|t| !t.trim().is_empty())
+        .ok_or_else(|| {
+            anyhow!(
+                "--backend command needs a command template: pass --command 'PROG ... {{mapper}}' \
+                 or set [command] template in mapwright.toml"
+            )
+        })?;
+    if !template.contains("{mapper}") {
+        bail!("the command template must contain {{mapper}} (the candidate mapper's path)");
+    }
+    let mut config = CommandConfig::new(template);
+    let timeout = args
+        .timeout
+        .or_else(|| section.and_then(|c| c.timeout_s).map(|s| s as f64));
+    if let Some(t) = timeout {
+        if !(t.is_finite() && t > 0.0) {
+            bail!("--timeout must be a positive number of seconds");
+        }
+        config.timeout = Duration::from_secs_f64(t);
+    }
+    for (i, p) in args.elapsed_prefix.iter().enumerate() {
+        config.elapsed.insert(i, Pattern::time(p.clone()));
+    }
+    for (i, p) in args.throughput_prefix.iter().enumerate() {
+        config.throughput.insert(i, Pattern::rate(p.clone(), ""));
+    }
+    Ok(CommandBackend::new(config))
+}
+
+pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
+    if args.backend == BackendKind::Cuda {
+        eprintln!(
+            "error: the `cuda` backend runs real kernels on local GPUs and needs a mapwright \
+             built with the `cuda` feature on a machine with an NVIDIA GPU; this build has no \
+             CUDA support. Use `--backend sim` (the default) or `--backend command`."
+        );
+        return Ok(ExitCode::from(2));
+    }
+    if !(args.noise.is_finite() && args.noise >= 0.0) {
+        bail!("--noise must be a non-negative number");
+    }
+    let source = read_input(&args.file)?;
+    let mapper_path = (args.file != "-").then(|| Path::new(&args.file));
+    let (app, machine, project) =
+        target(mapper_path, args.app.as_deref(), args.machine.as_deref())?;
+    let app = Arc::new(app);
+    let machine = Arc::new(machine);
+
+    if let Some(n) = args.bench {
+        return bench(&source, &app, &machine, n, &args);
+    }
+
+    let backend: Box<dyn Backend> = match args.backend {
+        BackendKind::Sim => Box::new(SimBackend::new(resolver())),
+        BackendKind::Command => Box::new(command_backend(&args, project.as_ref())?),
+        BackendKind::Cuda => unreachable!("handled above"),
+    };
+    let mut request = RunRequest::new(source, app.clone(), machine.clone());
+    request.seed = args.seed;
+    request.noise = args.noise;
+    let outcome = backend.run(&request);
+
+    let expert = if args.no_normalize {
+        None
+    } else {
+        expert_mapper_text(&app.name).map(|text| {
+            let mut r = request.clone();
+            r.mapper = text.to_string();
+            backend.run(&r)
+        })
+    };
+    let normalized = expert.as_ref().and_then(|e| outcome.normalized_to(e));
+
+    if args.json {
+        let expert_json = expert.as_ref().map(|e| {
+            json!({
+                "status": e.status,
+                "elapsed_s": e.elapsed_s,
+                "throughput": e.throughput,
+            })
+        });
+        let v = json!({
+            "status": outcome.status,
+            "elapsed_s": outcome.elapsed_s,
+            "throughput": outcome.throughput,
+            "throughput_unit": outcome.throughput_unit,
+            "normalized": normalized,
+            "raw_output": outcome.raw_output,
+            "backend": backend.name(),
+            "app": app.name,
+            "machine": machine.name,
+            "seed": args.seed,
+            "expert": expert_json,
+            "metrics": outcome.metrics,
+        });
+        emit(&format!("{}\n", serde_json::to_string_pretty(&v)?));
+    } else {
+        let mut text = outcome.raw_output.clone();
+        if !text.is_empty() && !text.ends_with('\n') {
+            text.push('\n');
+        }
+        text.push_str(&summary(
+            &outcome,
+            expert.as_ref(),
+            normalized,
+            &args,
+            &app,
+            &machine,
+            backend.name(),
+        ));
+        text.push('\n');
+        emit(&text);
+    }
+    Ok(if outcome.status.is_ok() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// Writes to standard output; a closed pipe (`| head`) is not an error.
+fn emit(text: &str) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes()).and_then(|_| out.flush());
+}
+
+/// The lines after the raw output. They avoid the programs' own prefixes
+/// (`ELAPSED TIME = `, `GFLOPS = `, `Execution time: `), so the output of
+/// `mapwright run` parses the same as the program's.
+fn summary(
+    o: &RunOutcome,
+    expert: Option<&RunOutcome>,
+    normalized: Option<f64>,
+    args: &RunArgs,
+    app: &App,
+    machine: &Machine,
+    backend: &str,
+) -> String {
+    let mut s = String::from("---\n");
+    s.push_str(&format!(
+        "mapwright run: {} on {} ({backend} backend, seed {})\n",
+        app.name, machine.name, args.seed
+    ));
+    s.push_str(&format!("status:     {}\n", o.status));
+    if let Some(t) = o.elapsed_s {
+        s.push_str(&format!("time:       {t:.6} s\n"));
+    }
+    if let Some(t) = o.throughput {
+        s.push_str(&format!("throughput: {t:.3} {}\n", o.throughput_unit));
+    }
+    match (normalized, expert) {
+        (Some(n), _) => s.push_str(&format!("normalized: {n:.3}x the expert mapper\n")),
+        (None, Some(e)) if !e.status.is_ok() => s.push_str(&format!(
+            "normalized: n/a (the expert mapper's run: {})\n",
+            e.status
+        )),
+        (None, Some(_)) => s.push_str("normalized: n/a (this run failed)\n"),
+        (None, None) if args.no_normalize => {}
+        (None, None) => s.push_str("normalized: n/a (no expert mapper for this application)\n"),
+    }
+    if o.status.is_ok() && o.metrics.imbalance > 0.0 {
+        s.push_str(&format!(
+            "imbalance:  {:.2} (busiest processor / mean)\n",
+            o.metrics.imbalance
+        ));
+    }
+    s.trim_end().to_string()
+}
+
+/// `--bench N`: N simulated evaluations of the decisions (simulation only),
+/// then N of resolution plus simulation, on one thread (per core).
+fn bench(
+    source: &str,
+    app: &Arc<App>,
+    machine: &Arc<Machine>,
+    n: u64,
+    args: &RunArgs,
+) -> anyhow::Result<ExitCode> {
+    if args.backend != BackendKind::Sim {
+        bail!("--bench measures the sim backend only");
+    }
+    let n = n.max(1);
+    let resolve = resolver();
+    let decisions = resolve(source, app, machine);
+    let mut sink = 0.0;
+    let t0 = Instant::now();
+    for i in 0..n {
+        let o = simulate(
+            &decisions,
+            app,
+            machine,
+            args.seed.wrapping_add(i),
+            args.noise,
+        );
+        sink += o.elapsed_s.unwrap_or(0.0);
+    }
+    let sim_s = t0.elapsed().as_secs_f64();
+    let backend = SimBackend::new(resolve);
+    let t1 = Instant::now();
+    for i in 0..n {
+        let o = backend.run_source(source, app, machine, args.seed.wrapping_add(i), args.noise);
+        sink += o.elapsed_s.unwrap_or(0.0);
+    }
+    let full_s = t1.elapsed().as_secs_f64();
+    let status = simulate(&decisions, app, machine, args.seed, args.noise).status;
+    let per_s = |s: f64| n as f64 / s.max(1e-12);
+    let text = if args.json {
+        format!(
+            "{}\n",
+            serde_json::to_string_pretty(&json!({
+                "app": app.name,
+                "machine": machine.name,
+                "evaluations": n,
+                "status": status,
+                "simulate_evals_per_s": per_s(sim_s),
+                "resolve_and_simulate_evals_per_s": per_s(full_s),
+                "checksum": sink,
+            }))?
+        )
+    } else {
+        format!(
+            "bench: {} on {}, {n} evaluations per measurement, one thread (run status: {status})\n\
+             \x20 simulate:            {:>10.0} evals/s ({:.1} us each)\n\
+             \x20 resolve + simulate:  {:>10.0} evals/s ({:.1} us each)\n",
+            app.name,
+            machine.name,
+            per_s(sim_s),
+            sim_s / n as f64 * 1e6,
+            per_s(full_s),
+            full_s / n as f64 * 1e6
+        )
+    };
+    emit(&text);
+    Ok(ExitCode::SUCCESS)
+}
