@@ -1,5 +1,6 @@
 //! The command line: one module per subcommand.
 
+mod app;
 mod apps;
 mod check;
 mod explain;
@@ -51,6 +52,9 @@ pub enum Command {
     /// Improve a mapper by measurement: propose, check, run, AutoGuide, repeat;
     /// keep the best (`--in-place` writes it back).
     Optimize(optimize::OptimizeArgs),
+    /// Application descriptions (`mapwright app import LOG`).
+    #[command(subcommand)]
+    App(app::AppCommand),
     /// Benchmarks (`mapwright bench optimize`).
     #[command(subcommand)]
     Bench(BenchCommand),
@@ -75,6 +79,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Apps(args) => apps::run(args),
         Command::Serve(args) => serve::run(args),
         Command::Optimize(args) => optimize::run(args),
+        Command::App(command) => app::run(command),
         Command::Bench(BenchCommand::Optimize(args)) => optimize::bench(args),
     }
 }
