@@ -6,7 +6,7 @@ use std::path::Path;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use mapwright_grammar::format::format;
-use mapwright_grammar::parse;
+use mapwright_grammar::{analyze, parse};
 
 fn corpus() -> Vec<String> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus/public");
@@ -46,6 +46,14 @@ fn bench(c: &mut Criterion) {
     });
     group.finish();
 
+    // Syntax plus static semantics (names, types, shadowed rules).
+    let mut group = c.benchmark_group("parse+check");
+    group.throughput(Throughput::Bytes(big.len() as u64));
+    group.bench_function("synthetic_5000_lines", |b| {
+        b.iter(|| analyze(std::hint::black_box(&big)))
+    });
+    group.finish();
+
     let largest = corpus()
         .into_iter()
         .max_by_key(|s| s.len())
@@ -54,6 +62,9 @@ fn bench(c: &mut Criterion) {
     group.throughput(Throughput::Bytes(largest.len() as u64));
     group.bench_function("largest_corpus_file_parse", |b| {
         b.iter(|| parse(std::hint::black_box(&largest)))
+    });
+    group.bench_function("largest_corpus_file_check", |b| {
+        b.iter(|| analyze(std::hint::black_box(&largest)))
     });
     group.bench_function("largest_corpus_file_format", |b| {
         b.iter(|| format(std::hint::black_box(&largest)))

@@ -139,6 +139,39 @@ pub fn check(parsed: &Parsed, source: &str) -> Checked {
         returns: HashMap::new(),
         in_progress: Vec::new(),
         globals: HashMap::new(),
+        lines: crate::LineIndex::new(source),
+        late_globals: {
+            let mut g = HashMap::new();
+            for st in &program.stmts {
+                match &st.kind {
+                    StmtKind::Assign { name, value } => {
+                        g.entry(name.name.as_str())
+                            .or_insert(machine_ctor_dims(value).unwrap_or(Ty::Unknown));
+                    }
+                    StmtKind::FuncDef { name, .. } => {
+                        g.entry(name.name.as_str()).or_insert(Ty::Function);
+                    }
+                    _ => {}
+                }
+            }
+            g
+        },
+        functions: {
+            let mut f = HashMap::new();
+            for (i, st) in program.stmts.iter().enumerate() {
+                if let StmtKind::FuncDef { name, .. } = &st.kind {
+                    f.entry(name.name.as_str()).or_insert(i);
+                }
+            }
+            f
+        },
+        defined_at: resolved
+            .symbols
+            .iter()
+            .enumerate()
+            .flat_map(|(i, s)| s.defs.iter().map(move |d| (*d, i)))
+            .collect(),
+        referenced: resolved.references.iter().map(|r| r.symbol).collect(),
     };
     c.run();
     let Checker {
@@ -168,6 +201,16 @@ struct Checker<'a> {
     in_progress: Vec<String>,
     /// Global name -> type, filled in program order.
     globals: HashMap<String, Ty>,
+    lines: crate::LineIndex,
+    /// The first definition of each function (the one the reference keeps).
+    functions: HashMap<&'a str, usize>,
+    /// What a function sees of each global before it is checked in order:
+    /// machine models (from their constructor) and functions.
+    late_globals: HashMap<&'a str, Ty>,
+    /// Symbol by the span of one of its definitions.
+    defined_at: HashMap<Span, usize>,
+    /// Symbols that are referenced at least once.
+    referenced: std::collections::HashSet<usize>,
 }
 
 /// Names visible while typing an expression.
@@ -183,10 +226,7 @@ struct Env {
 
 impl<'a> Checker<'a> {
     fn line(&self, offset: usize) -> usize {
-        self.source[..offset.min(self.source.len())]
-            .matches('\n')
-            .count()
-            + 1
+        self.lines.line_of(offset) + 1
     }
 
     fn run(&mut self) {
@@ -392,10 +432,7 @@ impl<'a> Checker<'a> {
     }
 
     fn symbol_defined_at(&self, span: Span) -> Option<usize> {
-        self.resolved
-            .symbols
-            .iter()
-            .position(|s| s.defs.contains(&span))
+        self.defined_at.get(&span).copied()
     }
 
     /// The return type of user function `name`, inferring it on demand.
@@ -422,10 +459,7 @@ impl<'a> Checker<'a> {
     }
 
     fn function_index(&self, name: &str) -> Option<usize> {
-        self.program
-            .stmts
-            .iter()
-            .position(|s| matches!(&s.kind, StmtKind::FuncDef { name: n, .. } if n.name == name))
+        self.functions.get(name).copied()
     }
 
     fn function_names(&self) -> Vec<&'a str> {
@@ -679,7 +713,7 @@ impl<'a> Checker<'a> {
             })
             .collect();
         for (id, sym) in self.resolved.symbols.iter().enumerate() {
-            if sym.name.starts_with('_') || self.resolved.references_to(id).next().is_some() {
+            if sym.name.starts_with('_') || self.referenced.contains(&id) {
                 continue;
             }
             if sym.kind == SymbolKind::Function && used_by_mapping.contains(&sym.name.as_str()) {
@@ -752,14 +786,8 @@ impl<'a> Checker<'a> {
         }
         if env.in_function {
             // Globals assigned later in the file are visible to functions.
-            for s in &self.program.stmts {
-                match &s.kind {
-                    StmtKind::Assign { name: n, value } if n.name == name => {
-                        return machine_ctor_dims(value).unwrap_or(Ty::Unknown);
-                    }
-                    StmtKind::FuncDef { name: n, .. } if n.name == name => return Ty::Function,
-                    _ => {}
-                }
+            if let Some(t) = self.late_globals.get(name) {
+                return *t;
             }
         }
         Ty::Unknown

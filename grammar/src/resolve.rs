@@ -61,6 +61,9 @@ pub struct Reference {
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Resolved {
     pub symbols: Vec<Symbol>,
+    /// Global symbols by name (kept in step with `symbols`).
+    #[serde(skip)]
+    globals_by_name: std::collections::HashMap<String, usize>,
     pub references: Vec<Reference>,
     /// Names that refer to nothing (`Machine` excluded: it is built in).
     pub unresolved: Vec<(String, Span)>,
@@ -112,7 +115,7 @@ impl Resolved {
 pub fn resolve(program: &Program) -> Resolved {
     let mut r = Resolver {
         out: Resolved::default(),
-        globals_seen: Vec::new(),
+        globals_seen: std::collections::HashMap::new(),
     };
     // Globals first, so bodies (which run late) can see all of them.
     for (i, stmt) in program.stmts.iter().enumerate() {
@@ -139,7 +142,7 @@ pub fn resolve(program: &Program) -> Resolved {
 struct Resolver {
     out: Resolved,
     /// For each global symbol, the statement index of its first definition.
-    globals_seen: Vec<(usize, usize)>,
+    globals_seen: std::collections::HashMap<usize, usize>,
 }
 
 /// A function's frame while resolving its body.
@@ -159,15 +162,14 @@ impl Resolver {
             defs: vec![name.span],
             scope: Scope::Global,
         });
-        self.globals_seen.push((self.out.symbols.len() - 1, stmt));
+        self.globals_seen.insert(self.out.symbols.len() - 1, stmt);
+        self.out
+            .globals_by_name
+            .insert(name.name.clone(), self.out.symbols.len() - 1);
     }
 
     fn first_definition_stmt(&self, symbol: usize) -> usize {
-        self.globals_seen
-            .iter()
-            .find(|(s, _)| *s == symbol)
-            .map(|(_, i)| *i)
-            .unwrap_or(0)
+        self.globals_seen.get(&symbol).copied().unwrap_or(0)
     }
 
     fn reference(&mut self, span: Span, symbol: usize, before_definition: bool) {

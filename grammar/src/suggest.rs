@@ -25,8 +25,10 @@ pub fn closest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) ->
         return Some(c);
     }
     let limit = (word.len() / 3).max(1);
+    // Lengths differing by more than the limit cannot be within it.
     candidates
         .into_iter()
+        .filter(|c| c.len().abs_diff(word.len()) <= limit)
         .map(|c| {
             (
                 edit_distance(&word.to_ascii_lowercase(), &c.to_ascii_lowercase()),
