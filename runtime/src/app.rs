@@ -60,12 +60,97 @@ pub struct App {
     /// The command line of the reference runs.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub run_flags: String,
+    /// How many Legion ranks the program is launched with per node: a
+    /// number, or `"per_gpu"` (one rank per GPU, each with one GPU). The
+    /// mapper sees every rank as a node ([`crate::machine::RankView`]).
+    /// Default 1.
+    #[serde(default, skip_serializing_if = "RanksPerNode::is_one")]
+    pub ranks_per_node: RanksPerNode,
+    /// Where `ranks_per_node` comes from (run scripts, mapper comments).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub ranks_notes: String,
     /// Free-form remarks.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub notes: String,
     /// Set when app-level figures (iteration counts) are not from a source.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub guess: Option<String>,
+}
+
+/// How many Legion ranks (processes) a program runs per node.
+///
+/// JSON: a positive number, or `"per_gpu"`: as many ranks as the node has
+/// GPUs, each driving one (`jsrun -a 4 ... -ll:gpu 1` on a 4-GPU node).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RanksPerNode {
+    /// A fixed number of ranks per node.
+    Count(u32),
+    /// One rank per GPU of the node (one rank on a node without GPUs).
+    PerGpu,
+}
+
+impl Default for RanksPerNode {
+    fn default() -> Self {
+        RanksPerNode::Count(1)
+    }
+}
+
+impl RanksPerNode {
+    /// One rank per node, the default.
+    pub fn is_one(&self) -> bool {
+        *self == RanksPerNode::Count(1)
+    }
+
+    /// Ranks per node on `machine` (at least 1).
+    pub fn on(self, machine: &crate::machine::Machine) -> u32 {
+        match self {
+            RanksPerNode::Count(n) => n.max(1),
+            RanksPerNode::PerGpu => machine.procs_per_node(ProcKind::Gpu).max(1),
+        }
+    }
+}
+
+impl Serialize for RanksPerNode {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            RanksPerNode::Count(n) => s.serialize_u32(*n),
+            RanksPerNode::PerGpu => s.serialize_str("per_gpu"),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for RanksPerNode {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = RanksPerNode;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a positive number of ranks per node or \"per_gpu\"")
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<RanksPerNode, E> {
+                match u32::try_from(v) {
+                    Ok(n) if n > 0 => Ok(RanksPerNode::Count(n)),
+                    _ => Err(E::invalid_value(serde::de::Unexpected::Unsigned(v), &self)),
+                }
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<RanksPerNode, E> {
+                match u64::try_from(v) {
+                    Ok(u) => self.visit_u64(u),
+                    Err(_) => Err(E::invalid_value(serde::de::Unexpected::Signed(v), &self)),
+                }
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<RanksPerNode, E> {
+                match v.trim().to_ascii_lowercase().as_str() {
+                    "per_gpu" | "per-gpu" => Ok(RanksPerNode::PerGpu),
+                    other => match other.parse::<u64>() {
+                        Ok(n) => self.visit_u64(n),
+                        Err(_) => Err(E::invalid_value(serde::de::Unexpected::Str(v), &self)),
+                    },
+                }
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 /// How a task is launched.
@@ -962,6 +1047,33 @@ mod tests {
     }
 
     #[test]
+    fn ranks_per_node_reads_a_number_or_per_gpu() {
+        let base = App::builtin_json("stencil").unwrap();
+        let with = |v: &str| base.replacen("{", &format!("{{\n \"ranks_per_node\": {v},"), 1);
+        let m = crate::machine::Machine::preset("p100x4").unwrap();
+        let app = App::from_json_str(&with("\"per_gpu\"")).unwrap();
+        assert_eq!(app.ranks_per_node, RanksPerNode::PerGpu);
+        assert_eq!(app.ranks_per_node.on(&m), 4);
+        let app = App::from_json_str(&with("2")).unwrap();
+        assert_eq!(app.ranks_per_node, RanksPerNode::Count(2));
+        assert_eq!(app.ranks_per_node.on(&m), 2);
+        for bad in ["0", "-1", "\"per_cpu\"", "1.5", "true"] {
+            assert!(App::from_json_str(&with(bad)).is_err(), "{bad}");
+        }
+        // Absent: one rank, and not written back out.
+        let app = App::from_json_str(base).unwrap();
+        assert_eq!(app.ranks_per_node, RanksPerNode::Count(1));
+        assert!(!app.to_json_pretty().unwrap().contains("ranks_per_node"));
+        let johnson = App::builtin("johnson").unwrap();
+        let json = johnson.to_json_pretty().unwrap();
+        assert!(json.contains("\"ranks_per_node\": \"per_gpu\""));
+        // A machine without GPUs runs one rank per node.
+        let mut cpu_only = m.clone();
+        cpu_only.node.processors.retain(|p| p.kind != ProcKind::Gpu);
+        assert_eq!(RanksPerNode::PerGpu.on(&cpu_only), 1);
+    }
+
+    #[test]
     fn json_round_trip_and_load() {
         let dir = std::env::temp_dir().join(format!("mapwright-app-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
@@ -1004,7 +1116,7 @@ mod tests {
             ));
         }
         insta::assert_snapshot!(out, @r"
-        circuit: 12 tasks (6 index, 3 with GPU variants), 9 region names, 0 constraints, pattern ghost-exchange, expert legion-circuit.mapper
+        circuit: 12 tasks (6 index, 3 with GPU variants), 12 region names, 0 constraints, pattern ghost-exchange, expert legion-circuit.mapper
         stencil: 12 tasks (4 index, 2 with GPU variants), 18 region names, 1 constraints, pattern halo, expert legion-stencil.mapper
         pennant: 43 tasks (29 index, 27 with GPU variants), 9 region names, 0 constraints, pattern unstructured-halo, expert legion-pennant.mapper
         cannon: 11 tasks (8 index, 8 with GPU variants), 3 region names, 1 constraints, pattern systolic, expert taco-cannonMM-cuda.mapper

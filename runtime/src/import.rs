@@ -1374,6 +1374,9 @@ fn build_app(o: &Observations, machine: &Machine, name: Option<&str>) -> Result<
         },
         performance_output: String::new(),
         run_flags: String::new(),
+        // The log's address spaces are the imported machine's nodes.
+        ranks_per_node: Default::default(),
+        ranks_notes: String::new(),
         notes: format!(
             "Launch domains and region sizes are those of the logged run; launch counts are \
              what rank 0 mapped (traced iterations replay without calling the mapper, so \

@@ -646,6 +646,88 @@ impl Machine {
 }
 
 // ---------------------------------------------------------------------------
+// Ranks: the machine as a mapper sees it
+// ---------------------------------------------------------------------------
+
+/// A machine as the DSL mapper of a program launched with several Legion
+/// ranks (processes, address spaces) per node sees it.
+///
+/// Legion calls each rank a node: `Machine(KIND)` is `(ranks in the whole
+/// machine, processors of KIND per rank)`, and a mapping function names
+/// processors by (rank, index within the rank). DISTAL's Lassen runs of
+/// johnson and cosma start one rank per GPU (`jsrun -a 4 ... -ll:gpu 1`), so
+/// there `Machine(GPU)` is `(4, 1)` on one 4-GPU node. The hardware does not
+/// change: ranks on one node share its memories and links, so decisions
+/// name physical processors ([`RankView::to_physical`]) and the simulator
+/// keeps the physical topology.
+///
+/// Each rank gets `count / ranks` processors of a kind (at least one where
+/// the node has any): rank `r` of node `n` holds processors
+/// `r * per .. (r + 1) * per` of the node. A kind with fewer processors
+/// than ranks (one OpenMP processor, two utility processors for four
+/// ranks) is shared: every rank sees one, processor `r % count`. Processors
+/// left over by an uneven split are not used.
+#[derive(Debug, Clone, Copy)]
+pub struct RankView<'a> {
+    machine: &'a Machine,
+    ranks: u32,
+}
+
+impl<'a> RankView<'a> {
+    /// `machine` run with `ranks_per_node` ranks on every node (0 counts as 1).
+    pub fn new(machine: &'a Machine, ranks_per_node: u32) -> RankView<'a> {
+        RankView {
+            machine,
+            ranks: ranks_per_node.max(1),
+        }
+    }
+
+    /// The physical machine.
+    pub fn machine(&self) -> &'a Machine {
+        self.machine
+    }
+
+    /// Ranks per physical node (at least 1).
+    pub fn ranks_per_node(&self) -> u32 {
+        self.ranks
+    }
+
+    /// Nodes as the mapper sees them: ranks in the whole machine
+    /// (`Machine(KIND).size[0]`).
+    pub fn nodes(&self) -> u32 {
+        self.machine.nodes().saturating_mul(self.ranks)
+    }
+
+    /// Processors of `kind` per rank (`Machine(KIND).size[1]`).
+    pub fn procs_per_node(&self, kind: ProcKind) -> u32 {
+        let count = self.machine.procs_per_node(kind);
+        if count == 0 {
+            0
+        } else {
+            (count / self.ranks).max(1)
+        }
+    }
+
+    /// Processors of `kind` the mapper sees in the whole machine.
+    pub fn total_procs(&self, kind: ProcKind) -> u64 {
+        u64::from(self.nodes()) * u64::from(self.procs_per_node(kind))
+    }
+
+    /// The physical (node, processor index) of processor `proc` of rank
+    /// `node` (as the mapper numbers them), or None outside the machine.
+    pub fn to_physical(&self, kind: ProcKind, node: u32, proc: u32) -> Option<(u32, u32)> {
+        let per = self.procs_per_node(kind);
+        if node >= self.nodes() || proc >= per {
+            return None;
+        }
+        let count = self.machine.procs_per_node(kind);
+        let rank = node % self.ranks;
+        let index = (u64::from(rank) * u64::from(per) + u64::from(proc)) % u64::from(count);
+        Some((node / self.ranks, u32::try_from(index).ok()?))
+    }
+}
+
+// ---------------------------------------------------------------------------
 // Queries
 // ---------------------------------------------------------------------------
 
@@ -1778,6 +1860,45 @@ mod tests {
         assert!(m.access(ProcKind::Gpu, 4, MemKind::Fbmem, 0).is_none());
         assert!(m.access(ProcKind::Gpu, 0, MemKind::Fbmem, 4).is_none());
         assert!(m.access(ProcKind::Cpu, 0, MemKind::Fbmem, 0).is_none());
+    }
+
+    #[test]
+    fn ranks_split_a_node_and_map_back_to_its_processors() {
+        let m = Machine::preset("p100x4").unwrap();
+        // One rank: the machine as described.
+        let one = RankView::new(&m, 1);
+        assert_eq!(one.nodes(), 1);
+        assert_eq!(one.procs_per_node(ProcKind::Gpu), 4);
+        assert_eq!(one.to_physical(ProcKind::Gpu, 0, 3), Some((0, 3)));
+        assert_eq!(one.to_physical(ProcKind::Gpu, 1, 0), None);
+        assert_eq!(RankView::new(&m, 0).ranks_per_node(), 1);
+        // One rank per GPU: Machine(GPU) is (4, 1); rank r drives GPU r.
+        let four = RankView::new(&m, 4);
+        assert_eq!(four.nodes(), 4);
+        assert_eq!(four.procs_per_node(ProcKind::Gpu), 1);
+        assert_eq!(four.procs_per_node(ProcKind::Cpu), 1);
+        assert_eq!(four.total_procs(ProcKind::Gpu), 4);
+        for r in 0..4 {
+            assert_eq!(four.to_physical(ProcKind::Gpu, r, 0), Some((0, r)));
+        }
+        assert_eq!(four.to_physical(ProcKind::Gpu, 0, 1), None);
+        assert_eq!(four.to_physical(ProcKind::Gpu, 4, 0), None);
+        // Fewer processors than ranks: shared (one OMP processor, 2 UTIL).
+        assert_eq!(four.procs_per_node(ProcKind::Omp), 1);
+        for r in 0..4 {
+            assert_eq!(four.to_physical(ProcKind::Omp, r, 0), Some((0, 0)));
+        }
+        assert_eq!(four.to_physical(ProcKind::Util, 3, 0), Some((0, 1)));
+        // A kind the node lacks stays absent.
+        assert_eq!(four.procs_per_node(ProcKind::Io), 0);
+        // Several nodes: rank r of node n is mapper node n * ranks + r.
+        let c = Machine::preset("2x4gpu").unwrap();
+        let two = RankView::new(&c, 2);
+        assert_eq!(two.nodes(), 4);
+        assert_eq!(two.procs_per_node(ProcKind::Gpu), 2);
+        assert_eq!(two.to_physical(ProcKind::Gpu, 3, 1), Some((1, 3)));
+        assert_eq!(two.to_physical(ProcKind::Gpu, 2, 0), Some((1, 0)));
+        assert_eq!(two.to_physical(ProcKind::Gpu, 1, 1), Some((0, 3)));
     }
 
     #[test]

@@ -44,6 +44,13 @@
 //! virtually; an argument the application tags `VIRTUAL_MAP`, or `VIRTUAL`
 //! in the memory list, gets a virtual instance.
 //!
+//! Ranks: an application launched with several Legion ranks per node
+//! ([`App::ranks_per_node`], DISTAL's johnson and cosma run one per GPU)
+//! shows its mapper one node per rank ([`RankView`]): mapping functions,
+//! Legion's default slicing and the bound checks work in those terms, and
+//! each placement is then turned into the physical (node, processor) it
+//! names, which is what [`Decisions`] holds.
+//!
 //! Launch points are placed by a [`LaunchPlacer`], the seam to the DSL
 //! evaluator; [`resolve_mapping`] uses the built-in one ([`EvalPlacer`]).
 //! A single launch is placed once per launch of it: once per point of an
@@ -79,7 +86,7 @@ use crate::decisions::{
     Decisions, InstanceKind, LayoutDecision, Order, PointPlacement, RegionDecision, RuntimeFailure,
     TaskDecision,
 };
-use crate::machine::{Machine, MemKind, ProcKind};
+use crate::machine::{Machine, MemKind, ProcKind, RankView};
 
 // ---------------------------------------------------------------------------
 // Diagnostic codes
@@ -177,7 +184,8 @@ pub fn code_summary(code: &str) -> Option<&'static str> {
 // ---------------------------------------------------------------------------
 
 /// A processor named by a mapping function: node index and index among the
-/// node's processors of the task's kind.
+/// node's processors of the task's kind, as the mapper sees the machine
+/// (with several ranks per node, a node is a rank: see [`RankView`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MachinePoint {
     /// Node index.
@@ -186,7 +194,8 @@ pub struct MachinePoint {
     pub proc: i64,
 }
 
-/// Where the parent of a single launch runs, for `task.parent.processor(m)`.
+/// Where the parent of a single launch runs, for `task.parent.processor(m)`,
+/// in the mapper's coordinates (like [`MachinePoint`]).
 #[derive(Debug, Clone)]
 pub struct ParentPoint {
     /// The parent task's name.
@@ -228,8 +237,13 @@ pub enum PlacementError {
         model: ProcKind,
     },
     /// Indexing a tuple past its end (`task.ipoint[1]` of a 1-D launch).
-    #[error("Index out of bound for TupleIntNode")]
-    TupleIndexOutOfBound,
+    #[error("{message}")]
+    TupleIndexOutOfBound {
+        /// One-line description (the evaluator's, with index and length).
+        message: String,
+        /// The indexing expression, if known.
+        at: Option<Span>,
+    },
     /// Any other failure of the function, with the reference's text.
     #[error("{message}")]
     Failed {
@@ -370,7 +384,8 @@ pub fn resolve_mapping(
     app: &App,
     machine: &Machine,
 ) -> Decisions {
-    match EvalPlacer::new(&analysis.parsed.program, machine) {
+    let ranks = app.ranks_per_node.on(machine);
+    match EvalPlacer::with_ranks(&analysis.parsed.program, machine, ranks) {
         Ok(mut placer) => resolve_mapping_with(
             analysis,
             source,
@@ -852,10 +867,20 @@ struct Resolver<'a> {
     diags: Vec<Diagnostic>,
     fatals: Vec<Fatal>,
     summary: LayoutSummary,
-    /// Tasks already reported for E0302 / E0311 (no duplicates from the
-    /// evaluator).
+    /// Tasks already reported for E0302 / E0312 (no duplicates from the
+    /// evaluator; their points are not placed).
     reported_kind: HashSet<String>,
     reported_tuple: HashSet<String>,
+    /// The machine as the mapper sees it (one node per rank).
+    view: RankView<'a>,
+    /// Each task's placement in the mapper's coordinates (rank, processor
+    /// within the rank), by task index: what `task.parent.processor(m)`
+    /// sees. `tasks[i].placement` is the physical one.
+    logical: Vec<Vec<PointPlacement>>,
+    /// Tasks with a static E0311 (an unconditional `ipoint[k]` past the
+    /// launch's dimensionality): placing their points still runs and gives
+    /// the run's failure, without a second diagnostic.
+    static_tuple: HashSet<String>,
 }
 
 impl<'a> Resolver<'a> {
@@ -884,11 +909,27 @@ impl<'a> Resolver<'a> {
             summary: LayoutSummary::default(),
             reported_kind: HashSet::new(),
             reported_tuple: HashSet::new(),
+            static_tuple: HashSet::new(),
+            view: RankView::new(machine, app.ranks_per_node.on(machine)),
+            logical: vec![Vec::new(); app.tasks.len()],
         }
     }
 
     fn stmt(&self, i: usize) -> Option<&'a Stmt> {
         self.program.stmts.get(i)
+    }
+
+    /// A placement in the mapper's coordinates as the machine's processor
+    /// (out-of-range points, which are reported, are kept as they are).
+    fn to_physical(&self, kind: ProcKind, p: &PointPlacement) -> PointPlacement {
+        match self.view.to_physical(kind, p.node, p.proc) {
+            Some((node, proc)) => PointPlacement {
+                point: p.point.clone(),
+                node,
+                proc,
+            },
+            None => p.clone(),
+        }
     }
 
     fn stmt_span(&self, i: usize) -> Span {
@@ -1229,8 +1270,9 @@ impl<'a> Resolver<'a> {
             let control_replicated = if any_replicate {
                 self.rules.replicate.contains_key(&task.name)
             } else {
-                // Default: the top-level task is replicated on several nodes.
-                task.parent.is_none() && self.machine.nodes() > 1
+                // Default: the top-level task is replicated on several nodes
+                // (one shard per rank).
+                task.parent.is_none() && self.view.nodes() > 1
             };
             let (map_stmt, map_func) = match self.map_rule(task, kind) {
                 Some(r) => (Some(r.stmt), Some(r.func.name.clone())),
@@ -3123,15 +3165,84 @@ impl<'a> Resolver<'a> {
 // Mapping functions, statically
 // ---------------------------------------------------------------------------
 
-/// How a mapping function uses its `Task` parameter.
+/// How a mapping function uses its `Task` parameter. `guarded`: the use
+/// sits in a branch of a `?:` (or a comprehension's body, or a function
+/// called from one), which the reference evaluates lazily
+/// (`TernaryExprNode::run`), so it may never run for a given launch; only
+/// evaluating the function on the launch's points can tell.
 #[derive(Debug, Clone)]
 enum TaskUse {
     /// `t.ipoint[k]` / `t.ispace[k]` with a literal `k`.
-    Index { k: i64, span: Span },
+    Index { k: i64, span: Span, guarded: bool },
     /// `t.parent`.
-    Parent { span: Span },
+    Parent { span: Span, guarded: bool },
     /// `t.ipoint` / `t.ispace`.
-    Point { span: Span },
+    Point { span: Span, guarded: bool },
+}
+
+impl TaskUse {
+    fn guarded(&self) -> bool {
+        match self {
+            TaskUse::Index { guarded, .. }
+            | TaskUse::Parent { guarded, .. }
+            | TaskUse::Point { guarded, .. } => *guarded,
+        }
+    }
+}
+
+/// Every sub-expression of `e` (parents first) with whether it runs only
+/// conditionally: inside a branch of a ternary (the reference's `?:` is
+/// the only lazy operator; `&&`/`||` evaluate both sides) or the body of a
+/// comprehension (which runs once per element, so possibly never).
+fn guarded_subexprs<'e>(e: &'e Expr, guarded: bool, out: &mut Vec<(&'e Expr, bool)>) {
+    out.push((e, guarded));
+    match &e.kind {
+        ExprKind::Int(_)
+        | ExprKind::Bool(_)
+        | ExprKind::Name(_)
+        | ExprKind::Proc(_)
+        | ExprKind::Mem(_)
+        | ExprKind::Star => {}
+        ExprKind::Unpack(x) | ExprKind::Neg(x) | ExprKind::Paren(x) => {
+            guarded_subexprs(x, guarded, out)
+        }
+        ExprKind::Binary { lhs, rhs, .. } => {
+            guarded_subexprs(lhs, guarded, out);
+            guarded_subexprs(rhs, guarded, out);
+        }
+        ExprKind::Ternary {
+            cond,
+            then,
+            otherwise,
+            ..
+        } => {
+            guarded_subexprs(cond, guarded, out);
+            guarded_subexprs(then, true, out);
+            guarded_subexprs(otherwise, true, out);
+        }
+        ExprKind::Tuple(items) => items.iter().for_each(|x| guarded_subexprs(x, guarded, out)),
+        ExprKind::Call { callee, args } => {
+            guarded_subexprs(callee, guarded, out);
+            args.iter().for_each(|x| guarded_subexprs(x, guarded, out));
+        }
+        ExprKind::Index { base, indices } => {
+            guarded_subexprs(base, guarded, out);
+            indices
+                .iter()
+                .for_each(|x| guarded_subexprs(x, guarded, out));
+        }
+        ExprKind::Slice { base, lo, hi, .. } => {
+            guarded_subexprs(base, guarded, out);
+            for x in [lo, hi].into_iter().flatten() {
+                guarded_subexprs(x, guarded, out);
+            }
+        }
+        ExprKind::Prop { base, .. } => guarded_subexprs(base, guarded, out),
+        ExprKind::Comprehension { body, iter, .. } => {
+            guarded_subexprs(body, true, out);
+            guarded_subexprs(iter, guarded, out);
+        }
+    }
 }
 
 impl<'a> Resolver<'a> {
@@ -3232,18 +3343,20 @@ impl<'a> Resolver<'a> {
     /// How function `name` (with its Task parameter at `task_param`) uses
     /// the task, following calls that pass the task on.
     fn task_uses(&self, name: &str, task_param: usize, depth: usize, out: &mut Vec<TaskUse>) {
-        self.point_uses(name, Some(task_param), &[], depth, out);
+        self.point_uses(name, Some(task_param), &[], false, depth, out);
     }
 
     /// Walks function `name`, whose parameter `task_param` (if any) is the
     /// task and whose parameters `point_params` hold `t.ipoint`/`t.ispace`,
     /// following calls that pass those on (a task itself cannot be passed
-    /// to a plain function, but its point can).
+    /// to a plain function, but its point can). `guarded`: the call itself
+    /// runs only conditionally, so every use inside it does too.
     fn point_uses(
         &self,
         name: &str,
         task_param: Option<usize>,
         point_params: &[usize],
+        guarded: bool,
         depth: usize,
         out: &mut Vec<TaskUse>,
     ) {
@@ -3274,13 +3387,21 @@ impl<'a> Resolver<'a> {
                     aliases.insert(name.name.as_str());
                 }
             }
+            let mut subexprs = Vec::new();
             for e in s.exprs() {
-                e.walk(&mut |x: &Expr| match &x.kind {
+                guarded_subexprs(e, guarded, &mut subexprs);
+            }
+            for (x, guarded) in subexprs {
+                match &x.kind {
                     ExprKind::Index { base, indices } if indices.len() == 1 => {
                         if let (true, Some(k)) =
                             (is_point(base, &aliases), literal_int(&indices[0]))
                         {
-                            out.push(TaskUse::Index { k, span: x.span });
+                            out.push(TaskUse::Index {
+                                k,
+                                span: x.span,
+                                guarded,
+                            });
                         }
                     }
                     ExprKind::Prop { base, prop, .. }
@@ -3288,17 +3409,21 @@ impl<'a> Resolver<'a> {
                             && matches!(&base.kind, ExprKind::Name(n) if n == task) =>
                     {
                         match prop {
-                            Prop::Parent => out.push(TaskUse::Parent { span: x.span }),
-                            Prop::Ipoint | Prop::Ispace => {
-                                out.push(TaskUse::Point { span: x.span })
-                            }
+                            Prop::Parent => out.push(TaskUse::Parent {
+                                span: x.span,
+                                guarded,
+                            }),
+                            Prop::Ipoint | Prop::Ispace => out.push(TaskUse::Point {
+                                span: x.span,
+                                guarded,
+                            }),
                             _ => {}
                         }
                     }
                     ExprKind::Call { callee, args } => {
                         if let ExprKind::Name(g) = &callee.kind {
                             if g == name {
-                                return;
+                                continue;
                             }
                             let passed: Vec<usize> = args
                                 .iter()
@@ -3307,12 +3432,12 @@ impl<'a> Resolver<'a> {
                                 .map(|(i, _)| i)
                                 .collect();
                             if !passed.is_empty() {
-                                self.point_uses(g, None, &passed, depth + 1, out);
+                                self.point_uses(g, None, &passed, guarded, depth + 1, out);
                             }
                         }
                     }
                     _ => {}
-                });
+                }
             }
             if matches!(s.kind, StmtKind::Return { .. }) {
                 break; // nothing after the first return runs
@@ -3358,7 +3483,10 @@ impl<'a> Resolver<'a> {
                 })
                 .clone();
             let dims = task.domain.len() as i64;
-            for u in uses {
+            // A use under a `?:` branch may never run for this launch:
+            // placing the points (evaluating the function) reports it if it
+            // does.
+            for u in uses.into_iter().filter(|u| !u.guarded()) {
                 match (u, task.launch) {
                     (TaskUse::Index { k, span, .. }, Launch::Index) if k >= dims || k < -dims => {
                         index_groups
@@ -3366,7 +3494,7 @@ impl<'a> Resolver<'a> {
                             .or_default()
                             .push(ti);
                     }
-                    (TaskUse::Parent { span }, Launch::Index) => {
+                    (TaskUse::Parent { span, .. }, Launch::Index) => {
                         prop_groups
                             .entry((span.start, span.end, true))
                             .or_default()
@@ -3468,16 +3596,10 @@ impl<'a> Resolver<'a> {
                 .with_label(format!("valid indices: 0..{}", dims.saturating_sub(1)))
                 .with_note("the reference aborts with \"Index out of bound for TupleIntNode\""),
             );
+            // The run's failure comes from placing the points (the read
+            // is unconditional, but something before it may fail first).
             for &ti in &tis {
-                self.reported_tuple.insert(app.tasks[ti].name.clone());
-                let rule = self.traces[ti].map_stmt.map(|s| self.stmt_span(s));
-                self.fatal(
-                    1,
-                    ti * 10 + 1,
-                    "index_out_of_bound",
-                    "Index out of bound for TupleIntNode\n".into(),
-                    rule,
-                );
+                self.static_tuple.insert(app.tasks[ti].name.clone());
             }
         }
         for ((start, end, parent), tis) in prop_groups {
@@ -3774,7 +3896,8 @@ fn default_slicing(domain: &[u64], procs: u64) -> BTreeMap<Vec<i64>, u64> {
 struct PlaceFailures {
     outside: Vec<(Vec<i64>, String, String, Option<Span>)>,
     wrong_kind: Option<(ProcKind, ProcKind)>,
-    tuple: bool,
+    /// The point, the evaluator's message and where it failed.
+    tuple: Option<(Vec<i64>, String, Option<Span>)>,
     failed: Option<(String, String, String, Option<Span>)>,
 }
 
@@ -3821,7 +3944,10 @@ impl<'a> Resolver<'a> {
 
     fn place_all(&mut self, placer: &mut dyn LaunchPlacer) {
         let app = self.app;
-        let nodes = i64::from(self.machine.nodes());
+        // Everything here is in the mapper's coordinates (a node is a rank,
+        // see `RankView`); `to_physical` turns the result into the
+        // machine's processors.
+        let nodes = i64::from(self.view.nodes());
         let started = std::time::Instant::now();
         let mut evaluations = 0usize;
         for ti in self.parent_first_order() {
@@ -3830,7 +3956,7 @@ impl<'a> Resolver<'a> {
             }
             let task = &app.tasks[ti];
             let kind = self.tasks[ti].proc_kind;
-            let ppn = i64::from(self.machine.procs_per_node(kind));
+            let ppn = i64::from(self.view.procs_per_node(kind));
             let parent = task
                 .parent
                 .as_ref()
@@ -3838,7 +3964,7 @@ impl<'a> Resolver<'a> {
             let parent_points: Vec<ParentPoint> = match parent {
                 Some(pi) => {
                     let pk = self.tasks[pi].proc_kind;
-                    let placed = &self.tasks[pi].placement;
+                    let placed = &self.logical[pi];
                     if placed.is_empty() {
                         vec![ParentPoint {
                             task: app.tasks[pi].name.clone(),
@@ -3949,8 +4075,8 @@ impl<'a> Resolver<'a> {
                                     fails.wrong_kind = Some((actual, model));
                                     break;
                                 }
-                                Err(PlacementError::TupleIndexOutOfBound) => {
-                                    fails.tuple = true;
+                                Err(PlacementError::TupleIndexOutOfBound { message, at }) => {
+                                    fails.tuple = Some((point, message, at));
                                     break;
                                 }
                                 Err(PlacementError::Failed {
@@ -3967,7 +4093,11 @@ impl<'a> Resolver<'a> {
                     }
                 }
             }
-            self.tasks[ti].placement = placement;
+            self.tasks[ti].placement = placement
+                .iter()
+                .map(|p| self.to_physical(kind, p))
+                .collect();
+            self.logical[ti] = placement;
             self.report_placement_failures(ti, fails);
         }
         self.load_imbalance();
@@ -3999,13 +4129,7 @@ impl<'a> Resolver<'a> {
                 ),
             )
             .with_label("outside the machine")
-            .with_note(format!(
-                "machine `{}` has {} node(s) with {} {} processor(s) each; end each index with `% m.size[k]` to stay inside",
-                self.machine.name,
-                self.machine.nodes(),
-                self.machine.procs_per_node(self.tasks[ti].proc_kind),
-                self.tasks[ti].proc_kind
-            ));
+            .with_note(self.machine_shape_note(self.tasks[ti].proc_kind));
             match at {
                 Some(at) if at != span => d = d.with_related(at, "this machine point is outside"),
                 _ => {
@@ -4049,19 +4173,41 @@ impl<'a> Resolver<'a> {
                 );
             }
         }
-        if fails.tuple && self.reported_tuple.insert(task.name.clone()) {
-            self.diags.push(
-                Diagnostic::error(
+        if let Some((point, message, at)) = fails.tuple {
+            if !self.static_tuple.contains(&task.name)
+                && self.reported_tuple.insert(task.name.clone())
+            {
+                let what = if point.is_empty() {
+                    format!("`{}`", task.name)
+                } else {
+                    format!("point {} of `{}`", tuple_text(&point), task.name)
+                };
+                let detail = message
+                    .strip_prefix("Index out of bound for TupleIntNode")
+                    .map(|m| m.trim_start_matches([':', ' ']))
+                    .unwrap_or(&message);
+                let detail = if detail.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({detail})")
+                };
+                let mut d = Diagnostic::error(
                     "E0311",
                     span,
-                    format!(
-                        "`{func}` indexes a tuple past its end while placing `{}`",
-                        task.name
-                    ),
+                    format!("`{func}` indexes a tuple past its end while placing {what}{detail}"),
                 )
                 .with_label("tuple index out of bound")
-                .with_note("the reference aborts with \"Index out of bound for TupleIntNode\""),
-            );
+                .with_note("the reference aborts with \"Index out of bound for TupleIntNode\"");
+                match at {
+                    Some(at) if at != span => d = d.with_related(at, "indexed here"),
+                    _ => {
+                        if let Some(def) = def {
+                            d = d.with_related(def, "the mapping function");
+                        }
+                    }
+                }
+                self.diags.push(d);
+            }
             self.fatal(
                 1,
                 ti * 10 + 1,
@@ -4087,6 +4233,30 @@ impl<'a> Resolver<'a> {
             }
             self.diags.push(d);
             self.fatal(1, ti * 10 + 3, &kind, raw, rule);
+        }
+    }
+
+    /// What `Machine(kind)` is on this run, for E0301's note.
+    fn machine_shape_note(&self, kind: ProcKind) -> String {
+        let v = &self.view;
+        if v.ranks_per_node() > 1 {
+            format!(
+                "`{}` runs {} ranks per node, and the mapper sees each rank as a node: machine `{}` is {} node(s) with {} {kind} processor(s) each (Machine({kind}) is ({}, {})); end each index with `% m.size[k]` to stay inside",
+                self.app.name,
+                v.ranks_per_node(),
+                self.machine.name,
+                v.nodes(),
+                v.procs_per_node(kind),
+                v.nodes(),
+                v.procs_per_node(kind)
+            )
+        } else {
+            format!(
+                "machine `{}` has {} node(s) with {} {kind} processor(s) each; end each index with `% m.size[k]` to stay inside",
+                self.machine.name,
+                self.machine.nodes(),
+                self.machine.procs_per_node(kind)
+            )
         }
     }
 
@@ -4273,15 +4443,28 @@ fn eval_kind(k: ProcKind) -> Option<crate::mspace::ProcKind> {
 
 impl EvalPlacer {
     /// Runs the top level of `program` (statements that did not parse are
-    /// left out, so one typo does not hide every placement) on `machine`.
+    /// left out, so one typo does not hide every placement) on `machine`,
+    /// run with one rank per node.
     pub fn new(
         program: &ast::Program,
         machine: &Machine,
     ) -> Result<EvalPlacer, crate::eval::EvalError> {
-        let mut shape = crate::eval::MachineShape::new(i64::from(machine.nodes()));
+        Self::with_ranks(program, machine, 1)
+    }
+
+    /// [`EvalPlacer::new`] for a program run with `ranks_per_node` ranks on
+    /// every node: the functions see `Machine(KIND)` as (ranks, processors
+    /// per rank) ([`RankView`]) and name processors in those terms.
+    pub fn with_ranks(
+        program: &ast::Program,
+        machine: &Machine,
+        ranks_per_node: u32,
+    ) -> Result<EvalPlacer, crate::eval::EvalError> {
+        let view = RankView::new(machine, ranks_per_node);
+        let mut shape = crate::eval::MachineShape::new(i64::from(view.nodes()));
         for k in machine.proc_kinds() {
             if let Some(ek) = eval_kind(k) {
-                shape = shape.with(ek, i64::from(machine.procs_per_node(k)));
+                shape = shape.with(ek, i64::from(view.procs_per_node(k)));
             }
         }
         let program = ast::Program {
@@ -4403,7 +4586,10 @@ fn placement_error(e: &crate::eval::EvalError, task: &str, kind: ProcKind) -> Pl
             }
         }
         K::IndexOutOfBound if e.message.starts_with("Index out of bound for TupleIntNode") => {
-            PlacementError::TupleIndexOutOfBound
+            PlacementError::TupleIndexOutOfBound {
+                message: e.message.clone(),
+                at,
+            }
         }
         K::StepLimit | K::CallDepth | K::Nesting => PlacementError::Failed {
             kind: "evaluation_limit".into(),
@@ -4478,6 +4664,21 @@ pub fn render_decisions(d: &Decisions, source: &str, app: &App, machine: &Machin
         machine.nodes(),
         kinds.join(", ")
     ));
+    let view = RankView::new(machine, app.ranks_per_node.on(machine));
+    if view.ranks_per_node() > 1 {
+        let per_rank: Vec<String> = machine
+            .proc_kinds()
+            .into_iter()
+            .filter(|k| *k != ProcKind::Util)
+            .map(|k| format!("{} {k}", view.procs_per_node(k)))
+            .collect();
+        out.push_str(&format!(
+            "launched with {} ranks per node: the mapper sees {} node(s) with {} each; points below are physical (node,proc)\n",
+            view.ranks_per_node(),
+            view.nodes(),
+            per_rank.join(", ")
+        ));
+    }
     match &d.fatal {
         None => out.push_str("the run does not abort on any problem found here\n"),
         Some(f) => {

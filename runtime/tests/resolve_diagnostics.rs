@@ -62,6 +62,63 @@ case!(
     &stencil("def g(IPoint p) { return p[2]; }\ndef f(Task t) { ip = t.ipoint; return mgpu[0, (ip[0] + g(ip)) % mgpu.size[1]]; }\nIndexTaskMap stencil f;\n")
 );
 case!(
+    ipoint_beyond_the_launch_dimensionality_in_a_branch_that_runs,
+    "stencil",
+    "p100x4",
+    &stencil("def lin(IPoint ip, ISpace sp) { return sp.len == 1 ? ip[1] : ip[0]; }\ndef f(Task t) { return mgpu[0, lin(t.ipoint, t.ispace) % mgpu.size[1]]; }\nIndexTaskMap stencil f;\n")
+);
+
+/// The reference's `?:` is lazy: `ip[1]` in the branch a 1-D launch never
+/// takes is no error, neither statically nor when the points are placed.
+#[test]
+fn ipoint_beyond_the_launch_dimensionality_in_a_branch_that_never_runs() {
+    let guarded = [
+        // the brief's form: a helper returning a linearised point
+        "def lin(IPoint ip, ISpace sp) { return sp.len == 1 ? ip[0] : ip[0] * sp[1] + ip[1]; }\ndef f(Task t) { return mgpu[0, lin(t.ipoint, t.ispace) % mgpu.size[1]]; }\nIndexTaskMap stencil,increment f;\n",
+        // the same through locals in the entry function
+        "def f(Task t) { ip = t.ipoint; sp = t.ispace; i = sp.len == 1 ? ip[0] : ip[0] * sp[1] + ip[1]; return mgpu[0, i % mgpu.size[1]]; }\nIndexTaskMap stencil f;\n",
+        // reading the task directly, nested ternaries
+        "def f(Task t) { return mgpu[0, (t.ispace.len > 2 ? t.ipoint[2] : t.ispace.len > 1 ? t.ipoint[1] : t.ipoint[0]) % mgpu.size[1]]; }\nIndexTaskMap stencil f;\n",
+        // `t.parent` (single launches only) in the branch an index launch
+        // never takes
+        "def f(Task t) { return t.ispace.len > 0 ? mgpu[0, t.ipoint[0] % mgpu.size[1]] : mgpu[*t.parent.processor(mgpu)]; }\nIndexTaskMap stencil f;\n",
+        // a helper called only from the branch that does not run
+        "def g(IPoint p) { return p[1]; }\ndef f(Task t) { return mgpu[0, (t.ispace.len == 1 ? t.ipoint[0] : g(t.ipoint)) % mgpu.size[1]]; }\nIndexTaskMap stencil f;\n",
+    ];
+    for rest in guarded {
+        let src = stencil(rest);
+        let d = resolve::resolve(&src, "stencil", "p100x4");
+        let diags = resolve::describe_diagnostics(&src, &resolve::resolution_diagnostics(&d));
+        assert!(
+            !diags.contains("E0311") && !diags.contains("E0312"),
+            "{rest}\n{diags}"
+        );
+        assert!(d.fatal.is_none(), "{rest}: {:?}", d.fatal);
+        let stencil_task = d
+            .tasks
+            .iter()
+            .find(|t| t.task == "stencil")
+            .expect("stencil");
+        assert_eq!(stencil_task.placement.len(), 4, "{rest}");
+    }
+}
+
+/// An unconditional read past the launch's dimensionality is still
+/// reported statically, and the run's failure is the evaluator's.
+#[test]
+fn unconditional_ipoint_read_is_reported_once_and_fails_when_placed() {
+    let src = stencil(
+        "def f(Task t) { return mgpu[0, t.ipoint[1] % mgpu.size[1]]; }\nIndexTaskMap stencil f;\n",
+    );
+    let d = resolve::resolve(&src, "stencil", "p100x4");
+    let e0311 = d.diagnostics.iter().filter(|x| x.code == "E0311").count();
+    assert_eq!(e0311, 1);
+    let fatal = d.fatal.expect("fatal");
+    assert_eq!(fatal.kind, "index_out_of_bound");
+    assert_eq!(fatal.raw_output, "Index out of bound for TupleIntNode\n");
+}
+
+case!(
     task_property_the_launch_does_not_have,
     "stencil",
     "p100x4",
@@ -220,6 +277,53 @@ case!(
     "p100x4",
     "Task calculate_new_current GPU;\nRegion * rp_share GPU ZCMEM;\nRegion calculate_new_currents rp_ghosts GPU ZCMEM;\nLayout update_voltages rp_wires * AOS;\n"
 );
+/// The parent-region names real circuit mappers use (the ASI paper's
+/// figure A4 mapper, `shared/corpus/public/paper-figA4-circuit-iter2.mapper`)
+/// match requirements the way the DSL mapper's `get_handle_names` does:
+/// region, parent partition, privilege-parent (root) region. `all_private`
+/// is never a task argument, nor any argument's partition or root, so its
+/// statement never applies.
+#[test]
+fn circuit_parent_region_names_match() {
+    let src = "Task * GPU,OMP,CPU;\nRegion * * GPU FBMEM;\nRegion * * * SOCKMEM,SYSMEM;\n\
+        Region * all_times GPU FBMEM;\nRegion * all_nodes GPU FBMEM;\nRegion * all_wires GPU FBMEM;\n\
+        Region * ghost_ranges GPU FBMEM;\nRegion * rp_all_nodes GPU FBMEM;\nRegion * all_private GPU FBMEM;\n\
+        Region * all_shared GPU FBMEM;\nRegion * rp_shared GPU FBMEM;\nRegion * rp_wires GPU FBMEM;\n\
+        Region * rp_ghost_ranges GPU FBMEM;\nLayout * * * C_order AOS;\n";
+    let d = resolve::resolve(src, "circuit", "p100x4");
+    let w0310: Vec<String> = d
+        .diagnostics
+        .iter()
+        .filter(|x| x.code == "W0310")
+        .map(|x| x.message.clone())
+        .collect();
+    assert_eq!(w0310.len(), 1, "{w0310:#?}");
+    assert!(w0310[0].contains("`all_private`"), "{w0310:#?}");
+    assert!(d.fatal.is_none(), "{:?}", d.fatal);
+    // `Region * all_nodes GPU FBMEM` decides the ghost nodes of
+    // calculate_new_currents (before it, `Region * * GPU FBMEM` would).
+    let app = mapwright_runtime::app::App::builtin("circuit").expect("circuit");
+    let rp_ghost = app
+        .tasks
+        .iter()
+        .find(|t| t.name == "calculate_new_currents")
+        .and_then(|t| t.regions.iter().find(|r| r.name == "rp_ghost"))
+        .expect("rp_ghost");
+    assert!(rp_ghost.answers_to("all_nodes"));
+    let ghost_rule = d
+        .tasks
+        .iter()
+        .find(|t| t.task == "calculate_new_currents")
+        .and_then(|t| t.regions.iter().find(|r| r.region == "rp_ghost"))
+        .and_then(|r| r.memory_rule)
+        .expect("decided by a rule");
+    assert!(
+        ghost_rule.text(src).contains("all_nodes"),
+        "{}",
+        ghost_rule.text(src)
+    );
+}
+
 case!(
     region_name_in_a_run_that_matches_by_index,
     "cannon",

@@ -170,8 +170,14 @@ fn finish(plan: &plan::Plan, m: engine::Measured, seed: u64, noise: f64) -> RunO
     }
 }
 
+/// The node count the program prints: Legion's `DEFAULT_TUNABLE_NODE_COUNT`,
+/// the number of address spaces, so with several ranks per node
+/// (`App::ranks_per_node`) every rank counts (johnson on one 4-GPU node run
+/// one rank per GPU prints "On 4 nodes"). The physical topology the model
+/// schedules on does not change: ranks of one node share its links.
 fn machine_nodes(plan: &plan::Plan) -> u32 {
-    plan.topo.nodes()
+    let ranks = plan.app.ranks_per_node.on(plan.topo.machine);
+    plan.topo.nodes().saturating_mul(ranks)
 }
 
 /// The crate's own mapping resolution as a [`Resolver`]: parse and check

@@ -369,7 +369,17 @@ fn success_output_follows_each_program() {
                     text.matches("Execution time: ").count(),
                     a.timed_iterations as usize
                 );
-                assert!(text.contains("On 1 nodes achieved GFLOPS per node: "));
+                // Legion's node count is its address spaces: johnson and
+                // cosma run one rank per GPU.
+                let nodes = if ["johnson", "cosma"].contains(name) {
+                    4
+                } else {
+                    1
+                };
+                assert!(
+                    text.contains(&format!("On {nodes} nodes achieved GFLOPS per node: ")),
+                    "{name}: {text}"
+                );
                 assert_eq!(o.throughput_unit, "GFLOPS per node");
             }
         }
@@ -672,21 +682,11 @@ fn resolved_experts_run_and_beat_resolved_cpu_mappers() {
     for name in App::builtin_names() {
         let a = app(name);
         let text = crate::app::expert_mapper_text(name).unwrap();
+        // Every expert runs, johnson's and cosma's included: DISTAL runs
+        // them one rank per GPU (`ranks_per_node`), as their
+        // `m_2d[ipoint[0], 0]` assumes.
         let o = simulate(&resolve(text, &a, &m), &a, &m, 0, 0.0);
-        if !o.status.is_ok() {
-            // johnson's and cosma's experts are written for one rank per GPU
-            // (`m_2d[ipoint[0], 0]`): on one 4-GPU node they index node 1.
-            assert!(
-                ["johnson", "cosma"].contains(name),
-                "{name}: {}",
-                o.raw_output
-            );
-            assert_eq!(o.status.as_str(), "slice_out_of_bound");
-            let cluster = Machine::preset("4x4gpu").unwrap();
-            let o = simulate(&resolve(text, &a, &cluster), &a, &cluster, 0, 0.0);
-            assert!(o.status.is_ok(), "{name} on 4x4gpu: {}", o.raw_output);
-            continue;
-        }
+        assert!(o.status.is_ok(), "{name}: {}", o.raw_output);
         // The hand-built expert decisions agree with resolution.
         let reference = elapsed(&run(&expert_like(&a, &m), &a, &m));
         let e = elapsed(&o);
@@ -698,5 +698,57 @@ fn resolved_experts_run_and_beat_resolved_cpu_mappers() {
         if ["circuit", "stencil", "pennant"].contains(name) {
             assert!(elapsed(&cpu) > 10.0 * e, "{name}");
         }
+    }
+}
+
+/// A mapping function that reads `ipoint[1]` only in the branch of a `?:`
+/// that a 1-D launch never takes runs (the reference's ternary is lazy).
+#[test]
+fn guarded_ipoint_read_runs_on_a_1d_launch() {
+    let resolve = default_resolver();
+    let m = p100();
+    let a = app("circuit");
+    let text = "Task * GPU,CPU;\nRegion * * GPU FBMEM;\nRegion * * CPU SYSMEM;\nLayout * * * SOA C_order;\n\
+        mgpu = Machine(GPU);\n\
+        def lin(IPoint ip, ISpace sp) { return sp.len == 1 ? ip[0] : ip[0] * sp[1] + ip[1]; }\n\
+        def f(Task task) { i = lin(task.ipoint, task.ispace); return mgpu[i / mgpu.size[1] % mgpu.size[0], i % mgpu.size[1]]; }\n\
+        IndexTaskMap calculate_new_currents,distribute_charge,update_voltages f;\n";
+    let d = resolve(text, &a, &m);
+    assert!(d.fatal.is_none(), "{:?}", d.fatal);
+    assert!(!d.diagnostics.iter().any(|x| x.code == "E0311"));
+    let o = simulate(&d, &a, &m, 0, 0.0);
+    assert!(o.status.is_ok(), "{}", o.raw_output);
+    // The same read in the branch that runs fails as the reference does.
+    let bad = text.replace(
+        "sp.len == 1 ? ip[0] : ip[0] * sp[1] + ip[1]",
+        "sp.len == 1 ? ip[1] : ip[0]",
+    );
+    let o = simulate(&resolve(&bad, &a, &m), &a, &m, 0, 0.0);
+    assert_eq!(o.status.as_str(), "index_out_of_bound");
+    assert_eq!(o.raw_output, "Index out of bound for TupleIntNode\n");
+}
+
+/// Ranks share their node's hardware: johnson run one rank per GPU on one
+/// node moves data over the node's NVLink, never a network.
+#[test]
+fn ranks_on_one_node_share_its_links() {
+    let resolve = default_resolver();
+    let m = p100();
+    for name in ["johnson", "cosma"] {
+        let a = app(name);
+        let text = crate::app::expert_mapper_text(name).unwrap();
+        let o = simulate(&resolve(text, &a, &m), &a, &m, 0, 0.0);
+        assert!(o.status.is_ok(), "{name}: {}", o.raw_output);
+        assert!(o
+            .raw_output
+            .contains("On 4 nodes achieved GFLOPS per node: "));
+        let links: Vec<&String> = o.metrics.copy_bytes.keys().collect();
+        assert!(
+            links
+                .iter()
+                .all(|k| k.starts_with("NVLink node0 ") && !k.contains("node1")),
+            "{name}: {links:?}"
+        );
+        assert!(!links.is_empty(), "{name}");
     }
 }
