@@ -19,11 +19,16 @@
 //!   and metrics) and the `command` backend (a real program from a template).
 //! - [`service`]  `mapwright serve`: a backend behind HTTP+JSON (loopback by
 //!   default, bearer token otherwise, bounded queue) and its client.
+//! - [`cuda`]     the `cuda` backend: the decisions executed with real
+//!   allocations and kernels on local GPUs (feature `cuda`, cudarc loaded at
+//!   run time); its layout, placement, kernel and executor logic is always
+//!   built and runs on host threads as the CPU reference (`runtime/CUDA.md`).
 //! - [`sim`]      the `sim` backend: a deterministic model of a Legion run of
 //!   resolved decisions on a machine (constants in `runtime/SIMULATION.md`).
 
 pub mod app;
 pub mod backend;
+pub mod cuda;
 pub mod decisions;
 pub mod eval;
 pub mod import;

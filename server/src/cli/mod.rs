@@ -2,6 +2,7 @@
 
 mod app;
 mod apps;
+mod calibrate;
 mod check;
 mod explain;
 mod fmt;
@@ -55,6 +56,10 @@ pub enum Command {
     /// Application descriptions (`mapwright app import LOG`).
     #[command(subcommand)]
     App(app::AppCommand),
+    /// Measure this machine's GPUs (bandwidths, GEMM rate, launch
+    /// overhead) and write a machine description for the simulator (needs
+    /// the `cuda` feature).
+    Calibrate(calibrate::CalibrateArgs),
     /// Benchmarks (`mapwright bench optimize`).
     #[command(subcommand)]
     Bench(BenchCommand),
@@ -80,6 +85,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Serve(args) => serve::run(args),
         Command::Optimize(args) => optimize::run(args),
         Command::App(command) => app::run(command),
+        Command::Calibrate(args) => calibrate::run(args),
         Command::Bench(BenchCommand::Optimize(args)) => optimize::bench(args),
     }
 }

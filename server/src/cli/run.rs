@@ -124,7 +124,51 @@ fn command_backend(
     Ok(CommandBackend::new(config))
 }
 
+/// A backend, and for the `cuda` one the simulator's prediction of the
+/// same problem beside each outcome.
+enum Runner {
+    Plain(Box<dyn Backend>),
+    #[cfg(feature = "cuda")]
+    Cuda(Box<mapwright_runtime::cuda::CudaBackend>),
+}
+
+impl Runner {
+    fn name(&self) -> &str {
+        match self {
+            Runner::Plain(b) => b.name(),
+            #[cfg(feature = "cuda")]
+            Runner::Cuda(b) => b.name(),
+        }
+    }
+
+    /// The outcome and, for the `cuda` backend, the predicted seconds.
+    fn run(&self, request: &RunRequest) -> (RunOutcome, Option<f64>) {
+        match self {
+            Runner::Plain(b) => (b.run(request), None),
+            #[cfg(feature = "cuda")]
+            Runner::Cuda(b) => {
+                let r = b.run_detailed(
+                    &request.mapper,
+                    &request.app,
+                    &request.machine,
+                    request.seed,
+                );
+                (r.outcome, r.predicted_s)
+            }
+        }
+    }
+}
+
+/// The `cuda` backend with its GPUs opened, or the message saying why not.
+#[cfg(feature = "cuda")]
+fn cuda_backend() -> Result<mapwright_runtime::cuda::CudaBackend, String> {
+    let b = mapwright_runtime::cuda::CudaBackend::embedded();
+    b.open().map_err(|e| e.to_string())?;
+    Ok(b)
+}
+
 pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
+    #[cfg(not(feature = "cuda"))]
     if args.backend == BackendKind::Cuda {
         eprintln!(
             "error: the `cuda` backend runs real kernels on local GPUs and needs a mapwright \
@@ -133,6 +177,18 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         );
         return Ok(ExitCode::from(2));
     }
+    #[cfg(feature = "cuda")]
+    let cuda = if args.backend == BackendKind::Cuda {
+        match cuda_backend() {
+            Ok(b) => Some(b),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return Ok(ExitCode::from(2));
+            }
+        }
+    } else {
+        None
+    };
     if !(args.noise.is_finite() && args.noise >= 0.0) {
         bail!("--noise must be a non-negative number");
     }
@@ -140,6 +196,18 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     let mapper_path = (args.file != "-").then(|| Path::new(&args.file));
     let (app, machine, project) =
         target(mapper_path, args.app.as_deref(), args.machine.as_deref())?;
+    // The cuda backend maps onto this machine unless a machine is named.
+    #[cfg(feature = "cuda")]
+    let machine = match (
+        &cuda,
+        &args.machine,
+        project.as_ref().and_then(|p| p.machine.as_ref()),
+    ) {
+        (Some(_), None, None) => mapwright_runtime::cuda::discover_machine()
+            .map(|(m, _)| m)
+            .unwrap_or(machine),
+        _ => machine,
+    };
     let app = Arc::new(app);
     let machine = Arc::new(machine);
 
@@ -147,15 +215,21 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         return bench(&source, &app, &machine, n, &args);
     }
 
-    let backend: Box<dyn Backend> = match args.backend {
-        BackendKind::Sim => Box::new(SimBackend::new(resolver())),
-        BackendKind::Command => Box::new(command_backend(&args, project.as_ref())?),
+    let backend = match args.backend {
+        BackendKind::Sim => Runner::Plain(Box::new(SimBackend::new(resolver()))),
+        BackendKind::Command => Runner::Plain(Box::new(command_backend(&args, project.as_ref())?)),
+        #[cfg(feature = "cuda")]
+        BackendKind::Cuda => match cuda {
+            Some(b) => Runner::Cuda(Box::new(b)),
+            None => unreachable!("opened above"),
+        },
+        #[cfg(not(feature = "cuda"))]
         BackendKind::Cuda => unreachable!("handled above"),
     };
     let mut request = RunRequest::new(source, app.clone(), machine.clone());
     request.seed = args.seed;
     request.noise = args.noise;
-    let outcome = backend.run(&request);
+    let (outcome, predicted) = backend.run(&request);
 
     let expert = if args.no_normalize {
         None
@@ -166,6 +240,8 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             backend.run(&r)
         })
     };
+    let expert_predicted = expert.as_ref().and_then(|e| e.1);
+    let expert = expert.map(|e| e.0);
     let normalized = expert.as_ref().and_then(|e| outcome.normalized_to(e));
 
     if args.json {
@@ -176,7 +252,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
                 "throughput": e.throughput,
             })
         });
-        let v = json!({
+        let mut v = json!({
             "status": outcome.status,
             "elapsed_s": outcome.elapsed_s,
             "throughput": outcome.throughput,
@@ -190,6 +266,13 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             "expert": expert_json,
             "metrics": outcome.metrics,
         });
+        if args.backend == BackendKind::Cuda {
+            // The simulator's time for the problem the kernels ran.
+            v["predicted_elapsed_s"] = json!(predicted);
+            if let Some(e) = v.get_mut("expert").filter(|e| e.is_object()) {
+                e["predicted_elapsed_s"] = json!(expert_predicted);
+            }
+        }
         emit(&format!("{}\n", serde_json::to_string_pretty(&v)?));
     } else {
         let mut text = outcome.raw_output.clone();
@@ -205,6 +288,11 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             &machine,
             backend.name(),
         ));
+        if let Some(p) = predicted {
+            text.push_str(&format!(
+                "\npredicted:  {p:.6} s (simulator, same problem size)"
+            ));
+        }
         text.push('\n');
         emit(&text);
     }

@@ -157,6 +157,39 @@ impl SearchProposer {
                 memory_moves.push((format!("`{name}` in zero-copy memory"), s));
             }
         }
+        // Arguments a task only writes (initialisation, fills) produced
+        // straight into zero-copy memory, so they do not occupy and then
+        // leave a framebuffer; setup tasks with all their arguments.
+        for t in ctx.app.tasks.iter().filter(|t| !t.regions.is_empty()) {
+            if Self::kind_of(&best, base, &t.name) != Some(ProcKind::Gpu) {
+                continue;
+            }
+            let written: Vec<&String> = t
+                .regions
+                .iter()
+                .filter(|r| !t.timed || r.privilege == mapwright_runtime::app::Privilege::Write)
+                .map(|r| &r.name)
+                .collect();
+            if written.is_empty() {
+                continue;
+            }
+            let mut s = best.clone();
+            for r in &written {
+                s.memories
+                    .insert((t.name.clone(), (*r).clone()), MemKind::Zcmem);
+            }
+            // Targeted, so tried before the per-region-name moves.
+            memory_moves.insert(
+                1.min(memory_moves.len()),
+                (
+                    format!(
+                        "`{}` writes its output straight into zero-copy memory",
+                        t.name
+                    ),
+                    s,
+                ),
+            );
+        }
         // Layout alternatives for unconstrained tasks.
         for task in &space.layout_tasks {
             if required_layout(ctx.app, task).is_some() {

@@ -1,0 +1,197 @@
+//! `mapwright optimize` end to end through the real binary: the JSON report,
+//! writing the best mapper in place, saving and resuming a run, the plot,
+//! and every built-in proposer.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const NAIVE: &str = "# A first mapper.\nTask * GPU,CPU;\n";
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("mapwright-opt-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn mapwright(args: &[&str], cwd: &Path) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_mapwright"))
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .expect("run mapwright");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn search_repairs_a_failing_mapper_and_reaches_the_expert() {
+    let dir = temp_dir("json");
+    std::fs::write(dir.join("m.mapper"), NAIVE).unwrap();
+    let (ok, stdout, stderr) = mapwright(
+        &[
+            "optimize",
+            "m.mapper",
+            "--app",
+            "cannon",
+            "--machine",
+            "p100x4",
+            "--json",
+            "--no-save",
+        ],
+        &dir,
+    );
+    assert!(ok, "{stderr}");
+    let report: serde_json::Value = serde_json::from_str(&stdout).expect("one JSON object");
+    assert_eq!(
+        report["records"][0]["evaluation"]["status"], "cublas_illegal_parameter",
+        "the naive mapper fails as a real run would"
+    );
+    let best = report["best_normalized"].as_f64().unwrap();
+    assert!(best >= 0.99, "best {best}");
+    assert_eq!(report["trajectory"].as_array().unwrap().len(), 11);
+    assert!(report["best_mapper"]
+        .as_str()
+        .unwrap()
+        .contains("mapwright: tuned rules"));
+    // The file was not touched without --in-place.
+    assert_eq!(
+        std::fs::read_to_string(dir.join("m.mapper")).unwrap(),
+        NAIVE
+    );
+}
+
+#[test]
+fn in_place_writes_a_mapper_that_runs() {
+    let dir = temp_dir("inplace");
+    std::fs::write(dir.join("m.mapper"), NAIVE).unwrap();
+    let (ok, _, stderr) = mapwright(
+        &[
+            "optimize",
+            "m.mapper",
+            "--app",
+            "cannon",
+            "--in-place",
+            "--no-save",
+            "--iterations",
+            "3",
+        ],
+        &dir,
+    );
+    assert!(ok, "{stderr}");
+    let text = std::fs::read_to_string(dir.join("m.mapper")).unwrap();
+    assert!(
+        text.starts_with("# A first mapper.\n"),
+        "the user's header comment stays first:\n{text}"
+    );
+    let (ok, stdout, stderr) = mapwright(&["run", "m.mapper", "--app", "cannon", "--json"], &dir);
+    assert!(ok, "{stdout}{stderr}");
+    let run: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(run["status"], "ok");
+    let (ok, _, stderr) = mapwright(&["check", "m.mapper", "--app", "cannon"], &dir);
+    assert!(ok, "the written mapper checks without errors: {stderr}");
+}
+
+#[test]
+fn runs_are_saved_and_can_be_resumed() {
+    let dir = temp_dir("resume");
+    std::fs::write(dir.join("m.mapper"), NAIVE).unwrap();
+    let (ok, _, stderr) = mapwright(
+        &[
+            "optimize",
+            "m.mapper",
+            "--app",
+            "stencil",
+            "--iterations",
+            "2",
+            "--run-dir",
+            "run",
+            "--report",
+            "plot.svg",
+        ],
+        &dir,
+    );
+    assert!(ok, "{stderr}");
+    for f in [
+        "run/report.json",
+        "run/candidate-000.mapper",
+        "run/output-002.txt",
+        "run/feedback-001.json",
+        "plot.svg",
+    ] {
+        assert!(dir.join(f).is_file(), "{f} missing");
+    }
+    let (ok, stdout, stderr) = mapwright(
+        &[
+            "optimize",
+            "m.mapper",
+            "--app",
+            "stencil",
+            "--iterations",
+            "4",
+            "--resume",
+            "run",
+            "--json",
+        ],
+        &dir,
+    );
+    assert!(ok, "{stderr}");
+    let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let records = report["records"].as_array().unwrap();
+    assert_eq!(
+        records.len(),
+        5,
+        "2 proposals resumed + 2 more + the original"
+    );
+    assert!(std::fs::read_to_string(dir.join("plot.svg"))
+        .unwrap()
+        .contains("<polyline"));
+}
+
+#[test]
+fn every_builtin_proposer_runs() {
+    let dir = temp_dir("proposers");
+    std::fs::write(dir.join("m.mapper"), NAIVE).unwrap();
+    for proposer in ["search", "random", "scalar"] {
+        let (ok, stdout, stderr) = mapwright(
+            &[
+                "optimize",
+                "m.mapper",
+                "--app",
+                "circuit",
+                "--proposer",
+                proposer,
+                "--iterations",
+                "5",
+                "--json",
+                "--no-save",
+                "--seed",
+                "7",
+            ],
+            &dir,
+        );
+        assert!(ok, "{proposer}: {stderr}");
+        let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+        assert_eq!(report["proposer"], proposer);
+        assert_eq!(report["records"].as_array().unwrap().len(), 6);
+        assert!(report["parameter_entropy"].as_f64().is_some());
+    }
+    // The LLM proposer without an endpoint is a clear error, not a crash.
+    let (ok, _, stderr) = mapwright(
+        &[
+            "optimize",
+            "m.mapper",
+            "--app",
+            "circuit",
+            "--proposer",
+            "llm",
+            "--no-save",
+        ],
+        &dir,
+    );
+    assert!(!ok);
+    assert!(stderr.contains("--llm-base-url"), "{stderr}");
+}
