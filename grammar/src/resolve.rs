@@ -105,9 +105,7 @@ impl Resolved {
 
     /// The global symbol (variable or function) named `name`.
     pub fn global(&self, name: &str) -> Option<usize> {
-        self.symbols
-            .iter()
-            .position(|s| s.scope == Scope::Global && s.name == name)
+        self.globals_by_name.get(name).copied()
     }
 }
 

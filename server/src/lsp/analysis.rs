@@ -218,14 +218,13 @@ mod scale {
         let a = Analysis::new(&text);
         let mid = text.len() / 2;
         let providers = Providers::builtin();
-        let q = Query {
-            analysis: &a,
-            project: None,
-            offset: mid,
-        };
+        let q = Query::plain(&a, mid);
         providers.complete(&q);
         providers.hover(&q);
-        providers.inlay_hints(&a, None, Span::new(0, text.len()));
+        providers.inlay_hints(&crate::lsp::providers::InlayQuery::plain(
+            &a,
+            Span::new(0, text.len()),
+        ));
         signature::signature_help(&a, mid);
         navigation::references(&a, 3, true);
         symbols::outline(&a);

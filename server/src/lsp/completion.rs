@@ -522,11 +522,7 @@ mod tests {
         let offset = src.find("$0").expect("marker");
         let text = src.replace("$0", "");
         let a = Analysis::new(&text);
-        let q = Query {
-            analysis: &a,
-            project: None,
-            offset,
-        };
+        let q = Query::plain(&a, offset);
         let mut items = Providers::builtin().complete(&q).items;
         items.sort_by(|x, y| (x.rank, &x.label).cmp(&(y.rank, &y.label)));
         items.into_iter().map(|c| c.label).collect()

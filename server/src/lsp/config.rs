@@ -26,6 +26,56 @@ pub struct Settings {
     pub app: Option<String>,
     /// Machine to assume when no `mapwright.toml` names one.
     pub machine: Option<String>,
+    /// Where `mapwright.run` and `mapwright.optimize` run mappers: the URL of
+    /// a `mapwright serve` instance (`http://host:port`); unset: the
+    /// embedded simulator. `runtime` in `mapwright.toml` wins.
+    pub runtime_url: Option<String>,
+    /// The optimizer's proposer (`search`, `random`, `scalar`, `llm`,
+    /// `hybrid`); `proposer` in `mapwright.toml` wins.
+    pub proposer: Option<String>,
+    /// `mapwright.llm.*`: the endpoint of the `llm` and `hybrid` proposers.
+    pub llm: LlmSettings,
+    /// `mapwright.optimize.*`
+    pub optimize: OptimizeSettings,
+}
+
+/// `mapwright.llm.*` (each key of `[llm]` in `mapwright.toml` wins).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct LlmSettings {
+    /// Base URL of an OpenAI-compatible API (`http://127.0.0.1:8000/v1`).
+    pub base_url: Option<String>,
+    pub model: Option<String>,
+    /// Name of the environment variable holding the API key (the key itself
+    /// never travels in settings).
+    pub api_key_env: Option<String>,
+}
+
+/// `mapwright.optimize.*`
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct OptimizeSettings {
+    /// Proposals after the mapper as written.
+    pub iterations: usize,
+    /// Seed of the proposers and the measurement noise.
+    pub seed: u64,
+    /// Save candidates and `report.json` under `.mapwright/runs/` next to
+    /// the mapper file.
+    pub save_runs: bool,
+    /// Testing hook: pause this long after each candidate, so a test can
+    /// edit the document or cancel while the loop runs. Keep 0.
+    pub delay_ms: u64,
+}
+
+impl Default for OptimizeSettings {
+    fn default() -> Self {
+        OptimizeSettings {
+            iterations: 10,
+            seed: 0,
+            save_runs: true,
+            delay_ms: 0,
+        }
+    }
 }
 
 /// `mapwright.diagnostics.*`
@@ -107,15 +157,30 @@ fn merge_json(base: &mut serde_json::Value, patch: &serde_json::Value) {
     }
 }
 
-/// The parts of a `mapwright.toml` the server uses so far.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+/// The parts of a `mapwright.toml` the server uses.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct ProjectConfig {
-    /// The file it was read from.
+    /// The file it was read from (empty: the settings' fallback).
     pub path: PathBuf,
     /// `app = "circuit"` (a built-in name or a path to a description).
     pub app: Option<String>,
     /// `machine = "..."` (a preset or a path to a description).
     pub machine: Option<String>,
+    /// `runtime = "embedded"` or the URL of a `mapwright serve` instance.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub runtime: Option<String>,
+    /// `proposer = "search"`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub proposer: Option<String>,
+    /// `[llm] base_url`, `model`, `api_key_env`, `timeout_s`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub llm_base_url: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub llm_model: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub llm_api_key_env: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub llm_timeout_s: Option<u64>,
 }
 
 impl ProjectConfig {
@@ -128,7 +193,23 @@ impl ProjectConfig {
             path: path.to_path_buf(),
             app: file.app,
             machine: file.machine,
+            runtime: file.runtime,
+            proposer: file.proposer,
+            llm_base_url: file.llm.base_url,
+            llm_model: file.llm.model,
+            llm_api_key_env: file.llm.api_key_env,
+            llm_timeout_s: file.llm.timeout_s,
         })
+    }
+
+    /// The folder relative paths in the file are read from (`None` for the
+    /// settings' fallback).
+    pub fn dir(&self) -> Option<&Path> {
+        if self.path.as_os_str().is_empty() {
+            None
+        } else {
+            self.path.parent()
+        }
     }
 }
 
@@ -171,6 +252,32 @@ mod tests {
     }
 
     #[test]
+    fn runtime_optimizer_and_llm_settings_use_the_editors_names() {
+        let s = Settings::default()
+            .merged(&serde_json::json!({
+                "runtimeUrl": "http://127.0.0.1:7878",
+                "proposer": "hybrid",
+                "llm": {"baseUrl": "http://localhost:11434/v1", "model": "qwen", "apiKeyEnv": "K"},
+                "optimize": {"iterations": 3, "delayMs": 5},
+            }))
+            .unwrap();
+        assert_eq!(s.runtime_url.as_deref(), Some("http://127.0.0.1:7878"));
+        assert_eq!(s.proposer.as_deref(), Some("hybrid"));
+        assert_eq!(s.llm.base_url.as_deref(), Some("http://localhost:11434/v1"));
+        assert_eq!(s.llm.model.as_deref(), Some("qwen"));
+        assert_eq!(s.llm.api_key_env.as_deref(), Some("K"));
+        assert_eq!(s.optimize.iterations, 3);
+        assert_eq!(s.optimize.delay_ms, 5);
+        assert!(s.optimize.save_runs);
+        // The editors send `null` for unset values.
+        let s = s
+            .merged(&serde_json::json!({"runtimeUrl": null, "llm": {"model": null}}))
+            .unwrap();
+        assert_eq!(s.runtime_url, None);
+        assert_eq!(s.llm.model, None);
+    }
+
+    #[test]
     fn project_files_are_found_upwards_and_parsed() {
         let dir = std::env::temp_dir().join(format!("mapwright-config-{}", std::process::id()));
         let nested = dir.join("a/b");
@@ -185,6 +292,8 @@ mod tests {
         let cfg = ProjectConfig::load(&found).unwrap();
         assert_eq!(cfg.app.as_deref(), Some("circuit"));
         assert_eq!(cfg.machine.as_deref(), Some("p100x4"));
+        assert_eq!(cfg.proposer.as_deref(), Some("search"));
+        assert_eq!(cfg.dir(), Some(dir.as_path()));
         // The search stops at the workspace root.
         assert_eq!(
             find_project_file(&nested.join("m.mapper"), Some(&dir.join("a"))),

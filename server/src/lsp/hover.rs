@@ -251,11 +251,7 @@ mod tests {
         let offset = src.find("$0").expect("marker");
         let text = src.replace("$0", "");
         let a = Analysis::new(&text);
-        let q = Query {
-            analysis: &a,
-            project: None,
-            offset,
-        };
+        let q = Query::plain(&a, offset);
         Providers::builtin().hover(&q).map(|h| h.markdown)
     }
 

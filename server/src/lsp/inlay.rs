@@ -1,15 +1,12 @@
 //! Inlay hints. Built in: parameter names before the arguments of
 //! machine-model methods (`m.split(dim: 0, factor: 2)`), whose positional
 //! integers are easy to mix up. Machine-model sizes and points per processor
-//! come later as providers that know the configured machine.
+//! come from [`super::app_aware::AppInlayHints`], which knows the machine.
 
 use mapwright_grammar::ast::{Expr, ExprKind, Stmt, StmtKind};
-use mapwright_grammar::Span;
 
-use super::analysis::Analysis;
-use super::config::ProjectConfig;
 use super::docs::method_sig;
-use super::providers::InlayHintProvider;
+use super::providers::{InlayHintProvider, InlayQuery};
 
 /// What a hint shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,7 +30,8 @@ pub struct InlayHint {
 pub struct ParameterNameHints;
 
 impl InlayHintProvider for ParameterNameHints {
-    fn inlay_hints(&self, a: &Analysis, _: Option<&ProjectConfig>, range: Span) -> Vec<InlayHint> {
+    fn inlay_hints(&self, q: &InlayQuery) -> Vec<InlayHint> {
+        let (a, range) = (q.analysis, q.range);
         let mut out = Vec::new();
         let mut visit = |e: &Expr| {
             let ExprKind::Call { callee, args } = &e.kind else {
@@ -78,16 +76,18 @@ pub fn for_each_expr<'a>(stmts: &'a [Stmt], f: &mut dyn FnMut(&'a Expr)) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::lsp::analysis::Analysis;
+    use mapwright_grammar::Span;
 
     #[test]
     fn method_arguments_get_parameter_names() {
         let src = "m = Machine(GPU);\ndef f(Task t) { n = m.split(0, 2); return n.slice(dim, 0, 1)[0, 0, 0]; }\n";
         let a = Analysis::new(src);
-        let hints = ParameterNameHints.inlay_hints(&a, None, Span::new(0, src.len()));
+        let hints = ParameterNameHints.inlay_hints(&InlayQuery::plain(&a, Span::new(0, src.len())));
         let labels: Vec<&str> = hints.iter().map(|h| h.label.as_str()).collect();
         assert_eq!(labels, ["dim:", "factor:", "lo:", "hi:"]);
         assert_eq!(hints[0].offset, src.find("0, 2").unwrap());
-        let none = ParameterNameHints.inlay_hints(&a, None, Span::new(0, 10));
+        let none = ParameterNameHints.inlay_hints(&InlayQuery::plain(&a, Span::new(0, 10)));
         assert!(none.is_empty());
     }
 }

@@ -15,6 +15,10 @@
 //! - [`convert`]         byte spans <-> LSP positions in the negotiated encoding;
 //!   grammar diagnostics -> LSP diagnostics (fixes kept in `data`).
 //! - [`proto`]           the pure results below -> LSP types.
+//! - [`commands`]        `mapwright.explain`, `mapwright.run` and
+//!   `mapwright.optimize` (arguments, setup from settings and project file,
+//!   the blocking work, AutoGuide feedback as diagnostics); the server runs
+//!   them on blocking threads with `$/progress` and applies the result.
 //! - [`guard`]           `catch_unwind` around every handler's synchronous work.
 //! - [`transport`]       stdin framing guard: a malformed message gets an error
 //!   response instead of ending the session.
@@ -26,6 +30,12 @@
 //!   after `.`, inside a call, ...).
 //! - [`providers`]       extension points: hover, completion and inlay-hint
 //!   providers (application/machine awareness plugs in here).
+//! - [`target`]          the configured application and machine (loaded once
+//!   per project file) and one version's resolution against them: mapping
+//!   decisions with diagnostics and fixes, top-level values on the machine.
+//! - [`app_aware`]       the providers that use them: task/region completion,
+//!   hover with machine-model sizes, task details and launch distributions,
+//!   inlay hints with sizes and points per processor.
 //! - [`completion`], [`hover`], [`signature`], [`inlay`]: the built-in providers
 //!   and signature help.
 //! - [`navigation`]      definition, references, rename, document highlight.
@@ -41,7 +51,9 @@
 //! polls handlers concurrently, in arrival order until they first yield).
 
 pub mod analysis;
+pub mod app_aware;
 pub mod code_actions;
+pub mod commands;
 pub mod completion;
 pub mod config;
 pub mod convert;
@@ -61,6 +73,7 @@ pub mod server;
 pub mod signature;
 pub mod state;
 pub mod symbols;
+pub mod target;
 pub mod transport;
 
 /// Runs the server on standard input and output until the client sends

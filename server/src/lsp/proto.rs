@@ -216,7 +216,7 @@ pub fn inlay_hint(a: &Analysis, h: InlayHint, enc: Encoding) -> lsp::InlayHint {
         }),
         text_edits: None,
         tooltip: h.tooltip.map(lsp::InlayHintTooltip::String),
-        padding_left: None,
+        padding_left: Some(h.kind == InlayKind::Type),
         padding_right: Some(h.kind == InlayKind::Parameter),
         data: None,
     }

@@ -1,19 +1,22 @@
 //! Extension points for hover, completion and inlay hints.
 //!
-//! The built-in providers know the syntax and the names of one file. Semantic
-//! types and application/machine awareness (task names from the application
-//! description, machine-model sizes on the configured machine) will come as
-//! further providers registered in [`Providers`], without touching the
-//! protocol glue: each provider sees the same [`Query`] and adds its part.
+//! The built-in providers know the syntax and the names of one file; the
+//! application- and machine-aware ones ([`super::app_aware`]: task and region
+//! names from the application description, machine-model sizes on the
+//! configured machine, launch-point distributions) read the loaded
+//! [`Target`] and the document's [`Resolution`] from the same [`Query`].
+//! Each provider adds its part; the protocol glue does not change.
 
 use mapwright_grammar::Span;
 
 use super::analysis::Analysis;
+use super::app_aware::{AppCompletion, AppHover, AppInlayHints};
 use super::completion::{Completion, SyntaxCompletion};
 use super::config::ProjectConfig;
 use super::cursor::{cursor_at, Cursor};
 use super::hover::SyntaxHover;
 use super::inlay::{InlayHint, ParameterNameHints};
+use super::target::{Resolution, Target};
 
 /// What a provider is asked about.
 pub struct Query<'a> {
@@ -21,8 +24,48 @@ pub struct Query<'a> {
     /// The `mapwright.toml` that applies to the document (if any), or the
     /// settings' fallback application and machine.
     pub project: Option<&'a ProjectConfig>,
+    /// The loaded application and machine (if the project names any).
+    pub target: Option<&'a Target>,
+    /// This version resolved against `target`.
+    pub resolution: Option<&'a Resolution>,
     /// Byte offset of the cursor (clamped to the text).
     pub offset: usize,
+}
+
+impl<'a> Query<'a> {
+    /// A query without a project (syntax-only features, tests).
+    pub fn plain(analysis: &'a Analysis, offset: usize) -> Query<'a> {
+        Query {
+            analysis,
+            project: None,
+            target: None,
+            resolution: None,
+            offset,
+        }
+    }
+}
+
+/// What an inlay-hint provider is asked about.
+pub struct InlayQuery<'a> {
+    pub analysis: &'a Analysis,
+    pub project: Option<&'a ProjectConfig>,
+    pub target: Option<&'a Target>,
+    pub resolution: Option<&'a Resolution>,
+    /// The byte range the client shows.
+    pub range: Span,
+}
+
+impl<'a> InlayQuery<'a> {
+    /// A query without a project.
+    pub fn plain(analysis: &'a Analysis, range: Span) -> InlayQuery<'a> {
+        InlayQuery {
+            analysis,
+            project: None,
+            target: None,
+            resolution: None,
+            range,
+        }
+    }
 }
 
 /// One part of a hover: Markdown and the span it describes.
@@ -44,12 +87,7 @@ pub trait CompletionProvider: Send + Sync {
 
 /// Adds inlay hints within a byte range of a document.
 pub trait InlayHintProvider: Send + Sync {
-    fn inlay_hints(
-        &self,
-        a: &Analysis,
-        project: Option<&ProjectConfig>,
-        range: Span,
-    ) -> Vec<InlayHint>;
+    fn inlay_hints(&self, q: &InlayQuery) -> Vec<InlayHint>;
 }
 
 /// The providers the server consults, in order.
@@ -73,12 +111,14 @@ pub struct Completions {
 }
 
 impl Providers {
-    /// The syntax-level providers.
+    /// The built-in providers: syntax-level, then application- and
+    /// machine-aware (which add nothing without a target). Application
+    /// completions come first so their richer items win the deduplication.
     pub fn builtin() -> Providers {
         Providers {
-            hover: vec![Box::new(SyntaxHover)],
-            completion: vec![Box::new(SyntaxCompletion)],
-            inlay: vec![Box::new(ParameterNameHints)],
+            hover: vec![Box::new(SyntaxHover), Box::new(AppHover)],
+            completion: vec![Box::new(AppCompletion), Box::new(SyntaxCompletion)],
+            inlay: vec![Box::new(ParameterNameHints), Box::new(AppInlayHints)],
         }
     }
 
@@ -111,18 +151,9 @@ impl Providers {
         }
     }
 
-    /// Every provider's hints in `range`, in source order.
-    pub fn inlay_hints(
-        &self,
-        a: &Analysis,
-        project: Option<&ProjectConfig>,
-        range: Span,
-    ) -> Vec<InlayHint> {
-        let mut out: Vec<InlayHint> = self
-            .inlay
-            .iter()
-            .flat_map(|p| p.inlay_hints(a, project, range))
-            .collect();
+    /// Every provider's hints in the query's range, in source order.
+    pub fn inlay_hints(&self, q: &InlayQuery) -> Vec<InlayHint> {
+        let mut out: Vec<InlayHint> = self.inlay.iter().flat_map(|p| p.inlay_hints(q)).collect();
         out.sort_by_key(|h| h.offset);
         out
     }

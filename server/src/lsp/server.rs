@@ -8,6 +8,7 @@
 //! handlers concurrently and only the synchronous prefix runs in arrival
 //! order.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -20,11 +21,14 @@ use tower_lsp::{Client, ClientSocket, LanguageServer, LspService};
 
 use super::analysis::Analysis;
 use super::code_actions::missing_machines;
+use super::commands::{self, CommandArgs, Setup, Step};
 use super::config::PROJECT_FILE;
 use super::convert::{self, DiagnosticData, FixData};
+use super::diff::minimal_edits;
 use super::formatting::{format_document, format_selection};
-use super::providers::Query;
+use super::providers::{InlayQuery, Query};
 use super::state::{Change, ClientFlags, Document, State};
+use super::target::{merged_diagnostics, Resolution, Target};
 use super::{folding, guard, navigation, proto, semantic_tokens, signature, symbols};
 
 /// The hidden command that panics on purpose, to prove a panic inside a
@@ -42,6 +46,10 @@ pub fn service(state: Arc<State>) -> (LspService<Backend>, ClientSocket) {
         .custom_method(
             super::transport::MALFORMED_METHOD,
             Backend::malformed_message,
+        )
+        .custom_method(
+            "window/workDoneProgress/cancel",
+            Backend::work_done_progress_cancel,
         )
         .finish()
 }
@@ -146,13 +154,32 @@ impl Backend {
         &self,
         a: &'a Analysis,
         project: Option<&'a super::config::ProjectConfig>,
+        target: Option<&'a Target>,
+        resolution: Option<&'a Resolution>,
         pos: Position,
     ) -> Query<'a> {
         Query {
             analysis: a,
             project,
+            target,
+            resolution,
             offset: convert::offset(&a.index, pos, self.state.encoding()),
         }
+    }
+
+    /// The target of `uri` and the resolution of `doc` against it (computed
+    /// now if no diagnostics run computed it yet).
+    async fn resolution(
+        &self,
+        doc: &Arc<Document>,
+    ) -> Result<(Option<Arc<Target>>, Option<Arc<Resolution>>)> {
+        let Some(target) = self.state.target(&doc.uri) else {
+            return Ok((None, None));
+        };
+        let r = self
+            .guarded("mapping resolution", || doc.resolution(&target))
+            .await?;
+        Ok((Some(target), Some(r)))
     }
 
     async fn log(&self, ty: MessageType, text: impl Into<String>) {
@@ -214,10 +241,18 @@ impl Backend {
     }
 
     /// Re-publishes diagnostics of every open document (after settings or
-    /// project files changed).
+    /// project files changed), and asks the client to refresh what depends
+    /// on the application and machine (code lenses, inlay hints).
     async fn republish_all(&self) {
         for doc in self.state.all_docs() {
             publish(&self.state, &self.client, doc).await;
+        }
+        let flags = self.state.flags();
+        if flags.code_lens_refresh {
+            let _ = self.client.code_lens_refresh().await;
+        }
+        if flags.inlay_hint_refresh {
+            let _ = self.client.inlay_hint_refresh().await;
         }
     }
 
@@ -265,30 +300,69 @@ impl Backend {
 }
 
 /// Computes and publishes the diagnostics of `doc` if it is still the
-/// current version (a newer version publishes its own).
-async fn publish(state: &State, client: &Client, doc: Arc<Document>) {
+/// current version (a newer version publishes its own): the front end's,
+/// the mapping resolution's when an application or machine is configured
+/// (computed on a blocking thread: resolution verifies its quick fixes by
+/// resolving again), problems loading them, and AutoGuide's feedback of the
+/// last `mapwright.run` of this version.
+async fn publish(state: &Arc<State>, client: &Client, doc: Arc<Document>) {
     if !state.is_current(&doc) {
         return;
     }
     let enc = state.encoding();
     let flags = state.flags();
     let enabled = state.settings().diagnostics.enable;
-    let result = guard::catch(|| {
-        if !enabled {
-            return Vec::new();
+    let target = if enabled {
+        state.target(&doc.uri)
+    } else {
+        None
+    };
+    let project_uri = state
+        .project(&doc.uri)
+        .filter(|p| !p.path.as_os_str().is_empty())
+        .and_then(|p| Url::from_file_path(&p.path).ok());
+    let compute = {
+        let doc = doc.clone();
+        let target = target.clone();
+        let state = state.clone();
+        move || {
+            guard::catch(|| {
+                // A newer version may have arrived while this one waited
+                // for a blocking thread: it publishes its own.
+                if !enabled || !state.is_current(&doc) {
+                    return Vec::new();
+                }
+                let a = doc.analysis();
+                let resolution = target.as_ref().map(|t| doc.resolution(t));
+                let all = merged_diagnostics(&a, resolution.as_deref());
+                let mut out = convert::diagnostics(
+                    &doc.uri,
+                    doc.version,
+                    &a.index,
+                    &all,
+                    enc,
+                    flags.related_information,
+                );
+                if let Some(t) = &target {
+                    out.extend(target_problems(t, project_uri.as_ref()));
+                }
+                out
+            })
         }
-        let a = doc.analysis();
-        convert::diagnostics(
-            &doc.uri,
-            doc.version,
-            &a.index,
-            &a.diagnostics,
-            enc,
-            flags.related_information,
-        )
-    });
+    };
+    let result = if target.is_some() {
+        match tokio::task::spawn_blocking(compute).await {
+            Ok(r) => r,
+            Err(e) => Err(e.to_string()),
+        }
+    } else {
+        compute()
+    };
     match result {
-        Ok(diags) => {
+        Ok(mut diags) => {
+            if enabled {
+                diags.extend(state.run_feedback(&doc.uri, doc.version));
+            }
             if state.is_current(&doc) {
                 client
                     .publish_diagnostics(doc.uri.clone(), diags, Some(doc.version))
@@ -304,6 +378,28 @@ async fn publish(state: &State, client: &Client, doc: Arc<Document>) {
                 .await
         }
     }
+}
+
+/// Problems loading the application or machine, as a warning on the first
+/// character (pointing at the project file when there is one).
+fn target_problems(t: &Target, project: Option<&Url>) -> Vec<Diagnostic> {
+    t.problems
+        .iter()
+        .map(|p| Diagnostic {
+            range: Range::new(Position::new(0, 0), Position::new(0, 0)),
+            severity: Some(DiagnosticSeverity::WARNING),
+            code: Some(NumberOrString::String("project".into())),
+            source: Some("mapwright".into()),
+            message: format!("application/machine not loaded: {p}"),
+            related_information: project.map(|u| {
+                vec![DiagnosticRelatedInformation {
+                    location: Location::new(u.clone(), Range::default()),
+                    message: format!("configured in {PROJECT_FILE}"),
+                }]
+            }),
+            ..Default::default()
+        })
+        .collect()
 }
 
 /// Reads what the client can do.
@@ -337,6 +433,33 @@ fn client_flags(caps: &ClientCapabilities) -> ClientFlags {
         line_folding_only: text
             .and_then(|t| t.folding_range.as_ref())
             .and_then(|f| f.line_folding_only)
+            .unwrap_or(false),
+        work_done_progress: caps
+            .window
+            .as_ref()
+            .and_then(|w| w.work_done_progress)
+            .unwrap_or(false),
+        show_document: caps
+            .window
+            .as_ref()
+            .and_then(|w| w.show_document.as_ref())
+            .is_some_and(|d| d.support),
+        apply_edit: workspace.and_then(|w| w.apply_edit).unwrap_or(false),
+        document_changes: workspace
+            .and_then(|w| w.workspace_edit.as_ref())
+            .and_then(|e| e.document_changes)
+            .unwrap_or(false),
+        create_files: workspace
+            .and_then(|w| w.workspace_edit.as_ref())
+            .and_then(|e| e.resource_operations.as_ref())
+            .is_some_and(|ops| ops.contains(&ResourceOperationKind::Create)),
+        code_lens_refresh: workspace
+            .and_then(|w| w.code_lens.as_ref())
+            .and_then(|c| c.refresh_support)
+            .unwrap_or(false),
+        inlay_hint_refresh: workspace
+            .and_then(|w| w.inlay_hint.as_ref())
+            .and_then(|c| c.refresh_support)
             .unwrap_or(false),
     }
 }
@@ -389,6 +512,8 @@ fn capabilities(enc: Encoding) -> ServerCapabilities {
                 CodeActionKind::SOURCE,
                 CodeActionKind::new(SOURCE_FORMAT),
                 CodeActionKind::new(SOURCE_ADD_MACHINE),
+                CodeActionKind::new(SOURCE_EXPLAIN),
+                CodeActionKind::new(SOURCE_OPTIMIZE),
             ]),
             ..Default::default()
         })),
@@ -417,10 +542,15 @@ fn capabilities(enc: Encoding) -> ServerCapabilities {
             },
         )),
         inlay_hint_provider: Some(OneOf::Left(true)),
+        code_lens_provider: Some(CodeLensOptions {
+            resolve_provider: Some(false),
+        }),
         execute_command_provider: Some(ExecuteCommandOptions {
             // The debug command is deliberately not advertised.
-            commands: Vec::new(),
-            work_done_progress_options: Default::default(),
+            commands: commands::COMMANDS.iter().map(|c| c.to_string()).collect(),
+            work_done_progress_options: WorkDoneProgressOptions {
+                work_done_progress: Some(true),
+            },
         }),
         workspace: Some(WorkspaceServerCapabilities {
             workspace_folders: Some(WorkspaceFoldersServerCapabilities {
@@ -437,6 +567,10 @@ fn capabilities(enc: Encoding) -> ServerCapabilities {
 const SOURCE_FORMAT: &str = "source.format";
 /// Kind of the "Add missing `mgpu = Machine(GPU);`" source action.
 const SOURCE_ADD_MACHINE: &str = "source.addMissingMachine";
+/// Kind of the "Explain mapping decisions" source action.
+const SOURCE_EXPLAIN: &str = "source.explainMapping";
+/// Kind of the "Optimize this mapper" source action.
+const SOURCE_OPTIMIZE: &str = "source.optimizeMapper";
 
 /// True if an action of `kind` passes the request's `only` filter (a filter
 /// entry matches its own kind and every sub-kind: `source` matches
@@ -551,7 +685,11 @@ impl LanguageServer for Backend {
                 let client = self.client.clone();
                 let delay = Duration::from_millis(self.state.settings().diagnostics.debounce_ms);
                 tokio::spawn(async move {
-                    tokio::time::sleep(delay).await;
+                    // (A zero sleep would still wait for the timer's next
+                    // millisecond tick.)
+                    if !delay.is_zero() {
+                        tokio::time::sleep(delay).await;
+                    }
                     publish(&state, &client, doc).await;
                 });
             }
@@ -603,6 +741,7 @@ impl LanguageServer for Backend {
         } else {
             self.pull_configuration().await;
         }
+        self.state.forget_targets();
         self.republish_all().await;
     }
 
@@ -623,9 +762,11 @@ impl LanguageServer for Backend {
                 .filter_map(|f| f.uri.to_file_path().ok()),
         );
         self.state.set_folders(folders);
+        self.state.forget_targets();
         for doc in self.state.all_docs() {
             self.refresh_project(&doc.uri).await;
         }
+        self.republish_all().await;
     }
 
     async fn did_change_watched_files(&self, params: DidChangeWatchedFilesParams) {
@@ -636,6 +777,7 @@ impl LanguageServer for Backend {
         if !touches_project {
             return;
         }
+        self.state.forget_targets();
         for doc in self.state.all_docs() {
             self.refresh_project(&doc.uri).await;
         }
@@ -648,10 +790,17 @@ impl LanguageServer for Backend {
             return Ok(None);
         };
         let project = self.state.project(&pos.text_document.uri);
+        let target = self.state.target(&pos.text_document.uri);
         let snippets = self.state.flags().snippets && self.state.settings().completion.snippets;
         let enc = self.state.encoding();
         self.guarded("completion", || {
-            let q = self.query(&a, project.as_deref(), pos.position);
+            let q = self.query(
+                &a,
+                project.as_deref(),
+                target.as_deref(),
+                None,
+                pos.position,
+            );
             let c = self.state.providers.complete(&q);
             Some(proto::completion(&a, c, enc, snippets))
         })
@@ -660,13 +809,20 @@ impl LanguageServer for Backend {
 
     async fn hover(&self, params: HoverParams) -> Result<Option<Hover>> {
         let pos = params.text_document_position_params;
-        let Some((_, a)) = self.snapshot(&pos.text_document.uri).await? else {
+        let Some((doc, a)) = self.snapshot(&pos.text_document.uri).await? else {
             return Ok(None);
         };
         let project = self.state.project(&pos.text_document.uri);
+        let (target, resolution) = self.resolution(&doc).await?;
         let (enc, markdown) = (self.state.encoding(), self.state.flags().markdown);
         self.guarded("hover", || {
-            let q = self.query(&a, project.as_deref(), pos.position);
+            let q = self.query(
+                &a,
+                project.as_deref(),
+                target.as_deref(),
+                resolution.as_deref(),
+                pos.position,
+            );
             self.state
                 .providers
                 .hover(&q)
@@ -926,18 +1082,26 @@ impl LanguageServer for Backend {
 
     async fn inlay_hint(&self, params: InlayHintParams) -> Result<Option<Vec<InlayHint>>> {
         let uri = params.text_document.uri;
-        let Some((_, a)) = self.snapshot(&uri).await? else {
+        let Some((doc, a)) = self.snapshot(&uri).await? else {
             return Ok(None);
         };
         let project = self.state.project(&uri);
+        let (target, resolution) = self.resolution(&doc).await?;
         let enc = self.state.encoding();
         let settings = self.state.settings().inlay_hints;
         self.guarded("inlay hints", || {
             let range = convert::span(&a.index, params.range, enc);
+            let q = InlayQuery {
+                analysis: &a,
+                project: project.as_deref(),
+                target: target.as_deref(),
+                resolution: resolution.as_deref(),
+                range,
+            };
             let hints = self
                 .state
                 .providers
-                .inlay_hints(&a, project.as_deref(), range)
+                .inlay_hints(&q)
                 .into_iter()
                 .filter(|h| {
                     settings.parameter_names || h.kind != super::inlay::InlayKind::Parameter
@@ -985,24 +1149,689 @@ impl LanguageServer for Backend {
             return Ok(None);
         };
         let enc = self.state.encoding();
+        let target = self.state.target(&uri);
+        let resolution = target.as_ref().and_then(|t| doc.cached_resolution(t));
+        let has_app = target.as_ref().is_some_and(|t| t.app.is_some());
         let actions = self
             .guarded("code actions", || {
-                code_actions(&uri, &doc, &a, &params.context, params.range, enc)
+                let mut out = code_actions(
+                    &uri,
+                    &doc,
+                    &a,
+                    resolution.as_deref(),
+                    &params.context,
+                    params.range,
+                    enc,
+                );
+                if has_app {
+                    out.extend(command_actions(&uri, &params.context.only));
+                }
+                out
             })
             .await?;
         self.unless_stale(&doc, Some(actions))
     }
 
+    async fn code_lens(&self, params: CodeLensParams) -> Result<Option<Vec<CodeLens>>> {
+        let uri = params.text_document.uri;
+        if self.state.doc(&uri).is_none() {
+            return Ok(None);
+        }
+        let Some(target) = self.state.target(&uri).filter(|t| t.app.is_some()) else {
+            return Ok(None);
+        };
+        let settings = self.state.settings();
+        let project = self.state.project(&uri);
+        let proposer = project
+            .as_ref()
+            .and_then(|p| p.proposer.clone())
+            .or(settings.proposer.clone())
+            .unwrap_or_else(|| "search".into());
+        let at_top = Range::new(Position::new(0, 0), Position::new(0, 0));
+        let lens = |title: String, command: &str, show: bool| CodeLens {
+            range: at_top,
+            command: Some(Command {
+                title,
+                command: command.to_string(),
+                arguments: Some(vec![if show {
+                    json!({"uri": uri, "show": true})
+                } else {
+                    json!(uri)
+                }]),
+            }),
+            data: None,
+        };
+        let machine = target.machine_name().to_string();
+        Ok(Some(vec![
+            lens(
+                format!(
+                    "Optimize this mapper ({proposer}, {} iterations)",
+                    settings.optimize.iterations
+                ),
+                commands::OPTIMIZE,
+                false,
+            ),
+            lens(format!("Run on {machine}"), commands::RUN, false),
+            lens(
+                "Explain mapping decisions".to_string(),
+                commands::EXPLAIN,
+                true,
+            ),
+        ]))
+    }
+
     async fn execute_command(&self, params: ExecuteCommandParams) -> Result<Option<Value>> {
-        match params.command.as_str() {
+        let command = params.command.as_str();
+        match command {
             DEBUG_PANIC_COMMAND => {
                 self.guarded("mapwright.debugPanic", || -> Option<Value> {
                     panic!("mapwright.debugPanic was called (deliberate panic)")
                 })
                 .await
             }
+            commands::EXPLAIN | commands::RUN | commands::OPTIMIZE => {
+                let args = commands::parse_args(&params.arguments)
+                    .map_err(|e| Error::invalid_params(format!("{command}: {e}")))?;
+                let result = match command {
+                    commands::EXPLAIN => self.explain(args).await,
+                    commands::RUN => self.run_mapper(args).await,
+                    _ => {
+                        self.optimize(args, params.work_done_progress_params.work_done_token)
+                            .await
+                    }
+                };
+                if let Err(e) = &result {
+                    self.log(
+                        MessageType::WARNING,
+                        format!("mapwright: {command} failed: {}", e.message),
+                    )
+                    .await;
+                }
+                result
+            }
             other => Err(Error::invalid_params(format!("unknown command `{other}`"))),
         }
+    }
+}
+
+/// The source actions that run a command: "Explain mapping decisions" and
+/// "Optimize this mapper".
+fn command_actions(uri: &Url, only: &Option<Vec<CodeActionKind>>) -> Vec<CodeActionOrCommand> {
+    let mut out = Vec::new();
+    for (kind, title, command) in [
+        (
+            SOURCE_EXPLAIN,
+            "Explain mapping decisions",
+            commands::EXPLAIN,
+        ),
+        (SOURCE_OPTIMIZE, "Optimize this mapper", commands::OPTIMIZE),
+    ] {
+        let kind = CodeActionKind::new(kind);
+        if !kind_allowed(only, &kind) {
+            continue;
+        }
+        out.push(CodeActionOrCommand::CodeAction(CodeAction {
+            title: title.to_string(),
+            kind: Some(kind),
+            command: Some(Command {
+                title: title.to_string(),
+                command: command.to_string(),
+                arguments: Some(vec![json!({"uri": uri, "show": true})]),
+            }),
+            ..Default::default()
+        }));
+    }
+    out
+}
+
+/// The key of a progress token in the state's cancel table.
+fn token_key(t: &ProgressToken) -> String {
+    match t {
+        NumberOrString::Number(n) => format!("#{n}"),
+        NumberOrString::String(s) => s.clone(),
+    }
+}
+
+/// Cleans up after `mapwright.optimize` however its future ends: marks the
+/// document free, forgets the progress token, and if the request was
+/// dropped before it finished (`$/cancelRequest`), stops the loop and ends
+/// the progress.
+struct Running {
+    state: Arc<State>,
+    client: Client,
+    uri: Url,
+    token: Option<ProgressToken>,
+    cancel: Arc<AtomicBool>,
+    done: bool,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.state.stop_optimizing(&self.uri);
+        if let Some(t) = &self.token {
+            self.state.end_progress(&token_key(t));
+        }
+        if self.done {
+            return;
+        }
+        self.cancel.store(true, Ordering::SeqCst);
+        if let (Some(token), Ok(handle)) =
+            (self.token.clone(), tokio::runtime::Handle::try_current())
+        {
+            let client = self.client.clone();
+            handle.spawn(async move {
+                client
+                    .send_notification::<notification::Progress>(ProgressParams {
+                        token,
+                        value: ProgressParamsValue::WorkDone(WorkDoneProgress::End(
+                            WorkDoneProgressEnd {
+                                message: Some("cancelled".into()),
+                            },
+                        )),
+                    })
+                    .await;
+            });
+        }
+    }
+}
+
+impl Backend {
+    /// `window/workDoneProgress/cancel`: stops the work behind the token.
+    pub async fn work_done_progress_cancel(&self, params: WorkDoneProgressCancelParams) {
+        let key = token_key(&params.token);
+        if !self.state.cancel_progress(&key) {
+            self.log(
+                MessageType::INFO,
+                format!("mapwright: cancel for unknown progress token {key}"),
+            )
+            .await;
+        }
+    }
+
+    /// The open document at `uri`, or an error for the command.
+    fn open_doc(&self, uri: &Url) -> Result<Arc<Document>> {
+        self.state
+            .doc(uri)
+            .ok_or_else(|| Error::invalid_params(format!("{uri} is not open")))
+    }
+
+    /// What a run of `uri` needs (settings and project file), or why not.
+    fn setup(&self, uri: &Url) -> Result<Setup> {
+        let target = self.state.target(uri);
+        let project = self.state.project(uri);
+        Setup::new(
+            target.as_deref(),
+            project.as_deref(),
+            &self.state.settings(),
+        )
+        .map_err(Error::invalid_params)
+    }
+
+    /// Runs `f` on a blocking thread under [`guard::catch`]; a panic
+    /// becomes an internal error (logged).
+    async fn blocking<T: Send + 'static>(
+        &self,
+        what: &str,
+        f: impl FnOnce() -> T + Send + 'static,
+    ) -> Result<T> {
+        let msg = match tokio::task::spawn_blocking(move || guard::catch(f)).await {
+            Ok(Ok(v)) => return Ok(v),
+            Ok(Err(m)) => m,
+            Err(e) => e.to_string(),
+        };
+        let text = format!("mapwright: internal error in {what}: {msg}");
+        self.log(MessageType::ERROR, &text).await;
+        Err(Error {
+            code: ErrorCode::InternalError,
+            message: text.into(),
+            data: None,
+        })
+    }
+
+    /// Shows a command's text: as a document when the client can open one
+    /// (written under `.mapwright/` next to the mapper), else as a message.
+    async fn show_text(&self, uri: &Url, name: &str, text: &str) {
+        if self.state.flags().show_document {
+            if let Ok(path) = uri.to_file_path() {
+                let stem = path
+                    .file_stem()
+                    .map(|s| s.to_string_lossy().into_owned())
+                    .unwrap_or_else(|| "mapper".into());
+                let dir = path
+                    .parent()
+                    .unwrap_or(std::path::Path::new("."))
+                    .join(".mapwright");
+                let file = dir.join(format!("{stem}.{name}.txt"));
+                let written =
+                    std::fs::create_dir_all(&dir).and_then(|_| std::fs::write(&file, text));
+                if let (Ok(()), Ok(file_uri)) = (written, Url::from_file_path(&file)) {
+                    let shown = self
+                        .client
+                        .show_document(ShowDocumentParams {
+                            uri: file_uri,
+                            external: Some(false),
+                            take_focus: Some(true),
+                            selection: None,
+                        })
+                        .await;
+                    if matches!(shown, Ok(true)) {
+                        return;
+                    }
+                }
+            }
+        }
+        self.client.show_message(MessageType::INFO, text).await;
+    }
+
+    /// `mapwright.explain`: the decisions as text (`text`, `summary`).
+    async fn explain(&self, args: CommandArgs) -> Result<Option<Value>> {
+        let doc = self.open_doc(&args.uri)?;
+        let setup = self.setup(&args.uri)?;
+        let target = self
+            .state
+            .target(&args.uri)
+            .ok_or_else(|| Error::invalid_params("no application is configured"))?;
+        let d = doc.clone();
+        let text = self
+            .blocking("mapwright.explain", move || {
+                let r = d.resolution(&target);
+                r.decisions.as_ref().map(|decisions| {
+                    mapwright_runtime::resolve_mapping::render_decisions(
+                        decisions,
+                        &d.text,
+                        &setup.app,
+                        &setup.machine,
+                    )
+                })
+            })
+            .await?
+            .ok_or_else(|| Error::invalid_params("the mapping could not be resolved"))?;
+        if args.show {
+            self.show_text(&args.uri, "explain", &text).await;
+        }
+        let summary = text.lines().take(2).collect::<Vec<_>>().join("; ");
+        Ok(Some(json!({
+            "text": text,
+            "summary": summary,
+            "version": doc.version,
+        })))
+    }
+
+    /// `mapwright.run`: runs the mapper once; shows the result as a message
+    /// and AutoGuide's feedback as diagnostics until the next edit.
+    async fn run_mapper(&self, args: CommandArgs) -> Result<Option<Value>> {
+        let doc = self.open_doc(&args.uri)?;
+        let setup = self.setup(&args.uri)?;
+        let text = doc.text.clone();
+        let result = self
+            .blocking("mapwright.run", move || commands::run_once(&setup, &text))
+            .await?
+            .map_err(Error::invalid_params)?;
+        let diags =
+            commands::feedback_diagnostics(&doc.text, doc.version, &result, self.state.encoding());
+        self.state.set_run_feedback(&doc.uri, doc.version, diags);
+        publish(&self.state, &self.client, doc.clone()).await;
+        let ty = if result.ok() {
+            MessageType::INFO
+        } else {
+            MessageType::WARNING
+        };
+        self.client
+            .show_message(ty, format!("Mapper run: {}", result.summary))
+            .await;
+        Ok(Some(result.to_json()))
+    }
+
+    async fn progress(&self, token: &Option<ProgressToken>, value: WorkDoneProgress) {
+        if let Some(token) = token {
+            self.client
+                .send_notification::<notification::Progress>(ProgressParams {
+                    token: token.clone(),
+                    value: ProgressParamsValue::WorkDone(value),
+                })
+                .await;
+        }
+    }
+
+    /// The token to report progress with: the client's, or one the server
+    /// creates when the client supports that; its cancel flag is `cancel`.
+    async fn progress_token(
+        &self,
+        given: Option<ProgressToken>,
+        cancel: &Arc<AtomicBool>,
+    ) -> Option<ProgressToken> {
+        let token = match given {
+            Some(t) => t,
+            None if self.state.flags().work_done_progress => {
+                let t =
+                    NumberOrString::String(self.state.next_progress_token("mapwright-optimize"));
+                let created = self
+                    .client
+                    .send_request::<request::WorkDoneProgressCreate>(WorkDoneProgressCreateParams {
+                        token: t.clone(),
+                    })
+                    .await;
+                if let Err(e) = created {
+                    self.log(
+                        MessageType::WARNING,
+                        format!("mapwright: window/workDoneProgress/create failed: {e}"),
+                    )
+                    .await;
+                    return None;
+                }
+                t
+            }
+            None => return None,
+        };
+        self.state
+            .register_progress(token_key(&token), cancel.clone());
+        Some(token)
+    }
+
+    /// `mapwright.optimize`: the optimizer loop in the background with
+    /// progress, then the best mapper applied as one edit of minimal text
+    /// changes if the document did not change meanwhile, else offered as a
+    /// new document.
+    async fn optimize(
+        &self,
+        args: CommandArgs,
+        given_token: Option<ProgressToken>,
+    ) -> Result<Option<Value>> {
+        let uri = args.uri.clone();
+        let doc = self.open_doc(&uri)?;
+        let setup = self.setup(&uri)?;
+        // Configuration problems are reported before anything starts.
+        setup.proposer().map_err(Error::invalid_params)?;
+        setup.executor().map_err(Error::invalid_params)?;
+        let cancel = Arc::new(AtomicBool::new(false));
+        if !self.state.start_optimizing(&uri, cancel.clone()) {
+            return Err(Error::invalid_params(format!(
+                "{uri} is already being optimized"
+            )));
+        }
+        let token = self.progress_token(given_token, &cancel).await;
+        let mut running = Running {
+            state: self.state.clone(),
+            client: self.client.clone(),
+            uri: uri.clone(),
+            token: token.clone(),
+            cancel: cancel.clone(),
+            done: false,
+        };
+        self.progress(
+            &token,
+            WorkDoneProgress::Begin(WorkDoneProgressBegin {
+                title: "Optimizing mapper".into(),
+                cancellable: Some(true),
+                message: Some(format!(
+                    "{} · {} iterations · {} on {} ({})",
+                    setup.proposer,
+                    setup.optimize.iterations,
+                    setup.app.name,
+                    setup.machine.name,
+                    setup.runtime_name()
+                )),
+                percentage: Some(0),
+            }),
+        )
+        .await;
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Step>();
+        let text = doc.text.clone();
+        let path = uri.to_file_path().ok();
+        let loop_setup = setup.clone();
+        let loop_cancel = cancel.clone();
+        let handle = tokio::task::spawn_blocking(move || {
+            guard::catch(move || {
+                let mut step = |s: Step| {
+                    let _ = tx.send(s);
+                };
+                commands::optimize_blocking(
+                    &loop_setup,
+                    &text,
+                    path.as_deref(),
+                    loop_cancel,
+                    &mut step,
+                )
+            })
+        });
+        while let Some(step) = rx.recv().await {
+            self.progress(
+                &token,
+                WorkDoneProgress::Report(WorkDoneProgressReport {
+                    cancellable: Some(true),
+                    message: Some(step.message()),
+                    percentage: Some(step.percentage()),
+                }),
+            )
+            .await;
+        }
+        let failure = match handle.await {
+            Ok(Ok(Ok(optimized))) => {
+                let value = self.finish_optimize(&doc, &setup, optimized).await;
+                let summary = value["summary"].as_str().unwrap_or("done").to_string();
+                self.progress(
+                    &token,
+                    WorkDoneProgress::End(WorkDoneProgressEnd {
+                        message: Some(summary),
+                    }),
+                )
+                .await;
+                running.done = true;
+                return Ok(Some(value));
+            }
+            Ok(Ok(Err(msg))) => Error::invalid_params(msg),
+            Ok(Err(panic)) => Error {
+                code: ErrorCode::InternalError,
+                message: format!("mapwright: internal error in mapwright.optimize: {panic}").into(),
+                data: None,
+            },
+            Err(join) => Error {
+                code: ErrorCode::InternalError,
+                message: format!("mapwright: internal error in mapwright.optimize: {join}").into(),
+                data: None,
+            },
+        };
+        self.progress(
+            &token,
+            WorkDoneProgress::End(WorkDoneProgressEnd {
+                message: Some(failure.message.to_string()),
+            }),
+        )
+        .await;
+        running.done = true;
+        Err(failure)
+    }
+
+    /// Applies or offers the best mapper; returns the command's result.
+    async fn finish_optimize(
+        &self,
+        doc: &Arc<Document>,
+        setup: &Setup,
+        optimized: commands::Optimized,
+    ) -> Value {
+        let report = &optimized.report;
+        let best = report.best_mapper.clone();
+        let initial = report.records.first().and_then(|r| r.normalized);
+        let candidates = report.records.len().saturating_sub(1);
+        let mut new_document: Option<Url> = None;
+        let mut applied = false;
+        let summary = if report.cancelled {
+            format!(
+                "cancelled after {candidates} candidate(s); the mapper was left unchanged (best so far {})",
+                commands::times(report.best_normalized)
+            )
+        } else if !report.improved() || best == doc.text {
+            format!(
+                "no candidate beat the mapper as written ({} the expert mapper after {candidates} candidate(s)); nothing to apply",
+                commands::times(initial)
+            )
+        } else {
+            let current = self.state.doc(&doc.uri);
+            let result = match &current {
+                Some(c) if c.version == doc.version => self.apply_in_place(doc, &best).await,
+                Some(c) => Err(format!(
+                    "the mapper changed while the optimizer ran (version {} -> {})",
+                    doc.version, c.version
+                )),
+                None => Err("the mapper was closed while the optimizer ran".to_string()),
+            };
+            match result {
+                Ok(()) => {
+                    applied = true;
+                    format!(
+                        "applied the best mapper (iteration {}): {} the expert mapper, was {}",
+                        report.best_iteration,
+                        commands::times(report.best_normalized),
+                        commands::times(initial)
+                    )
+                }
+                Err(why) => {
+                    new_document = self.offer_document(&doc.uri, &best).await;
+                    let offered = match &new_document {
+                        Some(u) => format!("; it is offered as {u}"),
+                        None => "; it is in the command's result".to_string(),
+                    };
+                    format!(
+                        "{why}, so the best mapper (iteration {}, {} the expert mapper) was not applied{offered}",
+                        report.best_iteration,
+                        commands::times(report.best_normalized)
+                    )
+                }
+            }
+        };
+        let ty = if applied || report.cancelled || !report.improved() {
+            MessageType::INFO
+        } else {
+            MessageType::WARNING
+        };
+        self.client
+            .show_message(ty, format!("Mapper optimize: {summary}"))
+            .await;
+        json!({
+            "best_normalized": report.best_normalized,
+            "best_iteration": report.best_iteration,
+            "initial_normalized": initial,
+            "applied": applied,
+            "cancelled": report.cancelled,
+            "candidates": candidates,
+            "summary": summary,
+            "report_dir": optimized.report_dir.as_ref().map(|d| d.display().to_string()),
+            "new_document": new_document,
+            "best_mapper": best,
+            "proposer": setup.proposer,
+            "runtime": setup.runtime_name(),
+        })
+    }
+
+    /// One `workspace/applyEdit` of minimal changes from `doc`'s text to
+    /// `best`, versioned when the client supports it.
+    async fn apply_in_place(
+        &self,
+        doc: &Arc<Document>,
+        best: &str,
+    ) -> std::result::Result<(), String> {
+        let flags = self.state.flags();
+        if !flags.apply_edit {
+            return Err("the editor cannot apply workspace edits".into());
+        }
+        let enc = self.state.encoding();
+        let edits = guard::catch(|| {
+            let a = doc.analysis();
+            proto::text_edits(&a, &minimal_edits(&doc.text, best), enc)
+        })
+        .map_err(|msg| format!("internal error computing the edit: {msg}"))?;
+        let edit = if flags.document_changes {
+            WorkspaceEdit {
+                document_changes: Some(DocumentChanges::Edits(vec![TextDocumentEdit {
+                    text_document: OptionalVersionedTextDocumentIdentifier {
+                        uri: doc.uri.clone(),
+                        version: Some(doc.version),
+                    },
+                    edits: edits.into_iter().map(OneOf::Left).collect(),
+                }])),
+                ..Default::default()
+            }
+        } else {
+            proto::workspace_edit(&doc.uri, edits)
+        };
+        let response = self
+            .client
+            .send_request::<request::ApplyWorkspaceEdit>(ApplyWorkspaceEditParams {
+                label: Some("Optimize mapper".into()),
+                edit,
+            })
+            .await
+            .map_err(|e| format!("workspace/applyEdit failed: {e}"))?;
+        if response.applied {
+            Ok(())
+        } else {
+            Err(format!(
+                "the editor did not apply the edit{}",
+                response
+                    .failure_reason
+                    .map(|r| format!(" ({r})"))
+                    .unwrap_or_default()
+            ))
+        }
+    }
+
+    /// Offers `best` as `NAME.optimized.mapper` next to the mapper: created
+    /// through the editor when it can create files, else written to disk;
+    /// shown when the editor can show documents.
+    async fn offer_document(&self, uri: &Url, best: &str) -> Option<Url> {
+        let path = uri.to_file_path().ok()?;
+        let new_path = commands::optimized_path(&path);
+        let new_uri = Url::from_file_path(&new_path).ok()?;
+        let flags = self.state.flags();
+        let mut created = false;
+        if flags.apply_edit && flags.document_changes && flags.create_files {
+            let edit = WorkspaceEdit {
+                document_changes: Some(DocumentChanges::Operations(vec![
+                    DocumentChangeOperation::Op(ResourceOp::Create(CreateFile {
+                        uri: new_uri.clone(),
+                        options: Some(CreateFileOptions {
+                            overwrite: Some(true),
+                            ignore_if_exists: None,
+                        }),
+                        annotation_id: None,
+                    })),
+                    DocumentChangeOperation::Edit(TextDocumentEdit {
+                        text_document: OptionalVersionedTextDocumentIdentifier {
+                            uri: new_uri.clone(),
+                            version: None,
+                        },
+                        edits: vec![OneOf::Left(TextEdit::new(
+                            Range::default(),
+                            best.to_string(),
+                        ))],
+                    }),
+                ])),
+                ..Default::default()
+            };
+            created = self
+                .client
+                .send_request::<request::ApplyWorkspaceEdit>(ApplyWorkspaceEditParams {
+                    label: Some("Optimized mapper".into()),
+                    edit,
+                })
+                .await
+                .is_ok_and(|r| r.applied);
+        }
+        if !created && std::fs::write(&new_path, best).is_err() {
+            return None;
+        }
+        if flags.show_document {
+            let _ = self
+                .client
+                .show_document(ShowDocumentParams {
+                    uri: new_uri.clone(),
+                    external: Some(false),
+                    take_focus: Some(true),
+                    selection: None,
+                })
+                .await;
+        }
+        Some(new_uri)
     }
 }
 
@@ -1011,6 +1840,7 @@ fn code_actions(
     uri: &Url,
     doc: &Document,
     a: &Analysis,
+    resolution: Option<&Resolution>,
     context: &CodeActionContext,
     range: Range,
     enc: Encoding,
@@ -1018,7 +1848,8 @@ fn code_actions(
     let mut out = Vec::new();
     if kind_allowed(&context.only, &CodeActionKind::QUICKFIX) {
         for d in &context.diagnostics {
-            if d.source.as_deref() != Some("mapwright") {
+            let source = d.source.as_deref();
+            if source != Some("mapwright") && source != Some("autoguide") {
                 continue;
             }
             let fixes = match d
@@ -1029,8 +1860,12 @@ fn code_actions(
                 Some(data) if data.version == doc.version => data.fixes,
                 // Fixes for another version would edit the wrong text.
                 Some(_) => continue,
-                // A client that drops `data`: recompute from the current parse.
-                None => current_fixes(uri, doc, a, d, enc),
+                // A client that drops `data`: recompute from the current
+                // parse (AutoGuide's fixes are not recomputed).
+                None if source == Some("mapwright") => {
+                    current_fixes(uri, doc, a, resolution, d, enc)
+                }
+                None => continue,
             };
             let preferred = fixes.len() == 1 && fixes[0].safe;
             for fix in fixes {
@@ -1093,10 +1928,12 @@ fn current_fixes(
     uri: &Url,
     doc: &Document,
     a: &Analysis,
+    resolution: Option<&Resolution>,
     d: &Diagnostic,
     enc: Encoding,
 ) -> Vec<FixData> {
-    let current = convert::diagnostics(uri, doc.version, &a.index, &a.diagnostics, enc, true);
+    let all = merged_diagnostics(a, resolution);
+    let current = convert::diagnostics(uri, doc.version, &a.index, &all, enc, true);
     current
         .into_iter()
         .find(|c| c.range == d.range && c.code == d.code)

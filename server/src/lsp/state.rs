@@ -6,8 +6,8 @@
 //! map guard is ever held across an `.await` (accessors return owned values).
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock, RwLock};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
 use dashmap::DashMap;
 use mapwright_grammar::line_index::Encoding;
@@ -17,6 +17,7 @@ use super::analysis::Analysis;
 use super::config::{find_project_file, ProjectConfig, Settings};
 use super::convert::apply_change;
 use super::providers::Providers;
+use super::target::{resolve, Resolution, Target, TargetKey};
 
 /// One version of an open document. Its analysis is computed on first use
 /// (a burst of keystrokes parses only the versions someone asks about).
@@ -26,6 +27,8 @@ pub struct Document {
     pub version: i32,
     pub text: String,
     analysis: OnceLock<Arc<Analysis>>,
+    /// This version resolved against the target it was last asked about.
+    resolution: Mutex<Option<(Arc<Target>, Arc<Resolution>)>>,
 }
 
 impl Document {
@@ -35,7 +38,29 @@ impl Document {
             version,
             text,
             analysis: OnceLock::new(),
+            resolution: Mutex::new(None),
         }
+    }
+
+    /// This version resolved against `target` (computed once per target).
+    pub fn resolution(&self, target: &Arc<Target>) -> Arc<Resolution> {
+        let mut slot = self.resolution.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((t, r)) = slot.as_ref() {
+            if Arc::ptr_eq(t, target) {
+                return r.clone();
+            }
+        }
+        let r = Arc::new(resolve(&self.analysis(), target));
+        *slot = Some((target.clone(), r.clone()));
+        r
+    }
+
+    /// The resolution against `target` if it was computed already.
+    pub fn cached_resolution(&self, target: &Arc<Target>) -> Option<Arc<Resolution>> {
+        let slot = self.resolution.lock().unwrap_or_else(|e| e.into_inner());
+        slot.as_ref()
+            .filter(|(t, _)| Arc::ptr_eq(t, target))
+            .map(|(_, r)| r.clone())
     }
 
     /// The analysis of this version (computed once).
@@ -55,6 +80,20 @@ pub struct ClientFlags {
     pub configuration: bool,
     pub watched_files_dynamic: bool,
     pub line_folding_only: bool,
+    /// `window.workDoneProgress`: the server may create progress tokens.
+    pub work_done_progress: bool,
+    /// `window.showDocument.support`
+    pub show_document: bool,
+    /// `workspace.applyEdit`
+    pub apply_edit: bool,
+    /// `workspace.workspaceEdit.documentChanges` (versioned edits).
+    pub document_changes: bool,
+    /// `workspace.workspaceEdit.resourceOperations` includes `create`.
+    pub create_files: bool,
+    /// `workspace.codeLens.refreshSupport`
+    pub code_lens_refresh: bool,
+    /// `workspace.inlayHint.refreshSupport`
+    pub inlay_hint_refresh: bool,
 }
 
 /// The outcome of a `didChange`.
@@ -84,8 +123,18 @@ pub struct State {
     settings: RwLock<Settings>,
     folders: RwLock<Vec<PathBuf>>,
     next_result_id: AtomicU64,
-    shutdown: std::sync::atomic::AtomicBool,
+    shutdown: AtomicBool,
     pub providers: Providers,
+    /// Loaded applications and machines, per project folder and names.
+    targets: DashMap<TargetKey, Arc<Target>>,
+    /// AutoGuide diagnostics of the last `mapwright.run`, per document, for
+    /// the version that ran (dropped by the next edit).
+    run_feedback: DashMap<Url, (i32, Vec<tower_lsp::lsp_types::Diagnostic>)>,
+    /// Cancel flags of running work-done progresses, by token.
+    progress: DashMap<String, Arc<AtomicBool>>,
+    /// Documents being optimized (one loop per document at a time).
+    optimizing: DashMap<Url, Arc<AtomicBool>>,
+    next_token: AtomicU64,
 }
 
 impl State {
@@ -152,6 +201,103 @@ impl State {
         self.docs.remove(uri);
         self.projects.remove(uri);
         self.semantic.remove(uri);
+        self.run_feedback.remove(uri);
+    }
+
+    /// The loaded application and machine that apply to `uri` (`None` when
+    /// no project file or setting names either). Loaded once per project
+    /// folder and names; [`State::forget_targets`] reloads them.
+    pub fn target(&self, uri: &Url) -> Option<Arc<Target>> {
+        let project = self.project(uri)?;
+        let key = TargetKey::of(&project)?;
+        if let Some(t) = self.targets.get(&key) {
+            return Some(t.clone());
+        }
+        // The loaders never panic on bad files; a panic would still only
+        // cost this target.
+        let loaded = match super::guard::catch(|| Target::load(key.clone())) {
+            Ok(t) => Arc::new(t),
+            Err(msg) => Arc::new(Target {
+                key: key.clone(),
+                app: None,
+                machine: None,
+                shape: None,
+                problems: vec![format!(
+                    "internal error loading the application/machine: {msg}"
+                )],
+            }),
+        };
+        Some(self.targets.entry(key).or_insert(loaded).clone())
+    }
+
+    /// Drops every loaded target (a project file or the settings changed).
+    pub fn forget_targets(&self) {
+        self.targets.clear();
+    }
+
+    /// Records the AutoGuide diagnostics of a run of `version`.
+    pub fn set_run_feedback(
+        &self,
+        uri: &Url,
+        version: i32,
+        diags: Vec<tower_lsp::lsp_types::Diagnostic>,
+    ) {
+        self.run_feedback.insert(uri.clone(), (version, diags));
+    }
+
+    /// The run feedback of `uri` if it belongs to `version`; feedback of
+    /// older versions is dropped.
+    pub fn run_feedback(&self, uri: &Url, version: i32) -> Vec<tower_lsp::lsp_types::Diagnostic> {
+        if let Some(entry) = self.run_feedback.get(uri) {
+            if entry.0 == version {
+                return entry.1.clone();
+            }
+        }
+        // (The guard above is dropped before this removal.)
+        self.run_feedback.remove_if(uri, |_, (v, _)| *v < version);
+        Vec::new()
+    }
+
+    /// A fresh name for a server-created progress token.
+    pub fn next_progress_token(&self, prefix: &str) -> String {
+        let n = self.next_token.fetch_add(1, Ordering::Relaxed);
+        format!("{prefix}-{n}")
+    }
+
+    /// Registers the cancel flag of a progress token.
+    pub fn register_progress(&self, token: String, flag: Arc<AtomicBool>) {
+        self.progress.insert(token, flag);
+    }
+
+    /// `window/workDoneProgress/cancel`: sets the token's cancel flag.
+    /// Returns whether the token was known.
+    pub fn cancel_progress(&self, token: &str) -> bool {
+        match self.progress.get(token) {
+            Some(flag) => {
+                flag.store(true, Ordering::SeqCst);
+                true
+            }
+            None => false,
+        }
+    }
+
+    pub fn end_progress(&self, token: &str) {
+        self.progress.remove(token);
+    }
+
+    /// Marks `uri` as being optimized; `false` if it already is.
+    pub fn start_optimizing(&self, uri: &Url, cancel: Arc<AtomicBool>) -> bool {
+        match self.optimizing.entry(uri.clone()) {
+            dashmap::mapref::entry::Entry::Occupied(_) => false,
+            dashmap::mapref::entry::Entry::Vacant(v) => {
+                v.insert(cancel);
+                true
+            }
+        }
+    }
+
+    pub fn stop_optimizing(&self, uri: &Url) {
+        self.optimizing.remove(uri);
     }
 
     /// The negotiated position encoding (UTF-16 until negotiated).
@@ -225,20 +371,34 @@ impl State {
         loaded
     }
 
-    /// The project that applies to `uri`: its `mapwright.toml`, else the
-    /// settings' `app`/`machine` (as a project without a file).
+    /// The project that applies to `uri`: its `mapwright.toml`, whose
+    /// `app` and `machine` fall back to the settings' one by one (a
+    /// settings-only project has an empty path).
     pub fn project(&self, uri: &Url) -> Option<Arc<ProjectConfig>> {
-        if let Some(p) = self.projects.get(uri).and_then(|p| p.clone()) {
-            return Some(p);
-        }
+        let file = self.projects.get(uri).and_then(|p| p.clone());
         let s = self.settings();
-        (s.app.is_some() || s.machine.is_some()).then(|| {
-            Arc::new(ProjectConfig {
-                path: PathBuf::new(),
-                app: s.app,
-                machine: s.machine,
-            })
-        })
+        match file {
+            Some(p)
+                if (p.app.is_some() || s.app.is_none())
+                    && (p.machine.is_some() || s.machine.is_none()) =>
+            {
+                Some(p)
+            }
+            Some(p) => {
+                let mut merged = (*p).clone();
+                merged.app = merged.app.or(s.app);
+                merged.machine = merged.machine.or(s.machine);
+                Some(Arc::new(merged))
+            }
+            None => (s.app.is_some() || s.machine.is_some()).then(|| {
+                Arc::new(ProjectConfig {
+                    path: PathBuf::new(),
+                    app: s.app,
+                    machine: s.machine,
+                    ..ProjectConfig::default()
+                })
+            }),
+        }
     }
 
     /// The previous semantic-tokens result of `uri`.

@@ -109,6 +109,10 @@ impl Server {
                                 let c = configuration.lock().unwrap().clone();
                                 Value::Array(vec![c; n])
                             }
+                            // The test applies the edit itself (it sees the
+                            // request in the inbox), as an editor would.
+                            "workspace/applyEdit" => json!({"applied": true}),
+                            "window/showDocument" => json!({"success": true}),
                             _ => Value::Null,
                         };
                         write_message(
@@ -307,6 +311,11 @@ impl Server {
     /// `{textDocument, position}` params for byte `offset` of `text`.
     pub fn at(&self, uri: &str, text: &str, offset: usize) -> Value {
         json!({"textDocument": {"uri": uri}, "position": pos(text, offset, self.encoding)})
+    }
+
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
     }
 
     /// Everything the server wrote to stderr so far.

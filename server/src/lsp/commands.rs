@@ -1,0 +1,570 @@
+//! The server's commands (`workspace/executeCommand`), minus the protocol
+//! glue in [`super::server`]:
+//!
+//! - `mapwright.explain`: the mapping decisions as text
+//!   ([`mapwright_runtime::resolve_mapping::render_decisions`]).
+//! - `mapwright.run`: one run of the mapper on the configured runtime (the
+//!   embedded simulator, or a `mapwright serve` URL), normalized against the
+//!   application's expert mapper, with AutoGuide's feedback.
+//! - `mapwright.optimize`: the optimizer loop ([`crate::optimize::optimize`])
+//!   with a progress callback and a cancel flag.
+//!
+//! Arguments: `[uri]` (what the editors send) or `[{"uri": ..., "show":
+//! bool}]`. Everything here is blocking and runs on a blocking thread.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Duration;
+
+use mapwright_grammar::{LineIndex, Span};
+use mapwright_runtime::app::App;
+use mapwright_runtime::machine::Machine;
+use mapwright_runtime::service::client::RemoteBackend;
+use serde_json::Value;
+use tower_lsp::lsp_types::{self as lsp, Url};
+
+use super::config::{OptimizeSettings, ProjectConfig, Settings};
+use super::convert::{self, DiagnosticData, FixData};
+use super::target::Target;
+use crate::autoguide::{Category, Feedback, FeedbackMode};
+use crate::optimize::executors::{BackendExecutor, SimExecutor};
+use crate::optimize::history::Record;
+use crate::optimize::proposers::hybrid::HybridProposer;
+use crate::optimize::proposers::llm::{LlmConfig, LlmProposer};
+use crate::optimize::proposers::random::RandomProposer;
+use crate::optimize::proposers::scalar::ScalarProposer;
+use crate::optimize::proposers::search::SearchProposer;
+use crate::optimize::proposers::Proposer;
+use crate::optimize::runner::{Execute, Runner};
+use crate::optimize::{default_run_dir, optimize, Config, Report};
+
+pub const OPTIMIZE: &str = "mapwright.optimize";
+pub const RUN: &str = "mapwright.run";
+pub const EXPLAIN: &str = "mapwright.explain";
+
+/// The commands the server advertises.
+pub const COMMANDS: [&str; 3] = [OPTIMIZE, RUN, EXPLAIN];
+
+/// The environment variable of a `mapwright serve` bearer token.
+const SERVICE_TOKEN_ENV: &str = "MAPWRIGHT_TOKEN";
+
+/// A command's arguments.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommandArgs {
+    pub uri: Url,
+    /// Show the result in the editor (a document or a message) rather than
+    /// only returning it: set by the server's own code lenses and actions,
+    /// whose results editors do not display.
+    pub show: bool,
+}
+
+/// Reads `[uri]` or `[{"uri": uri, "show": bool}]`.
+pub fn parse_args(args: &[Value]) -> Result<CommandArgs, String> {
+    let first = args
+        .first()
+        .ok_or("expected the mapper's URI as the first argument")?;
+    let (uri, show) = match first {
+        Value::String(s) => (s.as_str(), false),
+        Value::Object(o) => (
+            o.get("uri")
+                .and_then(Value::as_str)
+                .ok_or("expected an object with a `uri` string")?,
+            o.get("show").and_then(Value::as_bool).unwrap_or(false),
+        ),
+        _ => return Err("expected the mapper's URI (a string) or {\"uri\": ...}".into()),
+    };
+    let uri = Url::parse(uri).map_err(|e| format!("`{uri}` is not a URI: {e}"))?;
+    Ok(CommandArgs { uri, show })
+}
+
+/// Everything a run or an optimization needs, read from the settings and
+/// the project file (whose keys win) when the command starts.
+#[derive(Debug, Clone)]
+pub struct Setup {
+    pub app: Arc<App>,
+    pub machine: Arc<Machine>,
+    /// A `mapwright serve` URL; `None`: the embedded simulator.
+    pub runtime_url: Option<String>,
+    pub proposer: String,
+    pub llm_base_url: Option<String>,
+    pub llm_model: Option<String>,
+    pub llm_api_key_env: String,
+    pub llm_timeout_s: Option<u64>,
+    pub optimize: OptimizeSettings,
+}
+
+impl Setup {
+    /// The setup for a document with `target`; an error says what is missing.
+    pub fn new(
+        target: Option<&Target>,
+        project: Option<&ProjectConfig>,
+        settings: &Settings,
+    ) -> Result<Setup, String> {
+        let target = target.ok_or(
+            "no application is configured: set `app` (and `machine`) in mapwright.toml next to \
+             the mapper, or the `mapwright.app` setting",
+        )?;
+        if let Some(p) = target.problems.first() {
+            return Err(p.clone());
+        }
+        let app = target.app.clone().ok_or(
+            "no application is configured: set `app` in mapwright.toml or the `mapwright.app` \
+             setting",
+        )?;
+        let machine = target
+            .machine
+            .clone()
+            .ok_or("the machine could not be loaded")?;
+        let runtime_url = project
+            .and_then(|p| p.runtime.clone())
+            .or_else(|| settings.runtime_url.clone())
+            .map(|u| u.trim().to_string())
+            .filter(|u| !u.is_empty() && u != "embedded" && u != "sim");
+        Ok(Setup {
+            app,
+            machine,
+            runtime_url,
+            proposer: project
+                .and_then(|p| p.proposer.clone())
+                .or_else(|| settings.proposer.clone())
+                .unwrap_or_else(|| "search".into()),
+            llm_base_url: project
+                .and_then(|p| p.llm_base_url.clone())
+                .or_else(|| settings.llm.base_url.clone()),
+            llm_model: project
+                .and_then(|p| p.llm_model.clone())
+                .or_else(|| settings.llm.model.clone()),
+            llm_api_key_env: project
+                .and_then(|p| p.llm_api_key_env.clone())
+                .or_else(|| settings.llm.api_key_env.clone())
+                .unwrap_or_else(|| "OPENAI_API_KEY".into()),
+            llm_timeout_s: project.and_then(|p| p.llm_timeout_s),
+            optimize: settings.optimize.clone(),
+        })
+    }
+
+    /// What runs candidates: the simulator, or the remote service.
+    pub fn executor(&self) -> Result<Box<dyn Execute>, String> {
+        match &self.runtime_url {
+            None => Ok(Box::new(SimExecutor {
+                app: self.app.clone(),
+                machine: self.machine.clone(),
+                noise: 0.0,
+            })),
+            Some(url) => {
+                let token = std::env::var(SERVICE_TOKEN_ENV)
+                    .ok()
+                    .filter(|t| !t.is_empty());
+                let backend = RemoteBackend::new(url, token)
+                    .map_err(|e| format!("mapwright.runtimeUrl: {e}"))?;
+                Ok(Box::new(BackendExecutor {
+                    backend: Box::new(backend),
+                    app: self.app.clone(),
+                    machine: self.machine.clone(),
+                }))
+            }
+        }
+    }
+
+    /// Where runs happen, for messages.
+    pub fn runtime_name(&self) -> String {
+        match &self.runtime_url {
+            None => "simulator".to_string(),
+            Some(u) => u.clone(),
+        }
+    }
+
+    /// The proposer named by the settings or the project file.
+    pub fn proposer(&self) -> Result<Box<dyn Proposer>, String> {
+        let seed = self.optimize.seed;
+        Ok(match self.proposer.as_str() {
+            "search" => Box::new(SearchProposer::new(seed)),
+            "random" => Box::new(RandomProposer::new(seed)),
+            "scalar" => Box::new(ScalarProposer::new(seed)),
+            "llm" => Box::new(LlmProposer::new(self.llm_config()?)),
+            "hybrid" => Box::new(HybridProposer::new(
+                LlmProposer::new(self.llm_config()?),
+                seed,
+            )),
+            other => {
+                return Err(format!(
+                    "unknown proposer `{other}` (search, random, scalar, llm, hybrid)"
+                ))
+            }
+        })
+    }
+
+    fn llm_config(&self) -> Result<LlmConfig, String> {
+        let base_url = self.llm_base_url.clone().ok_or(
+            "the LLM proposer needs an endpoint: set `mapwright.llm.baseUrl` or [llm] base_url \
+             in mapwright.toml",
+        )?;
+        let mut config = LlmConfig {
+            base_url,
+            ..LlmConfig::default()
+        };
+        if let Some(m) = &self.llm_model {
+            config.model = m.clone();
+        }
+        config.api_key = std::env::var(&self.llm_api_key_env)
+            .ok()
+            .filter(|k| !k.is_empty());
+        if let Some(t) = self.llm_timeout_s {
+            config.timeout = Duration::from_secs(t);
+        }
+        Ok(config)
+    }
+}
+
+/// The outcome of `mapwright.run`.
+#[derive(Debug, Clone)]
+pub struct RunResult {
+    pub status: String,
+    pub elapsed_s: Option<f64>,
+    pub throughput: Option<f64>,
+    pub normalized: Option<f64>,
+    pub summary: String,
+    pub raw_output: String,
+    pub feedback: Vec<Feedback>,
+    /// Where the run failed, when the resolution knows (for diagnostics).
+    pub fatal_rule: Option<Span>,
+}
+
+impl RunResult {
+    pub fn ok(&self) -> bool {
+        self.status == "ok"
+    }
+
+    /// The JSON result of the command.
+    pub fn to_json(&self) -> Value {
+        serde_json::json!({
+            "status": self.status,
+            "elapsed_s": self.elapsed_s,
+            "throughput": self.throughput,
+            "normalized": self.normalized,
+            "summary": self.summary,
+            "raw_output": self.raw_output,
+            "feedback": self.feedback,
+        })
+    }
+}
+
+/// Runs `source` once (blocking).
+pub fn run_once(setup: &Setup, source: &str) -> Result<RunResult, String> {
+    let executor = setup.executor()?;
+    let runner = Runner {
+        app: &setup.app,
+        machine: &setup.machine,
+        resolve: mapwright_runtime::resolve_mapping::resolve_mapping,
+        executor: executor.as_ref(),
+    };
+    let seed = setup.optimize.seed;
+    let e = runner.evaluate(source, seed);
+    let expert = expert_score(&runner, &setup.app, seed);
+    let normalized = match expert {
+        Some(x) if x > 0.0 && e.ok() => Some(e.score() / x),
+        _ => None,
+    };
+    let summary = run_summary(
+        setup,
+        &e.status,
+        e.elapsed_s,
+        e.throughput,
+        normalized,
+        &e.raw_output,
+    );
+    let fatal_rule = e
+        .decisions
+        .as_ref()
+        .and_then(|d| d.fatal.as_ref())
+        .and_then(|f| f.rule);
+    Ok(RunResult {
+        status: e.status.clone(),
+        elapsed_s: e.elapsed_s,
+        throughput: e.throughput,
+        normalized,
+        summary,
+        raw_output: e.raw_output.clone(),
+        feedback: e.feedback.clone(),
+        fatal_rule,
+    })
+}
+
+fn run_summary(
+    setup: &Setup,
+    status: &str,
+    elapsed: Option<f64>,
+    throughput: Option<f64>,
+    normalized: Option<f64>,
+    raw: &str,
+) -> String {
+    let mut s = format!(
+        "{} on {} ({}): {status}",
+        setup.app.name,
+        setup.machine.name,
+        setup.runtime_name()
+    );
+    if status == "ok" {
+        if let Some(t) = elapsed {
+            s.push_str(&format!(", {t:.6} s"));
+        }
+        if let Some(t) = throughput {
+            s.push_str(&format!(", throughput {t:.4}"));
+        }
+        match normalized {
+            Some(n) => s.push_str(&format!(", {n:.3}x the expert mapper")),
+            None => s.push_str(", not normalized (no expert mapper result)"),
+        }
+    } else if let Some(line) = raw.lines().find(|l| !l.trim().is_empty()) {
+        s.push_str(&format!(": {}", super::analysis::one_line(line, 160)));
+    }
+    s
+}
+
+/// AutoGuide's feedback as diagnostics (source `autoguide`, code = the
+/// rule), each with its mechanical edit as a quick fix. The range is the
+/// edit's, else the statement the run failed on, else the first line.
+pub fn feedback_diagnostics(
+    text: &str,
+    version: i32,
+    result: &RunResult,
+    enc: mapwright_grammar::line_index::Encoding,
+) -> Vec<lsp::Diagnostic> {
+    let index = LineIndex::new(text);
+    let first_line = Span::new(0, text.find('\n').unwrap_or(text.len()));
+    result
+        .feedback
+        .iter()
+        .map(|f| {
+            let span = f
+                .edit
+                .as_ref()
+                .and_then(|e| e.first())
+                .map(|e| e.span)
+                .or(result.fatal_rule)
+                .unwrap_or(first_line);
+            let severity = match f.category {
+                Category::CompileError | Category::ExecutionError => lsp::DiagnosticSeverity::ERROR,
+                Category::Performance => lsp::DiagnosticSeverity::INFORMATION,
+            };
+            let fixes = f
+                .edit
+                .as_ref()
+                .map(|edits| {
+                    vec![FixData {
+                        title: format!("AutoGuide: {}", first_sentence(&f.suggest)),
+                        safe: false,
+                        edits: edits
+                            .iter()
+                            .map(|e| {
+                                lsp::TextEdit::new(
+                                    convert::range(&index, e.span, enc),
+                                    e.text.clone(),
+                                )
+                            })
+                            .collect(),
+                    }]
+                })
+                .unwrap_or_default();
+            lsp::Diagnostic {
+                range: convert::range(&index, span, enc),
+                severity: Some(severity),
+                code: Some(lsp::NumberOrString::String(f.rule.clone())),
+                code_description: None,
+                source: Some("autoguide".into()),
+                message: f.render(FeedbackMode::Suggest),
+                related_information: None,
+                tags: None,
+                data: serde_json::to_value(DiagnosticData { version, fixes }).ok(),
+            }
+        })
+        .collect()
+}
+
+fn first_sentence(s: &str) -> String {
+    let end = s.find(". ").map(|i| i + 1).unwrap_or(s.len());
+    super::analysis::one_line(&s[..end], 80)
+}
+
+/// One progress step of the optimizer.
+#[derive(Debug, Clone)]
+pub struct Step {
+    pub iteration: usize,
+    pub total: usize,
+    pub status: String,
+    pub normalized: Option<f64>,
+    pub best: Option<f64>,
+    pub rationale: String,
+}
+
+impl Step {
+    fn of(r: &Record, best: Option<f64>, total: usize) -> Step {
+        Step {
+            iteration: r.iteration,
+            total,
+            status: r.evaluation.status.clone(),
+            normalized: r.normalized,
+            best,
+            rationale: r.rationale.clone(),
+        }
+    }
+
+    /// `iteration 3/10: ok 0.95x · best 1.00x`
+    pub fn message(&self) -> String {
+        let x = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.2}x"));
+        format!(
+            "iteration {}/{}: {} {} · best {}",
+            self.iteration,
+            self.total,
+            self.status,
+            x(self.normalized),
+            x(self.best)
+        )
+    }
+
+    pub fn percentage(&self) -> u32 {
+        ((self.iteration * 100) / self.total.max(1)).min(100) as u32
+    }
+}
+
+/// The outcome of the optimizer loop.
+pub struct Optimized {
+    pub report: Report,
+    pub report_dir: Option<PathBuf>,
+}
+
+/// Runs the optimizer loop on `source` (blocking). `step` is called after
+/// each candidate (then the test delay, if any, passes); `cancel` stops the
+/// loop after the current candidate.
+pub fn optimize_blocking(
+    setup: &Setup,
+    source: &str,
+    mapper_path: Option<&Path>,
+    cancel: Arc<AtomicBool>,
+    step: &mut dyn FnMut(Step),
+) -> Result<Optimized, String> {
+    let executor = setup.executor()?;
+    let mut proposer = setup.proposer()?;
+    let runner = Runner {
+        app: &setup.app,
+        machine: &setup.machine,
+        resolve: mapwright_runtime::resolve_mapping::resolve_mapping,
+        executor: executor.as_ref(),
+    };
+    let seed = setup.optimize.seed;
+    let expert = expert_score(&runner, &setup.app, seed);
+    let run_dir = match mapper_path {
+        Some(p) if setup.optimize.save_runs => Some(default_run_dir(p, &setup.proposer)),
+        _ => None,
+    };
+    let config = Config {
+        iterations: setup.optimize.iterations,
+        time_budget: None,
+        seed,
+        feedback_mode: FeedbackMode::Suggest,
+        run_dir: run_dir.clone(),
+        cancel,
+    };
+    let delay = Duration::from_millis(setup.optimize.delay_ms);
+    let mut progress = |r: &Record, best: Option<f64>, total: usize| {
+        step(Step::of(r, best, total));
+        if !delay.is_zero() {
+            std::thread::sleep(delay);
+        }
+    };
+    let report = optimize(
+        source,
+        &runner,
+        proposer.as_mut(),
+        &config,
+        expert,
+        None,
+        &mut progress,
+    );
+    Ok(Optimized {
+        report,
+        report_dir: run_dir,
+    })
+}
+
+/// The application's expert mapper's score on this runner (what 1.0x
+/// means), as `mapwright optimize` computes it.
+fn expert_score(runner: &Runner<'_>, app: &App, seed: u64) -> Option<f64> {
+    let text = mapwright_runtime::app::expert_mapper_text(&app.name)?;
+    let e = runner.evaluate(text, seed);
+    e.ok().then(|| e.score())
+}
+
+/// `mapper.optimized.mapper` next to `mapper.mapper`.
+pub fn optimized_path(path: &Path) -> PathBuf {
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "mapper".into());
+    path.with_file_name(format!("{stem}.optimized.mapper"))
+}
+
+/// `0.95x` or `-`.
+pub fn times(v: Option<f64>) -> String {
+    v.map_or("-".to_string(), |v| format!("{v:.2}x"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn arguments_accept_a_uri_or_an_object() {
+        let a = parse_args(&[json!("file:///a/m.mapper")]).unwrap();
+        assert_eq!(a.uri.as_str(), "file:///a/m.mapper");
+        assert!(!a.show);
+        let b = parse_args(&[json!({"uri": "file:///a/m.mapper", "show": true})]).unwrap();
+        assert!(b.show);
+        assert!(parse_args(&[]).is_err());
+        assert!(parse_args(&[json!(3)]).is_err());
+        assert!(parse_args(&[json!("not a uri")]).is_err());
+    }
+
+    #[test]
+    fn optimized_documents_sit_next_to_the_mapper() {
+        assert_eq!(
+            optimized_path(Path::new("/x/cannon.mapper")),
+            Path::new("/x/cannon.optimized.mapper")
+        );
+    }
+
+    #[test]
+    fn setups_need_an_application_and_know_their_runtime() {
+        let settings = Settings::default();
+        assert!(Setup::new(None, None, &settings)
+            .unwrap_err()
+            .contains("no application"));
+        let t = Target::load(super::super::target::TargetKey {
+            dir: None,
+            app: Some("cannon".into()),
+            machine: None,
+        });
+        let s = Setup::new(Some(&t), None, &settings).unwrap();
+        assert_eq!(s.runtime_name(), "simulator");
+        assert_eq!(s.proposer, "search");
+        let r = run_once(&s, "Task * GPU,CPU;\n").unwrap();
+        assert!(!r.ok(), "{}", r.summary);
+        assert!(!r.feedback.is_empty());
+        let diags = feedback_diagnostics(
+            "Task * GPU,CPU;\n",
+            3,
+            &r,
+            mapwright_grammar::line_index::Encoding::Utf16,
+        );
+        assert_eq!(diags[0].source.as_deref(), Some("autoguide"));
+        let mut remote = settings.clone();
+        remote.runtime_url = Some("https://nope".into());
+        let s = Setup::new(Some(&t), None, &remote).unwrap();
+        assert!(s.executor().err().unwrap().contains("http://"));
+        remote.proposer = Some("llm".into());
+        let s = Setup::new(Some(&t), None, &remote).unwrap();
+        assert!(s.proposer().err().unwrap().contains("baseUrl"));
+    }
+}

@@ -1,0 +1,311 @@
+//! The application and machine a document is written for, loaded once per
+//! project file, and what one version of a document does on them.
+//!
+//! - [`Target`]: the `app` and `machine` of a `mapwright.toml` (or of the
+//!   settings), loaded with the CLI's loaders ([`crate::project`]). The state
+//!   caches one per (project folder, app, machine) and drops the cache when a
+//!   project file or the settings change.
+//! - [`Resolution`]: one document version against a target: the mapping
+//!   decisions of the runtime's resolution (with their diagnostics and
+//!   verified quick fixes) when the application is known, and the values of
+//!   the top-level names evaluated on the machine's shape (machine-model
+//!   sizes). Computed on first use and cached in the document.
+//!
+//! Pure: no LSP types. Loading and resolving never panic on user input (the
+//! runtime's invariant); the protocol layer still guards every call.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use mapwright_grammar::ast::{self, StmtKind};
+use mapwright_grammar::check::Checked;
+use mapwright_grammar::{Diagnostic, Span};
+use mapwright_runtime::app::App;
+use mapwright_runtime::decisions::Decisions;
+use mapwright_runtime::eval::{self, Evaluator, Limits, MachineShape, Value};
+use mapwright_runtime::machine::{Machine, ProcKind};
+use mapwright_runtime::resolve_mapping::{
+    resolve_mapping_with, EvalPlacer, NoPlacer, ResolveOptions,
+};
+
+use super::analysis::Analysis;
+use super::config::ProjectConfig;
+
+/// The machine assumed when a project names an application but no machine
+/// (the CLI's default: the paper's machine).
+pub const DEFAULT_MACHINE: &str = "p100x4";
+
+/// What identifies a target: the folder relative paths start from, and the
+/// `app` and `machine` strings.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct TargetKey {
+    pub dir: Option<std::path::PathBuf>,
+    pub app: Option<String>,
+    pub machine: Option<String>,
+}
+
+impl TargetKey {
+    /// The key of a project (`None` when it names neither an application
+    /// nor a machine).
+    pub fn of(project: &ProjectConfig) -> Option<TargetKey> {
+        if project.app.is_none() && project.machine.is_none() {
+            return None;
+        }
+        Some(TargetKey {
+            dir: project.dir().map(Path::to_path_buf),
+            app: project.app.clone(),
+            machine: project.machine.clone(),
+        })
+    }
+}
+
+/// A loaded application and machine.
+#[derive(Debug)]
+pub struct Target {
+    pub key: TargetKey,
+    /// `None` if the project names none or it could not be loaded.
+    pub app: Option<Arc<App>>,
+    /// `None` only if it could not be loaded.
+    pub machine: Option<Arc<Machine>>,
+    /// The machine as the evaluator sees it (nodes, processors per kind).
+    pub shape: Option<MachineShape>,
+    /// Why something could not be loaded (shown in the log and as a
+    /// diagnostic at the top of the document).
+    pub problems: Vec<String>,
+}
+
+impl Target {
+    /// Loads the application and machine of `key`; problems are recorded,
+    /// never fatal.
+    pub fn load(key: TargetKey) -> Target {
+        let dir = key.dir.as_deref();
+        let mut problems = Vec::new();
+        let app = key
+            .app
+            .as_deref()
+            .and_then(|a| match crate::project::load_app(a, dir) {
+                Ok(app) => Some(Arc::new(app)),
+                Err(e) => {
+                    problems.push(format!("{e:#}"));
+                    None
+                }
+            });
+        let machine_arg = key.machine.as_deref().unwrap_or(DEFAULT_MACHINE);
+        let machine = match crate::project::load_machine(machine_arg, dir) {
+            Ok(m) => Some(Arc::new(m)),
+            Err(e) => {
+                problems.push(format!("{e:#}"));
+                None
+            }
+        };
+        let shape = machine.as_deref().map(shape_of);
+        Target {
+            key,
+            app,
+            machine,
+            shape,
+            problems,
+        }
+    }
+
+    /// The machine's name, for messages.
+    pub fn machine_name(&self) -> &str {
+        self.machine.as_deref().map_or("?", |m| m.name.as_str())
+    }
+}
+
+/// The evaluator's view of a machine description.
+pub fn shape_of(machine: &Machine) -> MachineShape {
+    let mut shape = MachineShape::new(i64::from(machine.nodes()));
+    for k in machine.proc_kinds() {
+        if let Some(dsl) = dsl_kind(k) {
+            shape = shape.with(eval::proc_kind(dsl), i64::from(machine.procs_per_node(k)));
+        }
+    }
+    shape
+}
+
+/// The DSL keyword of a machine description's processor kind.
+pub fn dsl_kind(k: ProcKind) -> Option<ast::ProcKind> {
+    ast::ProcKind::ALL
+        .iter()
+        .copied()
+        .find(|a| a.name() == k.dsl_name())
+}
+
+/// The value of a top-level name on the configured machine.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GlobalValue {
+    /// A machine model: its processor kind and size.
+    Model { kind: String, size: Vec<i64> },
+    /// Anything else, as the reference would print it.
+    Other(String),
+}
+
+/// `(2,1,2)`: a size as the DSL's `m.size` prints it.
+pub fn size_text(size: &[i64]) -> String {
+    let parts: Vec<String> = size.iter().map(|x| x.to_string()).collect();
+    format!("({})", parts.join(","))
+}
+
+/// One document version resolved against a target.
+#[derive(Debug, Default)]
+pub struct Resolution {
+    /// The runtime's decisions (`None` without an application, or when the
+    /// document has syntax errors the resolution cannot get past).
+    pub decisions: Option<Decisions>,
+    /// Values of the top-level names, evaluated on the machine's shape.
+    pub globals: HashMap<String, GlobalValue>,
+    /// The top level's evaluation failure, if any (span and message).
+    pub eval_error: Option<(Span, String)>,
+}
+
+/// Evaluation steps allowed for the top level (a language server must not
+/// stall on a hostile file; real mappers use a few thousand).
+const TOP_LEVEL_STEPS: u64 = 200_000;
+
+/// Resolves `a` against `target`. Never panics on any input (the runtime's
+/// invariant).
+pub fn resolve(a: &Analysis, target: &Target) -> Resolution {
+    let mut out = Resolution::default();
+    let (Some(machine), Some(shape)) = (target.machine.as_deref(), target.shape.as_ref()) else {
+        return out;
+    };
+    let program = ast::Program {
+        stmts: a
+            .program()
+            .stmts
+            .iter()
+            .filter(|s| !matches!(s.kind, StmtKind::Error))
+            .cloned()
+            .collect(),
+    };
+    let limits = Limits {
+        max_steps: TOP_LEVEL_STEPS,
+        ..Limits::default()
+    };
+    let (ev, err) = Evaluator::new_partial(&program, shape, limits);
+    out.globals = globals_of(&ev);
+    out.eval_error = err.map(|e| (e.span, e.message));
+    if let Some(app) = target.app.as_deref() {
+        let front = front_end(a);
+        let options = ResolveOptions {
+            naming: None,
+            fixes: true,
+        };
+        let decisions = match EvalPlacer::new(&a.parsed.program, machine) {
+            Ok(mut placer) => {
+                resolve_mapping_with(&front, &a.text, app, machine, &mut placer, options)
+            }
+            Err(_) => resolve_mapping_with(&front, &a.text, app, machine, &mut NoPlacer, options),
+        };
+        out.decisions = Some(decisions);
+    }
+    out
+}
+
+/// The grammar's analysis of the document, rebuilt from the parts the
+/// language server keeps (the resolution reads the front end's results).
+fn front_end(a: &Analysis) -> mapwright_grammar::Analysis {
+    let checked = Checked {
+        diagnostics: a
+            .diagnostics
+            .iter()
+            .filter(|d| !a.parsed.diagnostics.contains(d))
+            .cloned()
+            .collect(),
+        resolved: a.resolved.clone(),
+        symbol_types: a.symbol_types.clone(),
+        returns: a.returns.clone(),
+    };
+    mapwright_grammar::Analysis {
+        parsed: a.parsed.clone(),
+        checked,
+    }
+}
+
+fn globals_of(ev: &Evaluator) -> HashMap<String, GlobalValue> {
+    ev.globals()
+        .filter_map(|(name, v)| {
+            let value = match v {
+                Value::Machine(m) => GlobalValue::Model {
+                    kind: m.kind().to_string(),
+                    size: m.size().to_vec(),
+                },
+                Value::Function { .. } => return None,
+                other => {
+                    let text = other.to_string();
+                    if text.len() > 200 {
+                        return None;
+                    }
+                    GlobalValue::Other(text)
+                }
+            };
+            Some((name.to_string(), value))
+        })
+        .collect()
+}
+
+/// Everything to publish for one version: the front end's diagnostics and
+/// the resolution's, in source order (identical duplicates dropped).
+pub fn merged_diagnostics(a: &Analysis, resolution: Option<&Resolution>) -> Vec<Diagnostic> {
+    let mut all = a.diagnostics.clone();
+    if let Some(d) = resolution.and_then(|r| r.decisions.as_ref()) {
+        for diag in &d.diagnostics {
+            if !all.contains(diag) {
+                all.push(diag.clone());
+            }
+        }
+    }
+    all.sort_by_key(|d| (d.span.start, d.span.end));
+    all
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn target(app: Option<&str>, machine: Option<&str>) -> Target {
+        Target::load(TargetKey {
+            dir: None,
+            app: app.map(str::to_string),
+            machine: machine.map(str::to_string),
+        })
+    }
+
+    #[test]
+    fn loads_builtins_and_reports_unknown_names() {
+        let t = target(Some("circuit"), None);
+        assert!(t.problems.is_empty(), "{:?}", t.problems);
+        assert_eq!(t.machine_name(), DEFAULT_MACHINE);
+        assert!(t.app.is_some());
+        let bad = target(Some("nope"), Some("nowhere"));
+        assert!(bad.app.is_none() && bad.machine.is_none());
+        assert_eq!(bad.problems.len(), 2);
+        assert!(bad.problems[0].contains("nope"), "{:?}", bad.problems);
+    }
+
+    #[test]
+    fn resolution_evaluates_models_and_finds_mapping_problems() {
+        let t = target(Some("circuit"), Some("p100x4"));
+        let text = "m = Machine(GPU);\nm2 = m.split(1, 2);\nn = 3;\nTask no_such_task GPU;\n";
+        let a = Analysis::new(text);
+        let r = resolve(&a, &t);
+        assert_eq!(
+            r.globals.get("m2"),
+            Some(&GlobalValue::Model {
+                kind: "GPU".into(),
+                size: vec![1, 2, 2]
+            })
+        );
+        assert_eq!(r.globals.get("n"), Some(&GlobalValue::Other("3".into())));
+        let all = merged_diagnostics(&a, Some(&r));
+        assert!(all.iter().any(|d| d.code == "W0309"), "{all:#?}");
+        // Without an application only the machine is used.
+        let m = target(None, Some("p100x4"));
+        let r = resolve(&a, &m);
+        assert!(r.decisions.is_none());
+        assert!(r.globals.contains_key("m2"));
+    }
+}

@@ -1,0 +1,399 @@
+//! `mapwright lsp` end to end: `mapwright.optimize` (progress, the applied
+//! edit, the stale-version case, cancellation) and `mapwright.run` (result,
+//! AutoGuide diagnostics until the next edit, a remote runtime).
+//!
+//! The optimizer starts from the mapper a user writes first for cannon,
+//! `Task * GPU,CPU;`, which fails (cuBLAS rejects the default layout) and
+//! which the search repairs within a few iterations. The settings
+//! `mapwright.optimize.iterations` and the testing hook
+//! `mapwright.optimize.delayMs` (a pause after each candidate) make the
+//! stale-version and cancellation cases deterministic: the test edits or
+//! cancels after the first progress report, long before the loop ends.
+
+mod lsp_support;
+
+use std::io::BufRead;
+use std::path::Path;
+
+use lsp_support::*;
+use serde_json::{json, Value};
+
+const NAIVE: &str = "# A first mapper: everything on the GPU where possible.\nTask * GPU,CPU;\n";
+
+/// Window and workspace capabilities for the commands.
+fn caps() -> Value {
+    json!({
+        "window": {"workDoneProgress": true, "showDocument": {"support": true}},
+        "workspace": {
+            "applyEdit": true,
+            "workspaceEdit": {"documentChanges": true, "resourceOperations": ["create"]},
+        },
+    })
+}
+
+/// A folder with `mapwright.toml` for cannon on the paper's machine, and a
+/// server started on it with `settings`.
+fn start(name: &str, settings: Value) -> (Server, std::path::PathBuf, String) {
+    let root = temp_dir(name);
+    std::fs::write(
+        root.join("mapwright.toml"),
+        "app = \"cannon\"\nmachine = \"p100x4\"\n",
+    )
+    .unwrap();
+    let s = Server::start_with(caps(), settings, Some(&root));
+    let uri = file_uri(&root.join("cannon.mapper"));
+    (s, root, uri)
+}
+
+fn progress_of<'a>(msgs: &'a [Value], kind: &str) -> Vec<&'a Value> {
+    msgs.iter()
+        .filter(|m| m["method"] == "$/progress" && m["params"]["value"]["kind"] == kind)
+        .collect()
+}
+
+/// Collects `$/progress` notifications until the `end` one.
+fn progress_until_end(s: &mut Server, token: &Value) -> Vec<Value> {
+    let mut out = Vec::new();
+    loop {
+        let m = s.wait_for("$/progress", |m| {
+            m["method"] == "$/progress" && m["params"]["token"] == *token
+        });
+        let end = m["params"]["value"]["kind"] == "end";
+        out.push(m);
+        if end {
+            return out;
+        }
+    }
+}
+
+#[test]
+fn optimize_reports_progress_and_applies_the_best_mapper_as_minimal_edits() {
+    let (mut s, root, uri) = start("opt-apply", json!({"optimize": {"iterations": 3}}));
+    // The resolution already knows why it fails.
+    let diags = s.open(&uri, NAIVE);
+    assert!(diags.iter().any(|d| d["code"] == "E0305"), "{diags:#?}");
+    let id = s.send_request(
+        "workspace/executeCommand",
+        json!({"command": "mapwright.optimize", "arguments": [uri]}),
+    );
+    // The server creates a progress token, then reports on it.
+    let create = s.wait_for("workDoneProgress/create", |m| {
+        m["method"] == "window/workDoneProgress/create"
+    });
+    let token = create["params"]["token"].clone();
+    let progress = progress_until_end(&mut s, &token);
+    let begin = progress_of(&progress, "begin");
+    assert_eq!(begin.len(), 1);
+    let begin = &begin[0]["params"]["value"];
+    assert_eq!(begin["cancellable"], true);
+    assert!(begin["message"]
+        .as_str()
+        .unwrap()
+        .contains("search · 3 iterations · cannon on p100x4"));
+    let reports = progress_of(&progress, "report");
+    assert_eq!(reports.len(), 4, "the mapper as written, then 3 candidates");
+    let first = reports[0]["params"]["value"]["message"].as_str().unwrap();
+    assert!(
+        first.starts_with("iteration 0/3: cublas_illegal_parameter"),
+        "{first}"
+    );
+    let last = reports[3]["params"]["value"]["message"].as_str().unwrap();
+    assert!(
+        last.contains("iteration 3/3") && last.contains("best 1.00x"),
+        "{last}"
+    );
+    assert_eq!(reports[3]["params"]["value"]["percentage"], 100);
+
+    // One workspace edit, versioned, of minimal changes: an insertion.
+    let apply = s.wait_for("workspace/applyEdit", |m| {
+        m["method"] == "workspace/applyEdit"
+    });
+    let change = &apply["params"]["edit"]["documentChanges"][0];
+    assert_eq!(change["textDocument"]["uri"], uri.as_str());
+    assert_eq!(change["textDocument"]["version"], 1);
+    let edits = change["edits"].as_array().unwrap();
+    assert_eq!(edits.len(), 1, "{edits:#?}");
+    assert_eq!(edits[0]["range"]["start"], edits[0]["range"]["end"]);
+    let optimized = apply_edits(NAIVE, edits, s.encoding);
+    // The user's lines are kept; the tuned block goes after the comment.
+    assert!(
+        optimized.starts_with(NAIVE.lines().next().unwrap())
+            && optimized.ends_with("\nTask * GPU,CPU;\n"),
+        "{optimized}"
+    );
+    assert!(optimized.contains("mapwright: tuned rules"));
+
+    let result = s.response(id).unwrap();
+    assert_eq!(result["applied"], true, "{result:#}");
+    assert!(
+        result["best_normalized"].as_f64().unwrap() >= 0.99,
+        "{result:#}"
+    );
+    assert!(result["best_iteration"].as_u64().unwrap() >= 1);
+    assert!(result["summary"]
+        .as_str()
+        .unwrap()
+        .starts_with("applied the best mapper"));
+    let dir = result["report_dir"].as_str().unwrap();
+    assert!(Path::new(dir).starts_with(root.join(".mapwright/runs")));
+    assert!(Path::new(dir).join("report.json").is_file());
+    let shown = s.wait_for("a message", |m| m["method"] == "window/showMessage");
+    assert!(shown["params"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("applied the best mapper"));
+
+    // The editor applies the edit; the result resolves and runs.
+    s.change_full(&uri, 2, &optimized);
+    let diags = s.diagnostics(&uri, 2);
+    assert!(diags.iter().all(|d| d["severity"] != 1), "{diags:#?}");
+    let run = s.request(
+        "workspace/executeCommand",
+        json!({"command": "mapwright.run", "arguments": [uri]}),
+    );
+    assert_eq!(run["status"], "ok", "{run:#}");
+    assert!(run["normalized"].as_f64().unwrap() >= 0.99, "{run:#}");
+    assert_eq!(s.shutdown(), Some(0));
+}
+
+#[test]
+fn an_edit_during_optimization_gets_the_result_as_a_new_document() {
+    let (mut s, root, uri) = start(
+        "opt-stale",
+        json!({"optimize": {"iterations": 3, "delayMs": 400, "saveRuns": false}}),
+    );
+    s.open(&uri, NAIVE);
+    let id = s.send_request(
+        "workspace/executeCommand",
+        json!({"command": "mapwright.optimize", "arguments": [{"uri": uri}]}),
+    );
+    s.wait_for("the first report", |m| {
+        m["method"] == "$/progress" && m["params"]["value"]["kind"] == "report"
+    });
+    // The user types while the loop runs.
+    let edited = format!("{NAIVE}# edited meanwhile\n");
+    s.change_full(&uri, 2, &edited);
+    let result = s.response(id).unwrap();
+    assert_eq!(result["applied"], false, "{result:#}");
+    let summary = result["summary"].as_str().unwrap();
+    assert!(
+        summary.contains("the mapper changed while the optimizer ran (version 1 -> 2)"),
+        "{summary}"
+    );
+    let new_uri = file_uri(&root.join("cannon.optimized.mapper"));
+    assert_eq!(result["new_document"], new_uri.as_str());
+    assert_eq!(result["report_dir"], Value::Null);
+    // The result arrives as a created file, not as an edit of the mapper.
+    let apply = s.wait_for("workspace/applyEdit", |m| {
+        m["method"] == "workspace/applyEdit"
+    });
+    let ops = apply["params"]["edit"]["documentChanges"]
+        .as_array()
+        .unwrap();
+    assert_eq!(ops[0]["kind"], "create");
+    assert_eq!(ops[0]["uri"], new_uri.as_str());
+    assert_eq!(ops[1]["textDocument"]["uri"], new_uri.as_str());
+    let text = ops[1]["edits"][0]["newText"].as_str().unwrap();
+    assert_eq!(text, result["best_mapper"].as_str().unwrap());
+    assert!(text.contains("mapwright: tuned rules"));
+    let shown = s.wait_for("showDocument", |m| m["method"] == "window/showDocument");
+    assert_eq!(shown["params"]["uri"], new_uri.as_str());
+    let warning = s.wait_for("a warning", |m| {
+        m["method"] == "window/showMessage" && m["params"]["type"] == 2
+    });
+    assert!(warning["params"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("changed while the optimizer ran"));
+    // No edit ever targeted the mapper itself.
+    let stray = s.try_wait_for(std::time::Duration::from_millis(300), &|m: &Value| {
+        m["method"] == "workspace/applyEdit"
+    });
+    assert!(stray.is_none(), "{stray:#?}");
+    assert_eq!(s.shutdown(), Some(0));
+}
+
+#[test]
+fn cancelling_the_progress_stops_the_loop_and_leaves_the_mapper_alone() {
+    let (mut s, _root, uri) = start(
+        "opt-cancel",
+        json!({"optimize": {"iterations": 50, "delayMs": 300, "saveRuns": false}}),
+    );
+    s.open(&uri, NAIVE);
+    // The client supplies its own token (no create request then).
+    let id = s.send_request(
+        "workspace/executeCommand",
+        json!({"command": "mapwright.optimize", "arguments": [uri],
+               "workDoneToken": "client-token-7"}),
+    );
+    s.wait_for("the first report", |m| {
+        m["method"] == "$/progress"
+            && m["params"]["token"] == "client-token-7"
+            && m["params"]["value"]["kind"] == "report"
+    });
+    s.notify(
+        "window/workDoneProgress/cancel",
+        json!({"token": "client-token-7"}),
+    );
+    let result = s.response(id).unwrap();
+    assert_eq!(result["cancelled"], true, "{result:#}");
+    assert_eq!(result["applied"], false);
+    assert!(result["candidates"].as_u64().unwrap() < 50);
+    assert!(result["summary"]
+        .as_str()
+        .unwrap()
+        .starts_with("cancelled after"));
+    let end = s.wait_for("the end of the progress", |m| {
+        m["method"] == "$/progress" && m["params"]["value"]["kind"] == "end"
+    });
+    assert!(end["params"]["value"]["message"]
+        .as_str()
+        .unwrap()
+        .starts_with("cancelled"));
+    assert!(s
+        .try_wait_for(std::time::Duration::from_millis(300), &|m: &Value| {
+            m["method"] == "workspace/applyEdit" || m["method"] == "window/workDoneProgress/create"
+        })
+        .is_none());
+    // `$/cancelRequest` on the command request stops the loop too.
+    let id = s.send_request(
+        "workspace/executeCommand",
+        json!({"command": "mapwright.optimize", "arguments": [uri],
+               "workDoneToken": "client-token-8"}),
+    );
+    s.wait_for("the first report", |m| {
+        m["method"] == "$/progress"
+            && m["params"]["token"] == "client-token-8"
+            && m["params"]["value"]["kind"] == "report"
+    });
+    s.notify("$/cancelRequest", json!({"id": id}));
+    let err = s.response(id).unwrap_err();
+    assert_eq!(err["code"], -32800, "{err}");
+    let end = s.wait_for("the end of the cancelled progress", |m| {
+        m["method"] == "$/progress"
+            && m["params"]["token"] == "client-token-8"
+            && m["params"]["value"]["kind"] == "end"
+    });
+    assert_eq!(end["params"]["value"]["message"], "cancelled");
+
+    // The document is free again: a new (short) run starts right away.
+    s.notify(
+        "workspace/didChangeConfiguration",
+        json!({"settings": {"mapwright": {"optimize": {"iterations": 1, "delayMs": 0}}}}),
+    );
+    let result = s.request(
+        "workspace/executeCommand",
+        json!({"command": "mapwright.optimize", "arguments": [uri],
+               "workDoneToken": "client-token-9"}),
+    );
+    assert_eq!(result["candidates"], 1, "{result:#}");
+    assert_eq!(result["cancelled"], false);
+    assert_eq!(s.shutdown(), Some(0));
+}
+
+#[test]
+fn run_shows_the_result_and_autoguide_feedback_until_the_next_edit() {
+    let (mut s, _root, uri) = start("run", json!({}));
+    s.open(&uri, NAIVE);
+    let result = s.request(
+        "workspace/executeCommand",
+        json!({"command": "mapwright.run", "arguments": [uri]}),
+    );
+    assert_eq!(result["status"], "cublas_illegal_parameter", "{result:#}");
+    assert_eq!(result["normalized"], Value::Null);
+    assert!(result["summary"]
+        .as_str()
+        .unwrap()
+        .starts_with("cannon on p100x4 (simulator): cublas_illegal_parameter"));
+    let message = s.wait_for("a message", |m| m["method"] == "window/showMessage");
+    assert_eq!(message["params"]["type"], 2);
+    // AutoGuide's feedback is published with the version that ran.
+    let msg = s.wait_for("autoguide diagnostics", |m| {
+        m["method"] == "textDocument/publishDiagnostics"
+            && m["params"]["diagnostics"]
+                .as_array()
+                .is_some_and(|d| d.iter().any(|d| d["source"] == "autoguide"))
+    });
+    assert_eq!(msg["params"]["version"], 1);
+    let diags = msg["params"]["diagnostics"].as_array().unwrap();
+    let guide = diags.iter().find(|d| d["source"] == "autoguide").unwrap();
+    assert_eq!(guide["severity"], 1);
+    let text = guide["message"].as_str().unwrap();
+    assert!(
+        text.contains("Explain:") && text.contains("Suggest:"),
+        "{text}"
+    );
+    // Its edit is a quick fix.
+    let actions = s.request(
+        "textDocument/codeAction",
+        json!({"textDocument": {"uri": uri}, "range": guide["range"],
+               "context": {"diagnostics": [guide], "only": ["quickfix"]}}),
+    );
+    let fix = &actions[0];
+    assert!(fix["title"].as_str().unwrap().starts_with("AutoGuide: "));
+    let edits = fix["edit"]["changes"][uri.as_str()].as_array().unwrap();
+    let repaired = apply_edits(NAIVE, edits, s.encoding);
+    assert_ne!(repaired, NAIVE);
+
+    // The next edit drops the feedback; the repaired mapper gets further
+    // (its instances no longer fit in the GPUs' memory) and new feedback.
+    s.change_full(&uri, 2, &repaired);
+    let diags = s.diagnostics(&uri, 2);
+    assert!(
+        diags.iter().all(|d| d["source"] != "autoguide"),
+        "{diags:#?}"
+    );
+    let result = s.request(
+        "workspace/executeCommand",
+        json!({"command": "mapwright.run", "arguments": [uri]}),
+    );
+    assert_eq!(result["status"], "out_of_memory", "{result:#}");
+    assert_eq!(result["feedback"][0]["rule"], "out-of-memory");
+    let msg = s.wait_for("new autoguide diagnostics", |m| {
+        m["method"] == "textDocument/publishDiagnostics"
+            && m["params"]["version"] == 2
+            && m["params"]["diagnostics"]
+                .as_array()
+                .is_some_and(|d| d.iter().any(|d| d["code"] == "out-of-memory"))
+    });
+    assert!(msg["params"]["diagnostics"].is_array());
+    assert_eq!(s.shutdown(), Some(0));
+}
+
+#[test]
+fn run_uses_a_remote_runtime_from_the_settings() {
+    // `mapwright serve` on a free port; its first line says where.
+    let mut serve = std::process::Command::new(env!("CARGO_BIN_EXE_mapwright-under-test"))
+        .args(["serve", "--bind", "127.0.0.1:0"])
+        .env_remove("MAPWRIGHT_TOKEN")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("cannot start mapwright serve");
+    let mut line = String::new();
+    std::io::BufReader::new(serve.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let url = line
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .unwrap_or_else(|| panic!("no URL in {line:?}"))
+        .to_string();
+    let (mut s, _root, uri) = start("run-remote", json!({"runtimeUrl": url}));
+    s.open(&uri, NAIVE);
+    let result = s.request(
+        "workspace/executeCommand",
+        json!({"command": "mapwright.run", "arguments": [uri]}),
+    );
+    let _ = serve.kill();
+    let _ = serve.wait();
+    assert_eq!(result["status"], "cublas_illegal_parameter", "{result:#}");
+    assert!(
+        result["summary"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("cannon on p100x4 ({url})")),
+        "{result:#}"
+    );
+    assert_eq!(s.shutdown(), Some(0));
+}
