@@ -207,6 +207,34 @@ pub fn required_layout(app: &App, task: &str) -> Option<LayoutChoice> {
         })
 }
 
+/// The layout to give `task` so that its instances can be reused by a
+/// library-constrained task: its own requirement, else the requirement of a
+/// constrained task that shares one of its region names (the DSL mapper
+/// reuses an instance's layout for the same memory and field space, so a
+/// producer laid out differently forces a relayout copy, or worse).
+pub fn propagated_layout(app: &App, task: &str) -> Option<LayoutChoice> {
+    if let Some(l) = required_layout(app, task) {
+        return Some(l);
+    }
+    let mine = app.task(task)?;
+    app.library_constraints.iter().find_map(|lc| {
+        let shares = lc
+            .tasks
+            .iter()
+            .filter_map(|t| app.task(t))
+            .any(|constrained| {
+                constrained
+                    .regions
+                    .iter()
+                    .any(|r| mine.regions.iter().any(|m| m.name == r.name))
+            });
+        shares.then(|| LayoutChoice {
+            soa: !matches!(lc.field_layout, Some(FieldLayout::Aos)),
+            c_order: matches!(lc.order, Some(DimOrder::COrder)),
+        })
+    })
+}
+
 fn dsl_proc(k: ProcKind) -> &'static str {
     match k {
         ProcKind::Gpu => "GPU",

@@ -21,7 +21,9 @@ use mapwright_runtime::machine::{MemKind, ProcKind};
 
 use super::{Proposal, ProposalContext, ProposeError, Proposer};
 use crate::optimize::rng::Rng;
-use crate::optimize::space::{memories_for, render, required_layout, IndexFn, LayoutChoice, Spec};
+use crate::optimize::space::{
+    memories_for, propagated_layout, render, required_layout, IndexFn, LayoutChoice, Spec,
+};
 
 /// A candidate move: a label and the spec it leads to.
 type Move = (String, Spec);
@@ -98,7 +100,7 @@ impl SearchProposer {
         // Layouts the libraries require.
         let mut lib = best.clone();
         for task in &space.layout_tasks {
-            if let Some(l) = required_layout(ctx.app, task) {
+            if let Some(l) = propagated_layout(ctx.app, task) {
                 lib.layouts.insert(task.clone(), l);
             }
         }
@@ -258,7 +260,7 @@ impl SearchProposer {
             }
         }
         for task in &space.layout_tasks {
-            if let Some(l) = required_layout(ctx.app, task) {
+            if let Some(l) = propagated_layout(ctx.app, task) {
                 informed.layouts.insert(task.clone(), l);
             }
         }
