@@ -228,7 +228,7 @@ pub fn propagated_layout(app: &App, task: &str) -> Option<LayoutChoice> {
                     .iter()
                     .any(|r| mine.regions.iter().any(|m| m.name == r.name))
             });
-        shares.then(|| LayoutChoice {
+        shares.then_some(LayoutChoice {
             soa: !matches!(lc.field_layout, Some(FieldLayout::Aos)),
             c_order: matches!(lc.order, Some(DimOrder::COrder)),
         })
