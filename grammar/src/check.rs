@@ -23,7 +23,7 @@ use serde::Serialize;
 use crate::ast::*;
 use crate::diagnostic::{Diagnostic, Fix};
 use crate::parser::Parsed;
-use crate::resolve::{resolve, Resolved, Scope, SymbolKind};
+use crate::resolve::{resolve, Resolved, SymbolKind};
 use crate::suggest::closest;
 use crate::Span;
 
@@ -734,7 +734,6 @@ impl<'a> Checker<'a> {
                     ("W0214", "parameter")
                 }
             };
-            let _ = Scope::Global;
             self.diags.push(
                 Diagnostic::warning(code, def, format!("unused {what} `{}`", sym.name))
                     .with_label("never used")
@@ -748,7 +747,7 @@ impl<'a> Checker<'a> {
     fn shadowed_mapping_statements(&mut self) {
         let mut first: HashMap<String, Span> = HashMap::new();
         for stmt in &self.program.stmts {
-            for (key, shown) in mapping_keys(stmt, self.source) {
+            for (key, shown) in mapping_keys(stmt) {
                 match first.get(&key) {
                     None => {
                         first.insert(key, stmt.span);
@@ -1346,7 +1345,7 @@ fn machine_kind_for_name(name: &str) -> Option<&'static str> {
 
 /// The keys under which the reference stores a mapping statement, with a
 /// readable description of each.
-fn mapping_keys(stmt: &Stmt, source: &str) -> Vec<(String, String)> {
+fn mapping_keys(stmt: &Stmt) -> Vec<(String, String)> {
     let sel_names = |sel: &TaskSel| -> Vec<String> {
         match sel {
             TaskSel::Star(_) => vec!["*".into()],
@@ -1359,7 +1358,6 @@ fn mapping_keys(stmt: &Stmt, source: &str) -> Vec<(String, String)> {
         RegionSel::Name(n) => n.name.clone(),
         RegionSel::Index(i, _) => i.to_string(),
     };
-    let _ = source;
     match &stmt.kind {
         StmtKind::Task { tasks, .. } => sel_names(tasks)
             .into_iter()

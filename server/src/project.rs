@@ -59,15 +59,25 @@ pub struct CommandSection {
 
 /// Walks up from `start` (a file or folder) to the nearest `mapwright.toml`.
 pub fn find(start: &Path) -> Option<PathBuf> {
-    let mut dir = if start.is_dir() {
+    let dir = if start.is_dir() {
         Some(start)
     } else {
         start.parent()
     };
+    find_from(dir?, None)
+}
+
+/// The nearest `mapwright.toml` in `dir` or above it, not looking above
+/// `root` when `dir` is inside it (the language server's workspace folder).
+pub fn find_from(dir: &Path, root: Option<&Path>) -> Option<PathBuf> {
+    let mut dir = Some(dir);
     while let Some(d) = dir {
         let candidate = d.join(PROJECT_FILE);
         if candidate.is_file() {
             return Some(candidate);
+        }
+        if root.is_some_and(|r| d == r) {
+            return None;
         }
         dir = d.parent();
     }

@@ -9,14 +9,7 @@ use mapwright_runtime::app::App;
 fn report(source: &str, raw_output: &str, app: Option<&str>) -> String {
     let app = app.and_then(App::builtin);
     let analysis = analyze(source);
-    let ctx = Context {
-        source,
-        analysis: &analysis,
-        decisions: None,
-        raw_output,
-        app: app.as_ref(),
-        machine: None,
-    };
+    let ctx = Context::new(source, &analysis, None, raw_output, app.as_ref(), None);
     let feedback = guide(&ctx);
     let mut out = format!("--- mapper\n{source}\n--- raw output\n{raw_output}\n--- feedback\n");
     for f in &feedback {

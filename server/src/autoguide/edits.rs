@@ -11,7 +11,7 @@ use super::Context;
 
 /// The first safe fix of a diagnostic whose code is in `codes` (earlier codes preferred).
 pub fn first_fix(ctx: &Context<'_>, codes: &[&str]) -> Option<Vec<TextEdit>> {
-    let diagnostics = ctx.analysis.diagnostics();
+    let diagnostics = &ctx.diagnostics;
     codes.iter().find_map(|code| {
         diagnostics
             .iter()
@@ -26,12 +26,7 @@ pub fn first_fix(ctx: &Context<'_>, codes: &[&str]) -> Option<Vec<TextEdit>> {
 /// do not overlap.
 pub fn all_fixes(ctx: &Context<'_>, codes: &[&str]) -> Option<Vec<TextEdit>> {
     let mut edits: Vec<TextEdit> = Vec::new();
-    for d in ctx
-        .analysis
-        .diagnostics()
-        .iter()
-        .filter(|d| codes.contains(&d.code))
-    {
+    for d in ctx.diagnostics.iter().filter(|d| codes.contains(&d.code)) {
         if let Some(fix) = d
             .fixes
             .iter()
@@ -53,8 +48,7 @@ pub fn all_fixes(ctx: &Context<'_>, codes: &[&str]) -> Option<Vec<TextEdit>> {
 
 /// The first safe fix of any error.
 pub fn first_safe_fix_any(ctx: &Context<'_>) -> Option<Vec<TextEdit>> {
-    ctx.analysis
-        .diagnostics()
+    ctx.diagnostics
         .iter()
         .filter(|d| d.is_error())
         .flat_map(|d| d.fixes.iter())
@@ -64,7 +58,7 @@ pub fn first_safe_fix_any(ctx: &Context<'_>) -> Option<Vec<TextEdit>> {
 
 /// The name in "`X` not found" (checker) or "X not found" (runtime).
 pub fn undefined_name(ctx: &Context<'_>) -> Option<String> {
-    for d in ctx.analysis.diagnostics() {
+    for d in &ctx.diagnostics {
         if d.code == "E0201" {
             return Some(d.span.text(ctx.source).to_string());
         }

@@ -11,7 +11,7 @@
 pub mod edits;
 pub mod rules;
 
-use mapwright_grammar::{Analysis, TextEdit};
+use mapwright_grammar::{Analysis, Diagnostic, TextEdit};
 use mapwright_runtime::app::App;
 use mapwright_runtime::decisions::Decisions;
 use mapwright_runtime::machine::Machine;
@@ -80,6 +80,30 @@ pub struct Context<'a> {
     pub app: Option<&'a App>,
     /// The machine, when known (processor counts for imbalance).
     pub machine: Option<&'a Machine>,
+    /// `analysis.diagnostics()`, computed once: most rules read them.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl<'a> Context<'a> {
+    pub fn new(
+        source: &'a str,
+        analysis: &'a Analysis,
+        decisions: Option<&'a Decisions>,
+        raw_output: &'a str,
+        app: Option<&'a App>,
+        machine: Option<&'a Machine>,
+    ) -> Context<'a> {
+        let diagnostics = analysis.diagnostics();
+        Context {
+            source,
+            analysis,
+            decisions,
+            raw_output,
+            app,
+            machine,
+            diagnostics,
+        }
+    }
 }
 
 /// Applies every matching rule, most specific first (table order); a rule

@@ -28,8 +28,7 @@ fn raw_has(ctx: &Context<'_>, needle: &str) -> bool {
 }
 
 fn has_code(ctx: &Context<'_>, code: &str) -> bool {
-    ctx.analysis
-        .diagnostics()
+    ctx.diagnostics
         .iter()
         .any(|d| d.code == code && d.is_error())
 }
@@ -87,8 +86,8 @@ pub static RULES: &[Rule] = &[
     Rule {
         id: "compile-error",
         category: Category::CompileError,
-        matches: |c| c.analysis.diagnostics().iter().any(|d| d.is_error()) || raw_has(c, "syntax error"),
-        explain: |c| match c.analysis.diagnostics().iter().find(|d| d.is_error()) {
+        matches: |c| c.diagnostics.iter().any(|d| d.is_error()) || raw_has(c, "syntax error"),
+        explain: |c| match c.diagnostics.iter().find(|d| d.is_error()) {
             Some(d) => format!("The mapper does not compile: {} ({}).", d.message, d.code),
             None => "The mapper does not compile.".into(),
         },

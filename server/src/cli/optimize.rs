@@ -552,7 +552,6 @@ pub fn bench(args: BenchOptimizeArgs) -> anyhow::Result<ExitCode> {
         .iter()
         .map(|r| (r.proposer.clone(), r.iterations))
         .collect();
-    keys.dedup();
     keys.sort();
     keys.dedup();
     println!();

@@ -216,18 +216,7 @@ impl ProjectConfig {
 /// The nearest `mapwright.toml` at or above the directory of `file`,
 /// stopping after `root` (the workspace folder) when the file is inside it.
 pub fn find_project_file(file: &Path, root: Option<&Path>) -> Option<PathBuf> {
-    let mut dir = file.parent();
-    while let Some(d) = dir {
-        let candidate = d.join(PROJECT_FILE);
-        if candidate.is_file() {
-            return Some(candidate);
-        }
-        if root.is_some_and(|r| d == r) {
-            return None;
-        }
-        dir = d.parent();
-    }
-    None
+    crate::project::find_from(file.parent()?, root)
 }
 
 #[cfg(test)]

@@ -107,14 +107,14 @@ impl Runner<'_> {
                     (status, e, t, raw, Some(decisions))
                 }
             };
-        let ctx = Context {
+        let ctx = Context::new(
             source,
-            analysis: &analysis,
-            decisions: decisions.as_ref(),
-            raw_output: &raw_output,
-            app: Some(self.app),
-            machine: Some(self.machine),
-        };
+            &analysis,
+            decisions.as_ref(),
+            &raw_output,
+            Some(self.app),
+            Some(self.machine),
+        );
         let feedback = guide(&ctx);
         Evaluation {
             status,

@@ -91,20 +91,31 @@ impl SearchProposer {
                 }
             }
         }
+        // Layouts the libraries require (and the tasks sharing their regions).
+        let with_required_layouts = |mut spec: Spec| {
+            for task in &space.layout_tasks {
+                if let Some(l) = propagated_layout(ctx.app, task) {
+                    spec.layouts.insert(task.clone(), l);
+                }
+            }
+            spec
+        };
+        // The informed default: fast kinds, fast memories, required layouts,
+        // spread single launches, all at once (for a mapper that fails).
+        let mut informed = with_required_layouts(fast_mem.clone());
+        for t in &space.child_tasks {
+            informed.same_point.insert(t.clone(), true);
+            informed.collect.insert(t.clone(), true);
+        }
         procs_moves.push(("all tasks on their fastest processor kind".into(), all_fast));
         memory_moves.push((
             "fastest processor kinds and fastest reachable memories".into(),
             fast_mem,
         ));
-
-        // Layouts the libraries require.
-        let mut lib = best.clone();
-        for task in &space.layout_tasks {
-            if let Some(l) = propagated_layout(ctx.app, task) {
-                lib.layouts.insert(task.clone(), l);
-            }
-        }
-        layout_moves.push(("layouts the libraries require".into(), lib));
+        layout_moves.push((
+            "layouts the libraries require".into(),
+            with_required_layouts(best.clone()),
+        ));
 
         // Placement functions, first for all index launches at once, then per task.
         let order = [
@@ -244,31 +255,6 @@ impl SearchProposer {
             s.collect.insert(t.clone(), true);
             spread_moves.push((format!("collect `{t}`'s instances after use"), s));
         }
-        // The informed default: fast kinds, fast memories, required layouts,
-        // spread single launches, all at once (for a mapper that fails).
-        let mut informed = best.clone();
-        for (task, kinds) in &space.procs {
-            if let Some(k) = kinds.first() {
-                informed.procs.insert(task.clone(), *k);
-            }
-        }
-        for (task, region) in &space.regions {
-            if let Some(kind) = Self::kind_of(&informed, base, task) {
-                if let Some(m) = memories_for(kind, ctx.machine).first() {
-                    informed.memories.insert((task.clone(), region.clone()), *m);
-                }
-            }
-        }
-        for task in &space.layout_tasks {
-            if let Some(l) = propagated_layout(ctx.app, task) {
-                informed.layouts.insert(task.clone(), l);
-            }
-        }
-        for t in &space.child_tasks {
-            informed.same_point.insert(t.clone(), true);
-            informed.collect.insert(t.clone(), true);
-        }
-
         // AutoGuide decides the order.
         let mut ordered: Vec<Vec<Move>> = Vec::new();
         if self.best_score <= 0.0 {
