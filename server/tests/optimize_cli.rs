@@ -195,3 +195,104 @@ fn every_builtin_proposer_runs() {
     assert!(!ok);
     assert!(stderr.contains("--llm-base-url"), "{stderr}");
 }
+
+/// Normalized result and rationales of a `--json` optimize run.
+fn optimize_json(dir: &Path, app: &str, feedback: &str, iterations: &str) -> (f64, Vec<String>) {
+    let (ok, stdout, stderr) = mapwright(
+        &[
+            "optimize",
+            "m.mapper",
+            "--app",
+            app,
+            "--feedback",
+            feedback,
+            "--iterations",
+            iterations,
+            "--json",
+            "--no-save",
+        ],
+        dir,
+    );
+    assert!(ok, "{feedback}: {stderr}");
+    let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let rationales = report["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["rationale"].as_str().unwrap_or_default().to_string())
+        .collect();
+    (report["best_normalized"].as_f64().unwrap(), rationales)
+}
+
+#[test]
+fn search_reads_only_the_feedback_its_mode_allows() {
+    // johnson: the first runnable mapper is load-imbalanced; AutoGuide's
+    // diagnosis puts the placement moves first. With the score alone the
+    // search goes through processors, memories and layouts first.
+    let dir = temp_dir("feedback");
+    std::fs::write(dir.join("m.mapper"), NAIVE).unwrap();
+    let (with_diagnosis, _) = optimize_json(&dir, "johnson", "explain", "5");
+    let (with_suggestions, _) = optimize_json(&dir, "johnson", "suggest", "5");
+    let (score_only, rationales) = optimize_json(&dir, "johnson", "execution-only", "5");
+    assert!(with_diagnosis >= 0.99, "explain: {with_diagnosis}");
+    assert!(with_suggestions >= 0.99, "suggest: {with_suggestions}");
+    assert!(
+        score_only < with_diagnosis - 0.01,
+        "execution-only {score_only} should trail explain {with_diagnosis} after 5 iterations"
+    );
+    assert!(
+        rationales.iter().all(|r| !r.contains("AutoGuide")),
+        "execution-only must not apply AutoGuide's edits: {rationales:?}"
+    );
+}
+
+#[test]
+fn bench_optimize_reports_every_proposer_mode_and_the_targets() {
+    let dir = temp_dir("bench");
+    let args = [
+        "bench",
+        "optimize",
+        "--apps",
+        "cannon,johnson",
+        "--seeds",
+        "1",
+        "--scalar-long",
+        "30",
+        "--feedback",
+        "execution-only,suggest",
+    ];
+    let (ok, stdout, stderr) = mapwright(&[&args[..], &["--json"]].concat(), &dir);
+    assert!(ok, "{stderr}");
+    let rows: Vec<serde_json::Value> = serde_json::from_str(&stdout).expect("one JSON array");
+    let row = |proposer: &str, feedback: &str, iterations: u64, app: &str| {
+        rows.iter()
+            .find(|r| {
+                r["proposer"] == proposer
+                    && r["feedback"] == feedback
+                    && r["iterations"] == iterations
+                    && r["app"] == app
+            })
+            .unwrap_or_else(|| panic!("no row {proposer}/{feedback}/{iterations}/{app}: {rows:?}"))
+    };
+    // search x 2 modes, random, scalar@10 and scalar@30, on 2 apps.
+    assert_eq!(rows.len(), 2 * 5, "{rows:?}");
+    for app in ["cannon", "johnson"] {
+        let search = row("search", "suggest", 10, app)["mean"].as_f64().unwrap();
+        assert!(search >= 0.99, "{app}: search {search}");
+        row("search", "execution-only", 10, app);
+        row("random", "-", 10, app);
+        row("scalar", "-", 30, app);
+    }
+    // The table names the targets and says whether they are met.
+    let (ok, table, stderr) = mapwright(&args, &dir);
+    assert!(ok, "{stderr}");
+    assert!(table.contains("feedback"), "{table}");
+    assert!(
+        table.contains("target: search (suggest) >= 1.0x on every app"),
+        "{table}"
+    );
+    assert!(
+        table.contains("target: search@10 / scalar@30 >= 3.8x"),
+        "{table}"
+    );
+}

@@ -10,6 +10,11 @@
 //! - load imbalance and "try other IndexTaskMap functions" put the placement
 //!   moves first; out-of-memory puts zero-copy moves first.
 //!
+//! The feedback mode limits what it may read, for the paper's ablation:
+//! `execution-only` leaves it the score alone (no diagnosis, no edits),
+//! `explain` adds the diagnosis (which rule fired: the move order),
+//! `suggest` adds AutoGuide's mechanical edits (the repairs).
+//!
 //! Every move starts from the best spec; a move is kept only if it improves
 //! the score; texts already evaluated are never proposed again.
 
@@ -20,6 +25,7 @@ use mapwright_runtime::decisions::Decisions;
 use mapwright_runtime::machine::{MemKind, ProcKind};
 
 use super::{Proposal, ProposalContext, ProposeError, Proposer};
+use crate::autoguide::FeedbackMode;
 use crate::optimize::rng::Rng;
 use crate::optimize::space::{
     memories_for, propagated_layout, render, required_layout, IndexFn, LayoutChoice, Spec,
@@ -353,7 +359,8 @@ impl Proposer for SearchProposer {
         // Repair: the best so far fails, and AutoGuide knows a mechanical edit
         // (after the planned structured moves, which fix capacity problems
         // better than moving one region to slow memory).
-        if self.best_score <= 0.0 && self.planned_once && self.queue.is_empty() {
+        let may_repair = ctx.feedback_mode == FeedbackMode::Suggest;
+        if may_repair && self.best_score <= 0.0 && self.planned_once && self.queue.is_empty() {
             if let Some(failed) = ctx
                 .history
                 .iter()
@@ -386,7 +393,9 @@ impl Proposer for SearchProposer {
         };
 
         if improved || !self.planned_once {
+            let may_read_diagnosis = ctx.feedback_mode != FeedbackMode::ExecutionOnly;
             let rules: Vec<&str> = last
+                .filter(|_| may_read_diagnosis)
                 .map(|r| {
                     r.evaluation
                         .feedback
