@@ -296,3 +296,92 @@ fn bench_optimize_reports_every_proposer_mode_and_the_targets() {
         "{table}"
     );
 }
+
+#[test]
+fn bench_space_and_evaluate_speak_the_external_tuner_protocol() {
+    use std::io::Write;
+    use std::process::Stdio;
+    let dir = temp_dir("protocol");
+    let (ok, stdout, stderr) = mapwright(&["bench", "space", "--app", "cannon"], &dir);
+    assert!(ok, "{stderr}");
+    let space: serde_json::Value = serde_json::from_str(&stdout).expect("one JSON object");
+    assert_eq!(space["procs"]["task_4"], serde_json::json!(["GPU"]));
+    assert!(space["index_fns"]
+        .as_array()
+        .unwrap()
+        .contains(&serde_json::json!("linear_cyclic")));
+    assert!(space["memories"]
+        .as_array()
+        .unwrap()
+        .contains(&serde_json::json!("ZCMEM")));
+
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mapwright"))
+        .args(["bench", "evaluate", "--app", "cannon"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let points = [
+        // The naive mapper: GEMM pieces in the order cuBLAS rejects.
+        "{}",
+        // Not a point: answered, and the session goes on.
+        "{\"procs\": {\"no_such_task\": \"GPU\"}}",
+        "not json",
+        // The layout cuBLAS needs and the GEMMs spread over the GPUs.
+        "{\"layouts\": {\"task_4\": {\"soa\": true, \"c_order\": true}}, \
+          \"same_point\": {\"task_4\": true, \"task_6\": true}, \"collect\": {\"task_4\": true}}",
+    ];
+    let mut stdin = child.stdin.take().unwrap();
+    for p in points {
+        writeln!(stdin, "{p}").unwrap();
+    }
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let answers: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(answers.len(), points.len(), "{answers:?}");
+    assert_eq!(answers[0]["status"], "cublas_illegal_parameter");
+    assert_eq!(answers[0]["normalized"], 0.0);
+    assert_eq!(answers[1]["status"], "bad_request");
+    assert!(answers[1]["error"]
+        .as_str()
+        .unwrap()
+        .contains("no_such_task"));
+    assert_eq!(answers[2]["status"], "bad_request");
+    assert_eq!(answers[3]["status"], "ok");
+    let n = answers[3]["normalized"].as_f64().unwrap();
+    assert!((n - 1.0).abs() < 1e-3, "{n}");
+}
+
+#[test]
+fn opentuner_driver_encodes_points_as_mapwright_evaluates_them() {
+    // The driver's parameter encoding, checked against this binary; the
+    // driver needs no OpenTuner for its self-test. CI installs python3.
+    let driver = Path::new(env!("CARGO_MANIFEST_DIR")).join("../bench/opentuner/driver.py");
+    let out = match Command::new("python3")
+        .arg(&driver)
+        .args([
+            "--mapwright",
+            env!("CARGO_BIN_EXE_mapwright"),
+            "--self-test",
+        ])
+        .output()
+    {
+        Ok(out) => out,
+        Err(e) if std::env::var_os("CI").is_none() => {
+            eprintln!("skipped: python3 not found ({e})");
+            return;
+        }
+        Err(e) => panic!("python3 is required in CI: {e}"),
+    };
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("self-test passed"));
+}

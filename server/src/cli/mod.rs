@@ -2,6 +2,7 @@
 
 mod app;
 mod apps;
+mod bench_external;
 mod calibrate;
 mod check;
 mod explain;
@@ -71,6 +72,12 @@ pub enum BenchCommand {
     /// Every proposer on every built-in application, several seeds: normalized
     /// throughput after N iterations, and the scalar tuner after many more.
     Optimize(optimize::BenchOptimizeArgs),
+    /// The optimizer's search space for an application, as JSON (for an
+    /// external tuner such as OpenTuner).
+    Space(bench_external::SpaceArgs),
+    /// Evaluates points of the space read as JSON lines on standard input,
+    /// one JSON answer line each (the external tuners' protocol).
+    Evaluate(bench_external::EvaluateArgs),
 }
 
 /// Runs a parsed command line.
@@ -87,6 +94,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::App(command) => app::run(command),
         Command::Calibrate(args) => calibrate::run(args),
         Command::Bench(BenchCommand::Optimize(args)) => optimize::bench(args),
+        Command::Bench(BenchCommand::Space(args)) => bench_external::space(args),
+        Command::Bench(BenchCommand::Evaluate(args)) => bench_external::evaluate(args),
     }
 }
 
