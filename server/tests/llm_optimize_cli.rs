@@ -1,0 +1,154 @@
+//! `mapwright optimize --proposer llm|hybrid` through the real binary against
+//! a local chat-completions server: the loop feeds each outcome back into the
+//! next prompt (as much of AutoGuide's feedback as `--feedback` allows), keeps
+//! the best mapper, and accounts the tokens; hybrid alternates LLM strategies
+//! and search moves.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use support::fake_llm::{FakeLlm, Reply};
+
+const NAIVE: &str = "# A first mapper.\nTask * GPU,CPU;\n";
+
+/// Fortran order: cuBLAS rejects the GEMM pieces (DGEMM parameter 8).
+const F_ORDER: &str =
+    "Here is a mapper.\n```mapper\nTask * GPU,CPU;\nLayout * * * SOA F_order;\n```\n";
+
+fn expert_answer() -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../runtime/apps/experts/taco-cannonMM-cuda.mapper");
+    let text = std::fs::read_to_string(path).expect("cannon's expert mapper");
+    format!("This one spreads the GEMMs.\n```mapper\n{text}```\n")
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("mapwright-llmopt-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("m.mapper"), NAIVE).unwrap();
+    dir
+}
+
+/// Runs `optimize --json` against `server` and returns the report.
+fn optimize(
+    dir: &Path,
+    server: &FakeLlm,
+    proposer: &str,
+    feedback: &str,
+    iterations: &str,
+) -> serde_json::Value {
+    let out = Command::new(env!("CARGO_BIN_EXE_mapwright"))
+        .args([
+            "optimize",
+            "m.mapper",
+            "--app",
+            "cannon",
+            "--proposer",
+            proposer,
+            "--feedback",
+            feedback,
+            "--iterations",
+            iterations,
+            "--llm-base-url",
+            &server.base_url,
+            "--llm-model",
+            "fake-model",
+            "--json",
+            "--no-save",
+        ])
+        .current_dir(dir)
+        .output()
+        .expect("run mapwright");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("one JSON report")
+}
+
+/// The user message of request `i`.
+fn prompt(server: &FakeLlm, i: usize) -> String {
+    let requests = server.requests.lock().unwrap();
+    requests[i]["messages"][1]["content"]
+        .as_str()
+        .expect("user message")
+        .to_string()
+}
+
+#[test]
+fn the_llm_sees_each_outcome_and_autoguide_feedback_in_its_next_prompt() {
+    let server = FakeLlm::start(vec![
+        Reply::content(F_ORDER, 1200, 100),
+        Reply::content(&expert_answer(), 1500, 300),
+    ]);
+    let dir = temp_dir("suggest");
+    let report = optimize(&dir, &server, "llm", "suggest", "2");
+    let statuses: Vec<&str> = report["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["evaluation"]["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        statuses,
+        ["cublas_illegal_parameter", "cublas_illegal_parameter", "ok"]
+    );
+    let best = report["best_normalized"].as_f64().unwrap();
+    assert!(
+        (best - 1.0).abs() < 1e-3,
+        "the expert's answer wins: {best}"
+    );
+    assert_eq!(report["best_iteration"], 2);
+    assert_eq!(report["usage"]["prompt_tokens"], 2700);
+    assert_eq!(report["usage"]["completion_tokens"], 400);
+
+    // The second prompt carries the first answer's raw failure and AutoGuide.
+    let second = prompt(&server, 1);
+    assert!(second.contains("SOA F_order"), "the candidate itself");
+    assert!(
+        second.contains("DGEMM  parameter number 8"),
+        "the raw output: {second}"
+    );
+    assert!(second.contains("Explain:") && second.contains("Suggest:"));
+}
+
+#[test]
+fn execution_only_feedback_keeps_autoguide_out_of_the_prompt() {
+    let server = FakeLlm::start(vec![
+        Reply::content(F_ORDER, 10, 10),
+        Reply::content(&expert_answer(), 10, 10),
+    ]);
+    let dir = temp_dir("exec");
+    optimize(&dir, &server, "llm", "execution-only", "2");
+    let second = prompt(&server, 1);
+    assert!(second.contains("DGEMM  parameter number 8"), "{second}");
+    assert!(!second.contains("Explain:") && !second.contains("Suggest:"));
+}
+
+#[test]
+fn hybrid_alternates_llm_strategies_and_search_moves() {
+    // The LLM's first strategy fails the way the naive mapper does; search
+    // repairs and tunes it between LLM calls.
+    let server = FakeLlm::start(vec![Reply::content(F_ORDER, 10, 10)]);
+    let dir = temp_dir("hybrid");
+    let report = optimize(&dir, &server, "hybrid", "suggest", "6");
+    let rationales: Vec<&str> = report["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .skip(1)
+        .map(|r| r["rationale"].as_str().unwrap())
+        .collect();
+    assert_eq!(rationales.len(), 6);
+    for (i, r) in rationales.iter().enumerate() {
+        let from_llm = r.starts_with("LLM strategy");
+        assert_eq!(from_llm, i % 3 == 0, "proposal {}: {r}", i + 1);
+    }
+    assert_eq!(server.requests.lock().unwrap().len(), 2);
+    let best = report["best_normalized"].as_f64().unwrap();
+    assert!(best >= 0.99, "search reaches the expert: {best}");
+}
