@@ -120,11 +120,16 @@ def tune(mapwright, app, machine, seed, iterations):
 
         def run(self, desired_result, input, limit):
             answer = evaluate(point(desired_result.configuration.data))
+            # OpenTuner may test a point or two past --test-limit; only the
+            # naive mapper and the first `iterations` proposals count, as
+            # for the built-in proposers.
+            counted = seen["runs"] <= iterations
             seen["runs"] += 1
             if answer["status"] != "ok" or answer["normalized"] <= 0:
                 return Result(time=FAILURE_PENALTY_S)
-            seen["ok"] += 1
-            seen["best"] = max(seen["best"], answer["normalized"])
+            if counted:
+                seen["ok"] += 1
+                seen["best"] = max(seen["best"], answer["normalized"])
             # Lower is better for OpenTuner: time relative to the expert's.
             return Result(time=1.0 / answer["normalized"])
 
@@ -154,7 +159,7 @@ def tune(mapwright, app, machine, seed, iterations):
         finally:
             os.chdir(cwd)
             evaluate.close()
-    return seen["best"], seen["ok"] / max(seen["runs"], 1)
+    return seen["best"], seen["ok"] / max(min(seen["runs"], iterations + 1), 1)
 
 
 def self_test(mapwright, machine):

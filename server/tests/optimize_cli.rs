@@ -385,3 +385,68 @@ fn opentuner_driver_encodes_points_as_mapwright_evaluates_them() {
     );
     assert!(String::from_utf8_lossy(&out.stdout).contains("self-test passed"));
 }
+
+#[test]
+fn a_killed_run_resumes_from_its_record_log() {
+    let dir = temp_dir("killed");
+    std::fs::write(dir.join("m.mapper"), NAIVE).unwrap();
+    let args = |iterations: &'static str, extra: &'static str| {
+        vec![
+            "optimize",
+            "m.mapper",
+            "--app",
+            "cannon",
+            "--iterations",
+            iterations,
+            extra,
+            "run",
+            "--json",
+        ]
+    };
+    let (ok, stdout, stderr) = mapwright(&args("3", "--run-dir"), &dir);
+    assert!(ok, "{stderr}");
+    let finished: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let log = std::fs::read_to_string(dir.join("run/records.jsonl")).unwrap();
+    assert_eq!(log.lines().count(), 4, "one line per record");
+
+    // What a kill leaves: report.json as written at the start (no records)
+    // and a log whose last line was cut mid-write.
+    let mut header = finished.clone();
+    header["records"] = serde_json::json!([]);
+    std::fs::write(dir.join("run/report.json"), header.to_string()).unwrap();
+    // Marked, so that records read back are told from records re-run.
+    let marked: String = log
+        .lines()
+        .map(|l| {
+            let mut r: serde_json::Value = serde_json::from_str(l).unwrap();
+            r["rationale"] = serde_json::json!(format!("logged: {}", r["rationale"]));
+            format!("{r}\n")
+        })
+        .collect();
+    std::fs::write(
+        dir.join("run/records.jsonl"),
+        format!("{marked}{{\"iteration\": 4, \"sour"),
+    )
+    .unwrap();
+
+    let (ok, stdout, stderr) = mapwright(&args("5", "--resume"), &dir);
+    assert!(ok, "{stderr}");
+    let resumed: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let records = resumed["records"].as_array().unwrap();
+    assert_eq!(records.len(), 6, "4 logged records + 2 new proposals");
+    for i in 0..4 {
+        assert_eq!(records[i]["source"], finished["records"][i]["source"]);
+        assert!(
+            records[i]["rationale"]
+                .as_str()
+                .unwrap()
+                .starts_with("logged: "),
+            "record {i} comes from the log"
+        );
+    }
+    assert!(!records[4]["rationale"]
+        .as_str()
+        .unwrap()
+        .starts_with("logged: "));
+    assert!(resumed["parameter_entropy"].as_f64().is_some());
+}

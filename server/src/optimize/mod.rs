@@ -3,8 +3,11 @@
 //! propose -> static check -> resolve -> run -> AutoGuide -> record -> propose
 //! again, for N iterations or a time budget, keeping the best mapper that
 //! runs. Every candidate, its raw output and its feedback are saved under
-//! `.mapwright/runs/<timestamp>-<proposer>/` with a `report.json`; a run can
-//! be resumed from that folder; cancelling leaves the user's file untouched.
+//! `.mapwright/runs/<timestamp>-<proposer>/`, each record appended to
+//! `records.jsonl` as it is made and the whole run in `report.json` at the
+//! start and the end (so a long run costs the same per iteration at 1,000 as
+//! at 10); a run can be resumed from that folder, even one that was killed;
+//! cancelling leaves the user's file untouched.
 //!
 //! Module map:
 //! - [`space`]     the search space and the tuned-rules block it renders to.
@@ -82,7 +85,17 @@ pub struct Report {
 }
 
 impl Report {
+    /// Recomputes everything derived from the records, metrics included
+    /// (O(records x parameters): at the end of a run, not per iteration).
     fn refresh(&mut self) {
+        self.refresh_best();
+        self.parameter_entropy = metrics::parameter_entropy(&self.records);
+        self.feedback_sensitivity = metrics::feedback_sensitivity(&self.records);
+    }
+
+    /// The best record, trajectory and success rate: what progress shows
+    /// after each candidate.
+    fn refresh_best(&mut self) {
         let best = self
             .records
             .iter()
@@ -103,8 +116,6 @@ impl Report {
         }
         self.trajectory = metrics::trajectory(&self.records);
         self.success_rate = metrics::success_rate(&self.records);
-        self.parameter_entropy = metrics::parameter_entropy(&self.records);
-        self.feedback_sensitivity = metrics::feedback_sensitivity(&self.records);
     }
 
     /// The best mapper improves on the user's.
@@ -189,11 +200,14 @@ pub fn optimize(
                 seconds: t0.elapsed().as_secs_f64(),
             }
         };
+    if let Some(dir) = &config.run_dir {
+        let _ = start_log(dir, &report);
+    }
     if report.records.is_empty() {
         let record = evaluate(0, source.to_string(), "the mapper as written".into(), None);
         save_candidate(config.run_dir.as_deref(), &record);
         report.records.push(record);
-        report.refresh();
+        report.refresh_best();
         progress(
             &report.records[0],
             report.best_normalized,
@@ -239,11 +253,8 @@ pub fn optimize(
         record.proposer = proposer.name().to_string();
         save_candidate(config.run_dir.as_deref(), &record);
         report.records.push(record);
-        report.refresh();
+        report.refresh_best();
         report.usage = proposer.usage();
-        if let Some(dir) = &config.run_dir {
-            let _ = save_report(dir, &report);
-        }
         if let Some(last) = report.records.last() {
             progress(last, report.best_normalized, config.iterations);
         }
@@ -301,11 +312,41 @@ pub fn default_run_dir(mapper: &Path, proposer: &str) -> PathBuf {
         .join(format!("{stamp}-{proposer}"))
 }
 
+/// The append-only log of a run's records, one JSON object per line.
+const RECORD_LOG: &str = "records.jsonl";
+
+/// Writes the report as it stands and a record log holding exactly its
+/// records, so that appending new records keeps the two consistent (also
+/// for a resumed run whose folder predates the log).
+fn start_log(dir: &Path, report: &Report) -> anyhow::Result<()> {
+    save_report(dir, report)?;
+    let mut log = String::new();
+    for r in &report.records {
+        log.push_str(&serde_json::to_string(r)?);
+        log.push('\n');
+    }
+    std::fs::write(dir.join(RECORD_LOG), log)
+        .with_context(|| format!("cannot write {}/{RECORD_LOG}", dir.display()))
+}
+
+fn append_record(dir: &Path, record: &Record) -> anyhow::Result<()> {
+    use std::io::Write;
+    let mut line = serde_json::to_string(record)?;
+    line.push('\n');
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(dir.join(RECORD_LOG))?
+        .write_all(line.as_bytes())?;
+    Ok(())
+}
+
 fn save_candidate(dir: Option<&Path>, record: &Record) {
     let Some(dir) = dir else { return };
     if std::fs::create_dir_all(dir).is_err() {
         return;
     }
+    let _ = append_record(dir, record);
     let i = record.iteration;
     let _ = std::fs::write(dir.join(format!("candidate-{i:03}.mapper")), &record.source);
     let _ = std::fs::write(
@@ -325,9 +366,23 @@ pub fn save_report(dir: &Path, report: &Report) -> anyhow::Result<()> {
         .with_context(|| format!("cannot write {}/report.json", dir.display()))
 }
 
-/// Loads a saved run to resume it.
+/// Loads a saved run to resume it: `report.json`, with the records of
+/// `records.jsonl` when the log holds more (a run stopped before its end).
+/// A torn last line (the process killed mid-write) is dropped.
 pub fn load_report(dir: &Path) -> anyhow::Result<Report> {
     let text = std::fs::read_to_string(dir.join("report.json"))
         .with_context(|| format!("no report.json in {}", dir.display()))?;
-    Ok(serde_json::from_str(&text)?)
+    let mut report: Report = serde_json::from_str(&text)
+        .with_context(|| format!("{}/report.json is not a mapwright report", dir.display()))?;
+    if let Ok(log) = std::fs::read_to_string(dir.join(RECORD_LOG)) {
+        let logged: Vec<Record> = log
+            .lines()
+            .map_while(|l| serde_json::from_str(l).ok())
+            .collect();
+        if logged.len() > report.records.len() {
+            report.records = logged;
+            report.refresh();
+        }
+    }
+    Ok(report)
 }
