@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 use super::optimize::{expert_score, NAIVE_MAPPER};
 use crate::optimize::executors::SimExecutor;
 use crate::optimize::runner::Runner;
-use crate::optimize::space::{memories_for, render, IndexFn, LayoutChoice, Space, Spec};
+use crate::optimize::space::{machine_memories, render, IndexFn, LayoutChoice, Space, Spec};
 
 #[derive(Debug, Args)]
 pub struct SpaceArgs {
@@ -159,13 +159,7 @@ pub fn space(args: SpaceArgs) -> anyhow::Result<ExitCode> {
     let app = crate::project::load_app(&args.app, None)?;
     let machine = crate::project::load_machine(&args.machine, None)?;
     let space = Space::new(&app, &machine);
-    let mut memories: Vec<MemKind> = ProcKind::ALL
-        .into_iter()
-        .filter(|k| machine.procs_per_node(*k) > 0)
-        .flat_map(|k| memories_for(k, &machine))
-        .collect();
-    memories.sort();
-    memories.dedup();
+    let memories = machine_memories(&machine);
     let out = SpaceJson {
         app: app.name.clone(),
         machine: machine.name.clone(),

@@ -109,6 +109,19 @@ pub fn memories_for(kind: ProcKind, machine: &Machine) -> Vec<MemKind> {
         .collect()
 }
 
+/// Every memory kind some processor kind of this machine can reach, in a
+/// stable order: the values a score-only tuner is offered per region.
+pub fn machine_memories(machine: &Machine) -> Vec<MemKind> {
+    let mut memories: Vec<MemKind> = ProcKind::ALL
+        .into_iter()
+        .filter(|k| machine.procs_per_node(*k) > 0)
+        .flat_map(|k| memories_for(k, machine))
+        .collect();
+    memories.sort();
+    memories.dedup();
+    memories
+}
+
 /// Kinds a task can run on here, in the order the default policy prefers.
 pub fn kinds_for(task: &mapwright_runtime::app::Task, machine: &Machine) -> Vec<ProcKind> {
     [ProcKind::Gpu, ProcKind::Omp, ProcKind::Cpu]
