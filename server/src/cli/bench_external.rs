@@ -189,12 +189,7 @@ pub fn evaluate(args: EvaluateArgs) -> anyhow::Result<ExitCode> {
         machine: machine.clone(),
         noise: 0.0,
     };
-    let runner = Runner {
-        app: &app,
-        machine: &machine,
-        resolve: mapwright_runtime::resolve_mapping::resolve_mapping,
-        executor: &executor,
-    };
+    let runner = Runner::new(&app, &machine, &executor);
     let expert = expert_score(&runner, &app, 0)
         .ok_or_else(|| anyhow!("the expert mapper of {} does not run here", app.name))?;
     let base_decisions = runner

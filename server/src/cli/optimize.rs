@@ -236,12 +236,7 @@ pub fn run(args: OptimizeArgs) -> anyhow::Result<ExitCode> {
         machine: machine.clone(),
         noise: args.noise,
     };
-    let runner = Runner {
-        app: &app,
-        machine: &machine,
-        resolve: mapwright_runtime::resolve_mapping::resolve_mapping,
-        executor: &executor,
-    };
+    let runner = Runner::new(&app, &machine, &executor);
     let expert = expert_score(&runner, &app, args.seed);
     let cancel = Arc::new(AtomicBool::new(false));
     install_interrupt(cancel.clone());
@@ -480,12 +475,7 @@ pub fn bench(args: BenchOptimizeArgs) -> anyhow::Result<ExitCode> {
             machine: machine.clone(),
             noise: 0.0,
         };
-        let runner = Runner {
-            app: &app,
-            machine: &machine,
-            resolve: mapwright_runtime::resolve_mapping::resolve_mapping,
-            executor: &executor,
-        };
+        let runner = Runner::new(&app, &machine, &executor);
         let expert = expert_score(&runner, &app, 0).ok_or_else(|| {
             anyhow!(
                 "the expert mapper of {app_name} does not run on {}",

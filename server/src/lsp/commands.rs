@@ -253,12 +253,7 @@ impl RunResult {
 /// Runs `source` once (blocking).
 pub fn run_once(setup: &Setup, source: &str) -> Result<RunResult, String> {
     let executor = setup.executor()?;
-    let runner = Runner {
-        app: &setup.app,
-        machine: &setup.machine,
-        resolve: mapwright_runtime::resolve_mapping::resolve_mapping,
-        executor: executor.as_ref(),
-    };
+    let runner = Runner::new(&setup.app, &setup.machine, executor.as_ref());
     let seed = setup.optimize.seed;
     let e = runner.evaluate(source, seed);
     let expert = expert_score(&runner, &setup.app, seed);
@@ -446,12 +441,7 @@ pub fn optimize_blocking(
 ) -> Result<Optimized, String> {
     let executor = setup.executor()?;
     let mut proposer = setup.proposer()?;
-    let runner = Runner {
-        app: &setup.app,
-        machine: &setup.machine,
-        resolve: mapwright_runtime::resolve_mapping::resolve_mapping,
-        executor: executor.as_ref(),
-    };
+    let runner = Runner::new(&setup.app, &setup.machine, executor.as_ref());
     let seed = setup.optimize.seed;
     let expert = expert_score(&runner, &setup.app, seed);
     let run_dir = match mapper_path {

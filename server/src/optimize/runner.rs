@@ -66,7 +66,17 @@ pub struct Runner<'a> {
     pub executor: &'a dyn Execute,
 }
 
-impl Runner<'_> {
+impl<'a> Runner<'a> {
+    /// A runner with the runtime's own mapping resolution.
+    pub fn new(app: &'a App, machine: &'a Machine, executor: &'a dyn Execute) -> Runner<'a> {
+        Runner {
+            app,
+            machine,
+            resolve: mapwright_runtime::resolve_mapping::resolve_mapping,
+            executor,
+        }
+    }
+
     /// Resolves a mapper without running it (`None` if it does not compile).
     pub fn decisions(&self, source: &str) -> Option<Decisions> {
         let analysis = analyze(source);
