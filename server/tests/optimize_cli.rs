@@ -450,3 +450,49 @@ fn a_killed_run_resumes_from_its_record_log() {
         .starts_with("logged: "));
     assert!(resumed["parameter_entropy"].as_f64().is_some());
 }
+
+#[test]
+fn the_plot_compares_every_run_saved_for_the_mapper() {
+    let dir = temp_dir("plot-runs");
+    std::fs::write(dir.join("m.mapper"), NAIVE).unwrap();
+    let run = |proposer: &str, extra: &[&str]| {
+        let mut args = vec![
+            "optimize",
+            "m.mapper",
+            "--app",
+            "johnson",
+            "--iterations",
+            "3",
+            "--proposer",
+            proposer,
+        ];
+        args.extend_from_slice(extra);
+        let (ok, _, stderr) = mapwright(&args, &dir);
+        assert!(ok, "{proposer}: {stderr}");
+    };
+    run("search", &[]);
+    run("scalar", &[]);
+    // Another application's run is not comparable: left out.
+    let (ok, _, stderr) = mapwright(
+        &[
+            "optimize",
+            "m.mapper",
+            "--app",
+            "cannon",
+            "--iterations",
+            "2",
+        ],
+        &dir,
+    );
+    assert!(ok, "{stderr}");
+    run("random", &["--report", "plot.svg"]);
+    let runs = std::fs::read_dir(dir.join(".mapwright/runs"))
+        .unwrap()
+        .count();
+    assert_eq!(runs, 4, "every run has its own folder");
+    let svg = std::fs::read_to_string(dir.join("plot.svg")).unwrap();
+    assert_eq!(svg.matches("<polyline").count(), 3, "{svg}");
+    assert!(svg.contains("search (seed 0,"), "{svg}");
+    assert!(svg.contains("scalar (seed 0,"), "{svg}");
+    assert!(svg.contains("random (seed 0, this run)"), "{svg}");
+}

@@ -285,15 +285,23 @@ pub fn run(args: OptimizeArgs) -> anyhow::Result<ExitCode> {
     );
 
     if let Some(path) = &args.report {
+        let runs_folder = match &run_dir {
+            Some(dir) => dir.parent().map(Path::to_path_buf),
+            None => default_run_dir(&args.file, kind.name())
+                .parent()
+                .map(Path::to_path_buf),
+        };
+        let mut series = earlier_runs(runs_folder.as_deref(), run_dir.as_deref(), &report);
+        series.push(Series {
+            label: format!("{} (seed {}, this run)", report.proposer, report.seed),
+            values: report.trajectory.clone(),
+        });
         let svg = trajectory_svg(
             &format!(
                 "{} on {}: best normalized throughput",
                 app.name, machine.name
             ),
-            &[Series {
-                label: format!("{} (seed {})", report.proposer, report.seed),
-                values: report.trajectory.clone(),
-            }],
+            &series,
         );
         std::fs::write(path, svg).with_context(|| format!("cannot write {}", path.display()))?;
     }
@@ -327,6 +335,41 @@ pub fn run(args: OptimizeArgs) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// How many earlier runs the plot shows at most (the most recent ones).
+const EARLIER_RUNS_PLOTTED: usize = 7;
+
+/// The trajectories of the runs saved earlier in `folder` for the same
+/// application and machine (every proposer tried on this mapper), oldest
+/// first; `this_run`'s own folder is left out. Unreadable runs are skipped.
+fn earlier_runs(folder: Option<&Path>, this_run: Option<&Path>, report: &Report) -> Vec<Series> {
+    let Some(entries) = folder.and_then(|f| std::fs::read_dir(f).ok()) else {
+        return Vec::new();
+    };
+    let mut dirs: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_dir() && Some(p.as_path()) != this_run)
+        .collect();
+    dirs.sort();
+    let runs: Vec<Series> =
+        dirs.iter()
+            .filter_map(|dir| {
+                let r = load_report(dir).ok()?;
+                (r.app == report.app && r.machine == report.machine && !r.trajectory.is_empty())
+                    .then(|| Series {
+                        label: format!(
+                            "{} (seed {}, {})",
+                            r.proposer,
+                            r.seed,
+                            dir.file_name().unwrap_or_default().to_string_lossy()
+                        ),
+                        values: r.trajectory,
+                    })
+            })
+            .collect();
+    let skip = runs.len().saturating_sub(EARLIER_RUNS_PLOTTED);
+    runs.into_iter().skip(skip).collect()
 }
 
 fn print_table(report: &Report) {

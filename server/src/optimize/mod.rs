@@ -298,18 +298,25 @@ pub fn tidy(text: &str) -> String {
     current
 }
 
-/// `.mapwright/runs/<unix-seconds>-<proposer>` next to the mapper file.
+/// `.mapwright/runs/<unix-seconds>-<proposer>` next to the mapper file
+/// (`-2`, `-3`, ... appended when a run of that second already has it).
 pub fn default_run_dir(mapper: &Path, proposer: &str) -> PathBuf {
     let stamp = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0);
-    mapper
+    let runs = mapper
         .parent()
         .unwrap_or(Path::new("."))
         .join(".mapwright")
-        .join("runs")
-        .join(format!("{stamp}-{proposer}"))
+        .join("runs");
+    let mut dir = runs.join(format!("{stamp}-{proposer}"));
+    let mut n = 2;
+    while dir.exists() && n < 1000 {
+        dir = runs.join(format!("{stamp}-{proposer}-{n}"));
+        n += 1;
+    }
+    dir
 }
 
 /// The append-only log of a run's records, one JSON object per line.
