@@ -109,7 +109,7 @@ pub fn proc_kind(kind: ast::ProcKind) -> ProcKind {
         ast::ProcKind::GPU => ProcKind::Gpu,
         ast::ProcKind::IO => ProcKind::Io,
         ast::ProcKind::PY => ProcKind::Py,
-        ast::ProcKind::PROC => ProcKind::Proc,
+        ast::ProcKind::PROC => ProcKind::ProcSet,
         ast::ProcKind::OMP => ProcKind::Omp,
     }
 }
@@ -940,7 +940,7 @@ impl Evaluator {
                     def_span,
                     format!(
                         "{task_name} is actually mapped to {expected}, but machine model is for {}",
-                        kind.map_or("ALLPROC", ProcKind::name)
+                        kind.map_or("ALLPROC", ProcKind::dsl_name)
                     ),
                 ));
             }

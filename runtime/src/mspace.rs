@@ -47,78 +47,11 @@
 //!   negative point.
 //! - `m[i].has(MEM)` ignores the model: `i` is a local processor index.
 
-use std::fmt;
-use std::str::FromStr;
-
-use serde::{Deserialize, Serialize};
-
-/// A processor kind a machine model can be built from (`Machine(KIND)`).
-///
-/// The names are the DSL's keywords; the Legion kinds are noted because the
-/// reference queries Legion by them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-pub enum ProcKind {
-    /// `CPU`: `Processor::LOC_PROC`.
-    #[serde(rename = "CPU")]
-    Cpu,
-    /// `GPU`: `Processor::TOC_PROC`.
-    #[serde(rename = "GPU")]
-    Gpu,
-    /// `IO`: `Processor::IO_PROC`.
-    #[serde(rename = "IO")]
-    Io,
-    /// `PY`: `Processor::PY_PROC`.
-    #[serde(rename = "PY")]
-    Py,
-    /// `PROC`: `Processor::PROC_SET`.
-    #[serde(rename = "PROC")]
-    Proc,
-    /// `OMP`: `Processor::OMP_PROC`.
-    #[serde(rename = "OMP")]
-    Omp,
-}
-
-impl ProcKind {
-    /// Every kind, in the order the DSL's lexer lists them.
-    pub const ALL: [ProcKind; 6] = [
-        ProcKind::Cpu,
-        ProcKind::Gpu,
-        ProcKind::Io,
-        ProcKind::Py,
-        ProcKind::Proc,
-        ProcKind::Omp,
-    ];
-
-    /// The DSL keyword for this kind (`"GPU"`).
-    pub fn name(self) -> &'static str {
-        match self {
-            ProcKind::Cpu => "CPU",
-            ProcKind::Gpu => "GPU",
-            ProcKind::Io => "IO",
-            ProcKind::Py => "PY",
-            ProcKind::Proc => "PROC",
-            ProcKind::Omp => "OMP",
-        }
-    }
-}
-
-impl fmt::Display for ProcKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for ProcKind {
-    type Err = MSpaceError;
-
-    /// Parses a DSL keyword; matching is case-sensitive like the DSL's lexer.
-    fn from_str(s: &str) -> std::result::Result<Self, Self::Err> {
-        ProcKind::ALL
-            .into_iter()
-            .find(|k| k.name() == s)
-            .ok_or_else(|| MSpaceError::UnknownProcKind(s.to_string()))
-    }
-}
+/// The processor kinds a machine model can be built from (`Machine(KIND)`)
+/// are the machine description's: one enum for the whole runtime. The DSL
+/// names six of them (`CPU GPU IO PY PROC OMP`, [`ProcKind::dsl_name`]);
+/// `UTIL` processors run the Legion runtime and are never a model's kind.
+pub use crate::machine::ProcKind;
 
 /// A physical processor: (node index, processor index within the node among
 /// the processors of the model's kind).
@@ -257,9 +190,6 @@ pub enum MSpaceError {
     /// A value does not fit in 64 bits.
     #[error("arithmetic overflow in a machine-model computation")]
     Overflow,
-    /// A processor kind name that is not a DSL keyword.
-    #[error("unknown processor kind `{0}` (expected CPU, GPU, IO, PY, PROC or OMP)")]
-    UnknownProcKind(String),
 }
 
 type Result<T> = std::result::Result<T, MSpaceError>;
@@ -1187,19 +1117,6 @@ mod tests {
             MachineModel::new(ProcKind::Cpu, -1, 4),
             Err(MSpaceError::InvalidMachine { .. })
         ));
-    }
-
-    #[test]
-    fn proc_kind_names_round_trip() {
-        for k in ProcKind::ALL {
-            assert_eq!(k.name().parse::<ProcKind>(), Ok(k));
-            assert_eq!(k.to_string(), k.name());
-        }
-        assert!("gpu".parse::<ProcKind>().is_err());
-        assert_eq!(
-            serde_json::to_string(&ProcKind::Omp).expect("serialises"),
-            "\"OMP\""
-        );
     }
 
     #[test]

@@ -4436,9 +4436,10 @@ pub struct EvalPlacer {
     ev: crate::eval::Evaluator,
 }
 
-/// The evaluator's processor kind for a machine description's kind.
-fn eval_kind(k: ProcKind) -> Option<crate::mspace::ProcKind> {
-    dsl_proc(k).map(crate::eval::proc_kind)
+/// A machine description's kind as the evaluator may see it: only the
+/// kinds the DSL can name (not `UTIL`).
+fn eval_kind(k: ProcKind) -> Option<ProcKind> {
+    dsl_proc(k).map(|_| k)
 }
 
 impl EvalPlacer {
