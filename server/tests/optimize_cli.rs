@@ -496,3 +496,138 @@ fn the_plot_compares_every_run_saved_for_the_mapper() {
     assert!(svg.contains("scalar (seed 0,"), "{svg}");
     assert!(svg.contains("random (seed 0, this run)"), "{svg}");
 }
+
+/// Kills the child when dropped (a failed assertion must not leak a server).
+struct Reaper(std::process::Child);
+
+impl Drop for Reaper {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn optimize_runs_candidates_on_a_real_program() {
+    // The "real program" is `mapwright run` itself: a separate process per
+    // candidate whose printed time is what the optimizer reads.
+    let dir = temp_dir("command");
+    std::fs::write(dir.join("m.mapper"), NAIVE).unwrap();
+    let template = format!(
+        "{} run {{mapper}} --app {{app}} --machine {{machine}} --no-normalize",
+        env!("CARGO_BIN_EXE_mapwright")
+    );
+    let (ok, stdout, stderr) = mapwright(
+        &[
+            "optimize",
+            "m.mapper",
+            "--app",
+            "cannon",
+            "--iterations",
+            "3",
+            "--backend",
+            "command",
+            "--command",
+            &template,
+            "--json",
+            "--no-save",
+        ],
+        &dir,
+    );
+    assert!(ok, "{stderr}");
+    let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let first = &report["records"][0]["evaluation"];
+    assert_ne!(
+        first["status"], "ok",
+        "the naive mapper fails in the child too"
+    );
+    assert!(
+        first["raw_output"]
+            .as_str()
+            .unwrap()
+            .contains("DGEMM  parameter number 8"),
+        "{first}"
+    );
+    let best = report["best_normalized"].as_f64().unwrap();
+    assert!(
+        (best - 1.0).abs() < 1e-3,
+        "normalized by the expert run the same way: {best}"
+    );
+}
+
+#[test]
+fn optimize_runs_candidates_on_a_runtime_service() {
+    use std::io::BufRead;
+    use std::process::Stdio;
+    let child = Command::new(env!("CARGO_BIN_EXE_mapwright"))
+        .args([
+            "serve",
+            "--bind",
+            "127.0.0.1:0",
+            "--token-env",
+            "MW_OPT_TEST_TOKEN",
+        ])
+        .env("MW_OPT_TEST_TOKEN", "secret")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start mapwright serve");
+    let mut child = Reaper(child);
+    let mut line = String::new();
+    std::io::BufReader::new(child.0.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let url = line
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .expect("address line")
+        .to_string();
+
+    let dir = temp_dir("service");
+    std::fs::write(dir.join("m.mapper"), NAIVE).unwrap();
+    // The runtime named in mapwright.toml, the token from the environment.
+    std::fs::write(
+        dir.join("mapwright.toml"),
+        format!("app = \"stencil\"\nruntime = \"{url}\"\n"),
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_mapwright"))
+        .args([
+            "optimize",
+            "m.mapper",
+            "--iterations",
+            "2",
+            "--json",
+            "--no-save",
+        ])
+        .env("MAPWRIGHT_TOKEN", "secret")
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["records"][0]["evaluation"]["status"], "ok");
+    assert!(report["best_normalized"].as_f64().unwrap() > 0.99);
+
+    // Without the token every run is the service's refusal, not a crash.
+    let out = Command::new(env!("CARGO_BIN_EXE_mapwright"))
+        .args([
+            "run",
+            "m.mapper",
+            "--runtime",
+            &url,
+            "--json",
+            "--no-normalize",
+        ])
+        .env_remove("MAPWRIGHT_TOKEN")
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["status"], "service_error", "{v}");
+    assert!(v["raw_output"].as_str().unwrap().contains("401"));
+}

@@ -2,6 +2,7 @@
 
 mod app;
 mod apps;
+mod backend_args;
 mod bench_external;
 mod calibrate;
 mod check;

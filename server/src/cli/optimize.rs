@@ -12,6 +12,7 @@ use anyhow::{anyhow, Context};
 use clap::{Args, ValueEnum};
 use mapwright_runtime::app::App;
 
+use super::backend_args::BackendArgs;
 use super::read_input;
 use crate::autoguide::FeedbackMode;
 use crate::optimize::executors::SimExecutor;
@@ -115,6 +116,9 @@ pub struct OptimizeArgs {
     /// Relative measurement noise of the simulator (0 = deterministic).
     #[arg(long, default_value_t = 0.0)]
     pub noise: f64,
+    /// Where candidates run (default: the embedded simulator).
+    #[command(flatten)]
+    pub backend_args: BackendArgs,
     #[command(flatten)]
     pub llm: LlmArgs,
 }
@@ -231,12 +235,10 @@ pub fn run(args: OptimizeArgs) -> anyhow::Result<ExitCode> {
     let mut proposer = make_proposer(kind, args.seed, &args.llm, project.as_ref())?;
     let app = Arc::new(app);
     let machine = Arc::new(machine);
-    let executor = SimExecutor {
-        app: app.clone(),
-        machine: machine.clone(),
-        noise: args.noise,
-    };
-    let runner = Runner::new(&app, &machine, &executor);
+    let executor = args
+        .backend_args
+        .executor(project.as_ref(), &app, &machine, args.noise)?;
+    let runner = Runner::new(&app, &machine, executor.as_ref());
     let expert = expert_score(&runner, &app, args.seed);
     let cancel = Arc::new(AtomicBool::new(false));
     install_interrupt(cancel.clone());

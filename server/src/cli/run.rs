@@ -10,30 +10,19 @@
 use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use anyhow::{anyhow, bail};
-use clap::{Args, ValueEnum};
+use anyhow::bail;
+use clap::Args;
 use mapwright_runtime::app::{expert_mapper_text, App};
-use mapwright_runtime::backend::command::{CommandBackend, CommandConfig, Pattern};
 use mapwright_runtime::backend::{Backend, Resolver, RunOutcome, RunRequest};
 use mapwright_runtime::machine::Machine;
 use mapwright_runtime::sim::{simulate, SimBackend};
 use serde_json::json;
 
+use super::backend_args::{BackendArgs, BackendKind};
 use super::read_input;
 use crate::project::target;
-
-/// Which backend runs the mapper.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum BackendKind {
-    /// The embedded simulator (deterministic).
-    Sim,
-    /// A real program, from `--command` or `[command]` in mapwright.toml.
-    Command,
-    /// Real kernels on local GPUs (needs the `cuda` feature).
-    Cuda,
-}
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
@@ -46,29 +35,14 @@ pub struct RunArgs {
     /// description (JSON/TOML). Default: mapwright.toml, else p100x4.
     #[arg(long)]
     pub machine: Option<String>,
-    /// Backend.
-    #[arg(long, value_enum, default_value = "sim")]
-    pub backend: BackendKind,
-    /// Command template for `--backend command`: `{mapper}` is the
-    /// candidate's path (also `{app}`, `{machine}`, `{seed}`).
-    #[arg(long)]
-    pub command: Option<String>,
+    #[command(flatten)]
+    pub backend_args: BackendArgs,
     /// Seed of the measurement noise.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
     /// Relative measurement noise of the simulator (0.01 = 1 %).
     #[arg(long, default_value_t = 0.0)]
     pub noise: f64,
-    /// Timeout of one command run, seconds.
-    #[arg(long)]
-    pub timeout: Option<f64>,
-    /// Extra prefix before the elapsed time in a command's output
-    /// (repeatable; tried before the built-in ones).
-    #[arg(long = "elapsed-prefix")]
-    pub elapsed_prefix: Vec<String>,
-    /// Extra prefix before the throughput in a command's output (repeatable).
-    #[arg(long = "throughput-prefix")]
-    pub throughput_prefix: Vec<String>,
     /// Do not run the expert mapper for the normalized figure.
     #[arg(long)]
     pub no_normalize: bool,
@@ -84,44 +58,6 @@ pub struct RunArgs {
 /// (`grammar::analyze` then `resolve_mapping`).
 pub(crate) fn resolver() -> Resolver {
     mapwright_runtime::sim::default_resolver()
-}
-
-fn command_backend(
-    args: &RunArgs,
-    project: Option<&crate::project::ProjectFile>,
-) -> anyhow::Result<CommandBackend> {
-    let section = project.and_then(|p| p.command.as_ref());
-    let template = args
-        .command
-        .clone()
-        .or_else(|| section.map(|c| c.template.clone()))
-        .filter(|t| !t.trim().is_empty())
-        .ok_or_else(|| {
-            anyhow!(
-                "--backend command needs a command template: pass --command 'PROG ... {{mapper}}' \
-                 or set [command] template in mapwright.toml"
-            )
-        })?;
-    if !template.contains("{mapper}") {
-        bail!("the command template must contain {{mapper}} (the candidate mapper's path)");
-    }
-    let mut config = CommandConfig::new(template);
-    let timeout = args
-        .timeout
-        .or_else(|| section.and_then(|c| c.timeout_s).map(|s| s as f64));
-    if let Some(t) = timeout {
-        if !(t.is_finite() && t > 0.0) {
-            bail!("--timeout must be a positive number of seconds");
-        }
-        config.timeout = Duration::from_secs_f64(t);
-    }
-    for (i, p) in args.elapsed_prefix.iter().enumerate() {
-        config.elapsed.insert(i, Pattern::time(p.clone()));
-    }
-    for (i, p) in args.throughput_prefix.iter().enumerate() {
-        config.throughput.insert(i, Pattern::rate(p.clone(), ""));
-    }
-    Ok(CommandBackend::new(config))
 }
 
 /// A backend, and for the `cuda` one the simulator's prediction of the
@@ -169,7 +105,7 @@ fn cuda_backend() -> Result<mapwright_runtime::cuda::CudaBackend, String> {
 
 pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     #[cfg(not(feature = "cuda"))]
-    if args.backend == BackendKind::Cuda {
+    if args.backend_args.backend == BackendKind::Cuda {
         eprintln!(
             "error: the `cuda` backend runs real kernels on local GPUs and needs a mapwright \
              built with the `cuda` feature on a machine with an NVIDIA GPU; this build has no \
@@ -178,7 +114,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(2));
     }
     #[cfg(feature = "cuda")]
-    let cuda = if args.backend == BackendKind::Cuda {
+    let cuda = if args.backend_args.backend == BackendKind::Cuda {
         match cuda_backend() {
             Ok(b) => Some(b),
             Err(e) => {
@@ -215,9 +151,14 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         return bench(&source, &app, &machine, n, &args);
     }
 
-    let backend = match args.backend {
-        BackendKind::Sim => Runner::Plain(Box::new(SimBackend::new(resolver()))),
-        BackendKind::Command => Runner::Plain(Box::new(command_backend(&args, project.as_ref())?)),
+    let backend = match args.backend_args.backend {
+        BackendKind::Sim => match args.backend_args.runtime_url(project.as_ref()) {
+            None => Runner::Plain(Box::new(SimBackend::new(resolver()))),
+            Some(url) => Runner::Plain(Box::new(BackendArgs::remote(&url)?)),
+        },
+        BackendKind::Command => Runner::Plain(Box::new(
+            args.backend_args.command_backend(project.as_ref())?,
+        )),
         #[cfg(feature = "cuda")]
         BackendKind::Cuda => match cuda {
             Some(b) => Runner::Cuda(Box::new(b)),
@@ -266,7 +207,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             "expert": expert_json,
             "metrics": outcome.metrics,
         });
-        if args.backend == BackendKind::Cuda {
+        if args.backend_args.backend == BackendKind::Cuda {
             // The simulator's time for the problem the kernels ran.
             v["predicted_elapsed_s"] = json!(predicted);
             if let Some(e) = v.get_mut("expert").filter(|e| e.is_object()) {
@@ -362,8 +303,8 @@ fn bench(
     n: u64,
     args: &RunArgs,
 ) -> anyhow::Result<ExitCode> {
-    if args.backend != BackendKind::Sim {
-        bail!("--bench measures the sim backend only");
+    if args.backend_args.backend != BackendKind::Sim || args.backend_args.runtime.is_some() {
+        bail!("--bench measures the embedded simulator only");
     }
     let n = n.max(1);
     let resolve = resolver();

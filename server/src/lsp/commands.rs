@@ -20,7 +20,6 @@ use std::time::Duration;
 use mapwright_grammar::{LineIndex, Span};
 use mapwright_runtime::app::App;
 use mapwright_runtime::machine::Machine;
-use mapwright_runtime::service::client::RemoteBackend;
 use serde_json::Value;
 use tower_lsp::lsp_types::{self as lsp, Url};
 
@@ -28,7 +27,7 @@ use super::config::{OptimizeSettings, ProjectConfig, Settings};
 use super::convert::{self, DiagnosticData, FixData};
 use super::target::Target;
 use crate::autoguide::{Category, Feedback, FeedbackMode};
-use crate::optimize::executors::{BackendExecutor, SimExecutor};
+use crate::optimize::executors::{remote_backend, BackendExecutor, SimExecutor};
 use crate::optimize::history::Record;
 use crate::optimize::proposers::hybrid::HybridProposer;
 use crate::optimize::proposers::llm::{LlmConfig, LlmProposer};
@@ -45,9 +44,6 @@ pub const EXPLAIN: &str = "mapwright.explain";
 
 /// The commands the server advertises.
 pub const COMMANDS: [&str; 3] = [OPTIMIZE, RUN, EXPLAIN];
-
-/// The environment variable of a `mapwright serve` bearer token.
-const SERVICE_TOKEN_ENV: &str = "MAPWRIGHT_TOKEN";
 
 /// A command's arguments.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -153,11 +149,8 @@ impl Setup {
                 noise: 0.0,
             })),
             Some(url) => {
-                let token = std::env::var(SERVICE_TOKEN_ENV)
-                    .ok()
-                    .filter(|t| !t.is_empty());
-                let backend = RemoteBackend::new(url, token)
-                    .map_err(|e| format!("mapwright.runtimeUrl: {e}"))?;
+                let backend =
+                    remote_backend(url).map_err(|e| format!("mapwright.runtimeUrl: {e}"))?;
                 Ok(Box::new(BackendExecutor {
                     backend: Box::new(backend),
                     app: self.app.clone(),

@@ -10,6 +10,20 @@ use mapwright_runtime::machine::Machine;
 
 use super::runner::Execute;
 
+/// Environment variable holding the bearer token of a remote `mapwright serve`.
+pub const SERVICE_TOKEN_ENV: &str = "MAPWRIGHT_TOKEN";
+
+/// A client of the `mapwright serve` at `url`, with the token from
+/// [`SERVICE_TOKEN_ENV`] if set.
+pub fn remote_backend(
+    url: &str,
+) -> Result<mapwright_runtime::service::client::RemoteBackend, String> {
+    let token = std::env::var(SERVICE_TOKEN_ENV)
+        .ok()
+        .filter(|t| !t.is_empty());
+    mapwright_runtime::service::client::RemoteBackend::new(url, token).map_err(|e| e.to_string())
+}
+
 fn outcome_tuple(o: RunOutcome) -> (String, Option<f64>, Option<f64>, String) {
     (
         o.status.as_str().to_string(),
