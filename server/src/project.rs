@@ -4,7 +4,7 @@
 //! ```toml
 //! app = "circuit"            # a built-in name or a path to an application JSON
 //! machine = "p100x4"         # a preset or a path to a machine JSON/TOML
-//! runtime = "embedded"       # or the URL of a `mapwright serve` instance
+//! runtime = "embedded"       # "command" ([command] below), or the URL of a `mapwright serve`
 //! proposer = "search"        # search | random | scalar | llm | hybrid
 //!
 //! [llm]
@@ -33,6 +33,9 @@ pub struct ProjectFile {
     pub proposer: Option<String>,
     pub llm: LlmSection,
     pub command: Option<CommandSection>,
+    /// The folder the file was read from (where `[command]` runs).
+    #[serde(skip)]
+    pub dir: Option<PathBuf>,
 }
 
 /// `[llm]`
@@ -88,7 +91,10 @@ pub fn find_from(dir: &Path, root: Option<&Path>) -> Option<PathBuf> {
 pub fn load(path: &Path) -> anyhow::Result<ProjectFile> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-    toml::from_str(&text).with_context(|| format!("{} is not a valid project file", path.display()))
+    let mut file: ProjectFile = toml::from_str(&text)
+        .with_context(|| format!("{} is not a valid project file", path.display()))?;
+    file.dir = path.parent().map(Path::to_path_buf);
+    Ok(file)
 }
 
 /// The project file governing `mapper`, if any (`relative_to`: its folder).

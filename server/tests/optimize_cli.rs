@@ -631,3 +631,39 @@ fn optimize_runs_candidates_on_a_runtime_service() {
     assert_eq!(v["status"], "service_error", "{v}");
     assert!(v["raw_output"].as_str().unwrap().contains("401"));
 }
+
+#[test]
+fn a_project_file_can_name_the_users_program_as_the_runtime() {
+    let dir = temp_dir("project-command");
+    std::fs::write(dir.join("m.mapper"), NAIVE).unwrap();
+    std::fs::write(
+        dir.join("mapwright.toml"),
+        format!(
+            "app = \"stencil\"\nruntime = \"command\"\n[command]\ntemplate = \"{} run {{mapper}} --app {{app}} --machine {{machine}} --no-normalize\"\n",
+            env!("CARGO_BIN_EXE_mapwright")
+        ),
+    )
+    .unwrap();
+    let (ok, stdout, stderr) = mapwright(&["run", "m.mapper", "--json"], &dir);
+    assert!(ok, "{stderr}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(v["backend"], "command", "{v}");
+    assert_eq!(v["status"], "ok");
+    let (ok, stdout, stderr) = mapwright(
+        &[
+            "optimize",
+            "m.mapper",
+            "--iterations",
+            "1",
+            "--json",
+            "--no-save",
+        ],
+        &dir,
+    );
+    assert!(ok, "{stderr}");
+    let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert!(report["records"][0]["evaluation"]["raw_output"]
+        .as_str()
+        .unwrap()
+        .contains("mapwright run: stencil"));
+}

@@ -3,17 +3,16 @@
 //! `mapwright serve`, local GPUs) and how to read a real program's output.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use anyhow::{anyhow, bail};
 use clap::{Args, ValueEnum};
 use mapwright_runtime::app::App;
-use mapwright_runtime::backend::command::{CommandBackend, CommandConfig, Pattern};
+use mapwright_runtime::backend::command::CommandBackend;
 use mapwright_runtime::backend::Backend;
 use mapwright_runtime::machine::Machine;
 use mapwright_runtime::service::client::RemoteBackend;
 
-use crate::optimize::executors::{remote_backend, BackendExecutor, SimExecutor};
+use crate::optimize::executors::{command_backend, remote_backend, BackendExecutor, SimExecutor};
 use crate::optimize::runner::Execute;
 use crate::project::ProjectFile;
 
@@ -29,14 +28,28 @@ pub enum BackendKind {
     Cuda,
 }
 
+/// Where runs happen, once flags and mapwright.toml are read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RuntimeChoice {
+    /// The embedded simulator.
+    Embedded,
+    /// The user's program (`--command` or `[command]`).
+    Command,
+    /// A `mapwright serve` at this URL.
+    Remote(String),
+    /// Local GPUs.
+    Cuda,
+}
+
 #[derive(Debug, Clone, Args)]
 pub struct BackendArgs {
     /// Backend.
     #[arg(long, value_enum, default_value = "sim")]
     pub backend: BackendKind,
     /// URL of a `mapwright serve` runtime service to run on instead of the
-    /// embedded simulator (default: `runtime` in mapwright.toml; `embedded`
-    /// for the simulator). Its bearer token is read from MAPWRIGHT_TOKEN.
+    /// embedded simulator (default: `runtime` in mapwright.toml, where
+    /// `embedded` means the simulator and `command` the `[command]`
+    /// program). Its bearer token is read from MAPWRIGHT_TOKEN.
     #[arg(long)]
     pub runtime: Option<String>,
     /// Command template for `--backend command`: `{mapper}` is the
@@ -56,55 +69,55 @@ pub struct BackendArgs {
 }
 
 impl BackendArgs {
-    /// The remote service to use, if any: `--runtime`, else the project
-    /// file's `runtime` (`embedded`/`sim`/empty mean the simulator).
-    pub fn runtime_url(&self, project: Option<&ProjectFile>) -> Option<String> {
-        self.runtime
-            .clone()
-            .or_else(|| project.and_then(|p| p.runtime.clone()))
-            .map(|u| u.trim().to_string())
-            .filter(|u| !u.is_empty() && u != "embedded" && u != "sim")
-    }
-
     /// A connection to the remote service named by `url`.
     pub fn remote(url: &str) -> anyhow::Result<RemoteBackend> {
         remote_backend(url).map_err(|e| anyhow!("--runtime {url}: {e}"))
     }
 
-    /// The command backend from these options and the project's `[command]`.
+    /// The command backend from these options and the project's `[command]`
+    /// (run in the project file's folder when the template comes from it).
     pub fn command_backend(&self, project: Option<&ProjectFile>) -> anyhow::Result<CommandBackend> {
         let section = project.and_then(|p| p.command.as_ref());
-        let template = self
-            .command
-            .clone()
-            .or_else(|| section.map(|c| c.template.clone()))
-            .filter(|t| !t.trim().is_empty())
-            .ok_or_else(|| {
-                anyhow!(
-                    "--backend command needs a command template: pass --command 'PROG ... {{mapper}}' \
-                     or set [command] template in mapwright.toml"
-                )
-            })?;
-        if !template.contains("{mapper}") {
-            bail!("the command template must contain {{mapper}} (the candidate mapper's path)");
-        }
-        let mut config = CommandConfig::new(template);
+        let (template, workdir) = match (&self.command, section) {
+            (Some(t), _) => (t.clone(), None),
+            (None, Some(c)) => (c.template.clone(), project.and_then(|p| p.dir.clone())),
+            (None, None) => bail!(
+                "--backend command needs a command template: pass --command 'PROG ... {{mapper}}' \
+                 or set [command] template in mapwright.toml"
+            ),
+        };
         let timeout = self
             .timeout
             .or_else(|| section.and_then(|c| c.timeout_s).map(|s| s as f64));
-        if let Some(t) = timeout {
-            if !(t.is_finite() && t > 0.0) {
-                bail!("--timeout must be a positive number of seconds");
+        command_backend(
+            &template,
+            workdir,
+            timeout,
+            &self.elapsed_prefix,
+            &self.throughput_prefix,
+        )
+        .map_err(|e| anyhow!("--backend command: {e}"))
+    }
+
+    /// Where runs happen: the flags first, then `runtime` in mapwright.toml.
+    pub fn choice(&self, project: Option<&ProjectFile>) -> RuntimeChoice {
+        match self.backend {
+            BackendKind::Command => RuntimeChoice::Command,
+            BackendKind::Cuda => RuntimeChoice::Cuda,
+            BackendKind::Sim => {
+                let named = self
+                    .runtime
+                    .clone()
+                    .or_else(|| project.and_then(|p| p.runtime.clone()))
+                    .map(|u| u.trim().to_string())
+                    .unwrap_or_default();
+                match named.as_str() {
+                    "" | "embedded" | "sim" => RuntimeChoice::Embedded,
+                    "command" => RuntimeChoice::Command,
+                    _ => RuntimeChoice::Remote(named),
+                }
             }
-            config.timeout = Duration::from_secs_f64(t);
         }
-        for (i, p) in self.elapsed_prefix.iter().enumerate() {
-            config.elapsed.insert(i, Pattern::time(p.clone()));
-        }
-        for (i, p) in self.throughput_prefix.iter().enumerate() {
-            config.throughput.insert(i, Pattern::rate(p.clone(), ""));
-        }
-        Ok(CommandBackend::new(config))
     }
 
     /// What runs the optimizer's candidates: the simulator on the resolved
@@ -116,17 +129,17 @@ impl BackendArgs {
         machine: &Arc<Machine>,
         noise: f64,
     ) -> anyhow::Result<Box<dyn Execute>> {
-        let backend: Box<dyn Backend> = match (self.backend, self.runtime_url(project)) {
-            (BackendKind::Sim, None) => {
+        let backend: Box<dyn Backend> = match self.choice(project) {
+            RuntimeChoice::Embedded => {
                 return Ok(Box::new(SimExecutor {
                     app: app.clone(),
                     machine: machine.clone(),
                     noise,
                 }))
             }
-            (BackendKind::Sim, Some(url)) => Box::new(Self::remote(&url)?),
-            (BackendKind::Command, _) => Box::new(self.command_backend(project)?),
-            (BackendKind::Cuda, _) => cuda_backend()?,
+            RuntimeChoice::Remote(url) => Box::new(Self::remote(&url)?),
+            RuntimeChoice::Command => Box::new(self.command_backend(project)?),
+            RuntimeChoice::Cuda => cuda_backend()?,
         };
         Ok(Box::new(BackendExecutor {
             backend,

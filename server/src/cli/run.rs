@@ -20,7 +20,7 @@ use mapwright_runtime::machine::Machine;
 use mapwright_runtime::sim::{simulate, SimBackend};
 use serde_json::json;
 
-use super::backend_args::{BackendArgs, BackendKind};
+use super::backend_args::{BackendArgs, BackendKind, RuntimeChoice};
 use super::read_input;
 use crate::project::target;
 
@@ -151,21 +151,19 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         return bench(&source, &app, &machine, n, &args);
     }
 
-    let backend = match args.backend_args.backend {
-        BackendKind::Sim => match args.backend_args.runtime_url(project.as_ref()) {
-            None => Runner::Plain(Box::new(SimBackend::new(resolver()))),
-            Some(url) => Runner::Plain(Box::new(BackendArgs::remote(&url)?)),
-        },
-        BackendKind::Command => Runner::Plain(Box::new(
+    let backend = match args.backend_args.choice(project.as_ref()) {
+        RuntimeChoice::Embedded => Runner::Plain(Box::new(SimBackend::new(resolver()))),
+        RuntimeChoice::Remote(url) => Runner::Plain(Box::new(BackendArgs::remote(&url)?)),
+        RuntimeChoice::Command => Runner::Plain(Box::new(
             args.backend_args.command_backend(project.as_ref())?,
         )),
         #[cfg(feature = "cuda")]
-        BackendKind::Cuda => match cuda {
+        RuntimeChoice::Cuda => match cuda {
             Some(b) => Runner::Cuda(Box::new(b)),
             None => unreachable!("opened above"),
         },
         #[cfg(not(feature = "cuda"))]
-        BackendKind::Cuda => unreachable!("handled above"),
+        RuntimeChoice::Cuda => unreachable!("handled above"),
     };
     let mut request = RunRequest::new(source, app.clone(), machine.clone());
     request.seed = args.seed;

@@ -27,7 +27,7 @@ use super::config::{OptimizeSettings, ProjectConfig, Settings};
 use super::convert::{self, DiagnosticData, FixData};
 use super::target::Target;
 use crate::autoguide::{Category, Feedback, FeedbackMode};
-use crate::optimize::executors::{remote_backend, BackendExecutor, SimExecutor};
+use crate::optimize::executors::{command_backend, remote_backend, BackendExecutor, SimExecutor};
 use crate::optimize::history::Record;
 use crate::optimize::proposers::hybrid::HybridProposer;
 use crate::optimize::proposers::llm::{LlmConfig, LlmProposer};
@@ -82,6 +82,9 @@ pub struct Setup {
     pub machine: Arc<Machine>,
     /// A `mapwright serve` URL; `None`: the embedded simulator.
     pub runtime_url: Option<String>,
+    /// The user's program, when the project says `runtime = "command"`:
+    /// (template, timeout in seconds, folder it runs in).
+    pub command: Option<(String, Option<u64>, Option<PathBuf>)>,
     pub proposer: String,
     pub llm_base_url: Option<String>,
     pub llm_model: Option<String>,
@@ -117,10 +120,22 @@ impl Setup {
             .or_else(|| settings.runtime_url.clone())
             .map(|u| u.trim().to_string())
             .filter(|u| !u.is_empty() && u != "embedded" && u != "sim");
+        let command = match runtime_url.as_deref() {
+            Some("command") => Some((
+                project
+                    .and_then(|p| p.command_template.clone())
+                    .ok_or("runtime = \"command\" needs a [command] template in mapwright.toml")?,
+                project.and_then(|p| p.command_timeout_s),
+                project.and_then(|p| p.dir().map(Path::to_path_buf)),
+            )),
+            _ => None,
+        };
+        let runtime_url = runtime_url.filter(|u| u != "command");
         Ok(Setup {
             app,
             machine,
             runtime_url,
+            command,
             proposer: project
                 .and_then(|p| p.proposer.clone())
                 .or_else(|| settings.proposer.clone())
@@ -140,8 +155,19 @@ impl Setup {
         })
     }
 
-    /// What runs candidates: the simulator, or the remote service.
+    /// What runs candidates: the simulator, the user's program, or the
+    /// remote service.
     pub fn executor(&self) -> Result<Box<dyn Execute>, String> {
+        if let Some((template, timeout, dir)) = &self.command {
+            let backend =
+                command_backend(template, dir.clone(), timeout.map(|t| t as f64), &[], &[])
+                    .map_err(|e| format!("[command] in mapwright.toml: {e}"))?;
+            return Ok(Box::new(BackendExecutor {
+                backend: Box::new(backend),
+                app: self.app.clone(),
+                machine: self.machine.clone(),
+            }));
+        }
         match &self.runtime_url {
             None => Ok(Box::new(SimExecutor {
                 app: self.app.clone(),
@@ -162,9 +188,10 @@ impl Setup {
 
     /// Where runs happen, for messages.
     pub fn runtime_name(&self) -> String {
-        match &self.runtime_url {
-            None => "simulator".to_string(),
-            Some(u) => u.clone(),
+        match (&self.command, &self.runtime_url) {
+            (Some((template, _, _)), _) => format!("`{template}`"),
+            (None, None) => "simulator".to_string(),
+            (None, Some(u)) => u.clone(),
         }
     }
 
@@ -549,5 +576,44 @@ mod tests {
         remote.proposer = Some("llm".into());
         let s = Setup::new(Some(&t), None, &remote).unwrap();
         assert!(s.proposer().err().unwrap().contains("baseUrl"));
+    }
+
+    #[test]
+    fn a_project_can_run_candidates_with_its_own_program() {
+        let t = Target::load(super::super::target::TargetKey {
+            dir: None,
+            app: Some("stencil".into()),
+            machine: None,
+        });
+        let dir = std::env::temp_dir().join(format!("mw-lsp-command-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut project = ProjectConfig {
+            path: dir.join("mapwright.toml"),
+            runtime: Some("command".into()),
+            ..ProjectConfig::default()
+        };
+        let settings = Settings::default();
+        assert!(Setup::new(Some(&t), Some(&project), &settings)
+            .unwrap_err()
+            .contains("[command] template"));
+        // A stand-in program: runs in the project's folder and prints a time
+        // in the benchmarks' format when the mapper exists.
+        project.command_template =
+            Some("test -s {mapper} && pwd > where.txt && echo 'ELAPSED TIME = 2.500 s'".into());
+        let s = Setup::new(Some(&t), Some(&project), &settings).unwrap();
+        assert!(
+            s.runtime_name().contains("ELAPSED TIME"),
+            "{}",
+            s.runtime_name()
+        );
+        let r = run_once(&s, "Task * GPU;\n").unwrap();
+        assert!(r.ok(), "{}", r.summary);
+        assert_eq!(r.elapsed_s, Some(2.5));
+        let ran_in = std::fs::read_to_string(dir.join("where.txt")).unwrap();
+        assert_eq!(
+            std::fs::canonicalize(ran_in.trim()).unwrap(),
+            std::fs::canonicalize(&dir).unwrap()
+        );
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

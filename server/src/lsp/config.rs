@@ -166,7 +166,8 @@ pub struct ProjectConfig {
     pub app: Option<String>,
     /// `machine = "..."` (a preset or a path to a description).
     pub machine: Option<String>,
-    /// `runtime = "embedded"` or the URL of a `mapwright serve` instance.
+    /// `runtime = "embedded"`, `"command"` (the `[command]` program) or the
+    /// URL of a `mapwright serve` instance.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub runtime: Option<String>,
     /// `proposer = "search"`.
@@ -181,6 +182,11 @@ pub struct ProjectConfig {
     pub llm_api_key_env: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub llm_timeout_s: Option<u64>,
+    /// `[command] template` and `timeout_s` (used when `runtime = "command"`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub command_template: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub command_timeout_s: Option<u64>,
 }
 
 impl ProjectConfig {
@@ -199,6 +205,8 @@ impl ProjectConfig {
             llm_model: file.llm.model,
             llm_api_key_env: file.llm.api_key_env,
             llm_timeout_s: file.llm.timeout_s,
+            command_template: file.command.as_ref().map(|c| c.template.clone()),
+            command_timeout_s: file.command.as_ref().and_then(|c| c.timeout_s),
         })
     }
 

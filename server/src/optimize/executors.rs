@@ -10,6 +10,43 @@ use mapwright_runtime::machine::Machine;
 
 use super::runner::Execute;
 
+/// The user's real program as a backend: `template` runs one candidate
+/// (`{mapper}` its path), in `workdir` (the project's folder; `None`: the
+/// current one), killed after `timeout_s`; `elapsed`/`throughput` are extra
+/// output prefixes tried before the benchmark programs' own.
+pub fn command_backend(
+    template: &str,
+    workdir: Option<std::path::PathBuf>,
+    timeout_s: Option<f64>,
+    elapsed: &[String],
+    throughput: &[String],
+) -> Result<mapwright_runtime::backend::command::CommandBackend, String> {
+    use mapwright_runtime::backend::command::{CommandBackend, CommandConfig, Pattern};
+    if template.trim().is_empty() {
+        return Err("the command template is empty".into());
+    }
+    if !template.contains("{mapper}") {
+        return Err(
+            "the command template must contain {mapper} (the candidate mapper's path)".into(),
+        );
+    }
+    let mut config = CommandConfig::new(template);
+    config.workdir = workdir;
+    if let Some(t) = timeout_s {
+        if !(t.is_finite() && t > 0.0) {
+            return Err("the timeout must be a positive number of seconds".into());
+        }
+        config.timeout = std::time::Duration::from_secs_f64(t);
+    }
+    for (i, p) in elapsed.iter().enumerate() {
+        config.elapsed.insert(i, Pattern::time(p.clone()));
+    }
+    for (i, p) in throughput.iter().enumerate() {
+        config.throughput.insert(i, Pattern::rate(p.clone(), ""));
+    }
+    Ok(CommandBackend::new(config))
+}
+
 /// Environment variable holding the bearer token of a remote `mapwright serve`.
 pub const SERVICE_TOKEN_ENV: &str = "MAPWRIGHT_TOKEN";
 
