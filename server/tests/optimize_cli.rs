@@ -667,3 +667,39 @@ fn a_project_file_can_name_the_users_program_as_the_runtime() {
         .unwrap()
         .contains("mapwright run: stencil"));
 }
+
+#[test]
+fn an_unreachable_runtime_is_reported_before_the_loop_not_fatal() {
+    let dir = temp_dir("unreachable");
+    std::fs::write(dir.join("m.mapper"), NAIVE).unwrap();
+    let (ok, stdout, stderr) = mapwright(
+        &[
+            "optimize",
+            "m.mapper",
+            "--app",
+            "stencil",
+            "--runtime",
+            "http://127.0.0.1:1",
+            "--iterations",
+            "1",
+            "--no-save",
+            "--json",
+        ],
+        &dir,
+    );
+    assert!(ok, "{stderr}");
+    assert!(
+        stderr.contains("did not run here (service_error)") && stderr.contains("127.0.0.1:1"),
+        "{stderr}"
+    );
+    let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(
+        report["records"][1]["evaluation"]["status"],
+        "service_error"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("m.mapper")).unwrap(),
+        NAIVE,
+        "the file is untouched"
+    );
+}

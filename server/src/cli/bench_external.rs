@@ -18,7 +18,7 @@ use clap::Args;
 use mapwright_runtime::machine::{MemKind, ProcKind};
 use serde::{Deserialize, Serialize};
 
-use super::optimize::{expert_score, NAIVE_MAPPER};
+use super::optimize::NAIVE_MAPPER;
 use crate::optimize::executors::SimExecutor;
 use crate::optimize::runner::Runner;
 use crate::optimize::space::{machine_memories, render, IndexFn, LayoutChoice, Space, Spec};
@@ -190,7 +190,8 @@ pub fn evaluate(args: EvaluateArgs) -> anyhow::Result<ExitCode> {
         noise: 0.0,
     };
     let runner = Runner::new(&app, &machine, &executor);
-    let expert = expert_score(&runner, &app, 0)
+    let expert = runner
+        .expert_score(0)
         .ok_or_else(|| anyhow!("the expert mapper of {} does not run here", app.name))?;
     let base_decisions = runner
         .decisions(&base)

@@ -24,7 +24,7 @@ use crate::optimize::proposers::random::RandomProposer;
 use crate::optimize::proposers::scalar::ScalarProposer;
 use crate::optimize::proposers::search::SearchProposer;
 use crate::optimize::proposers::Proposer;
-use crate::optimize::runner::{Evaluation, Runner};
+use crate::optimize::runner::Runner;
 use crate::optimize::{default_run_dir, load_report, optimize, Config, Report};
 use crate::project::{target, ProjectFile};
 
@@ -170,13 +170,6 @@ fn make_proposer(
     })
 }
 
-/// Scores the application's expert mapper on this machine (what 1.0x means).
-pub fn expert_score(runner: &Runner<'_>, app: &App, seed: u64) -> Option<f64> {
-    let text = mapwright_runtime::app::expert_mapper_text(&app.name)?;
-    let e: Evaluation = runner.evaluate(text, seed);
-    e.ok().then(|| e.score())
-}
-
 /// Ctrl-C sets the flag; the loop stops after the current candidate.
 fn install_interrupt(flag: Arc<AtomicBool>) {
     std::thread::spawn(move || {
@@ -239,7 +232,21 @@ pub fn run(args: OptimizeArgs) -> anyhow::Result<ExitCode> {
         .backend_args
         .executor(project.as_ref(), &app, &machine, args.noise)?;
     let runner = Runner::new(&app, &machine, executor.as_ref());
-    let expert = expert_score(&runner, &app, args.seed);
+    let expert = match runner.run_expert(args.seed) {
+        Some(e) if e.ok() => Some(e.score()),
+        Some(e) => {
+            // Usually the runtime itself (a wrong command, a service that
+            // is down): say so before spending the iterations.
+            eprintln!(
+                "warning: the expert mapper of {} did not run here ({}): {}\n         normalized figures are unavailable; check the backend",
+                app.name,
+                e.status,
+                e.raw_output.lines().find(|l| !l.trim().is_empty()).unwrap_or("no output")
+            );
+            None
+        }
+        None => None,
+    };
     let cancel = Arc::new(AtomicBool::new(false));
     install_interrupt(cancel.clone());
     let previous = match &args.resume {
@@ -521,7 +528,7 @@ pub fn bench(args: BenchOptimizeArgs) -> anyhow::Result<ExitCode> {
             noise: 0.0,
         };
         let runner = Runner::new(&app, &machine, &executor);
-        let expert = expert_score(&runner, &app, 0).ok_or_else(|| {
+        let expert = runner.expert_score(0).ok_or_else(|| {
             anyhow!(
                 "the expert mapper of {app_name} does not run on {}",
                 machine.name

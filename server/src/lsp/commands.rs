@@ -276,7 +276,7 @@ pub fn run_once(setup: &Setup, source: &str) -> Result<RunResult, String> {
     let runner = Runner::new(&setup.app, &setup.machine, executor.as_ref());
     let seed = setup.optimize.seed;
     let e = runner.evaluate(source, seed);
-    let expert = expert_score(&runner, &setup.app, seed);
+    let expert = runner.expert_score(seed);
     let normalized = match expert {
         Some(x) if x > 0.0 && e.ok() => Some(e.score() / x),
         _ => None,
@@ -463,7 +463,7 @@ pub fn optimize_blocking(
     let mut proposer = setup.proposer()?;
     let runner = Runner::new(&setup.app, &setup.machine, executor.as_ref());
     let seed = setup.optimize.seed;
-    let expert = expert_score(&runner, &setup.app, seed);
+    let expert = runner.expert_score(seed);
     let run_dir = match mapper_path {
         Some(p) if setup.optimize.save_runs => Some(default_run_dir(p, &setup.proposer)),
         _ => None,
@@ -496,14 +496,6 @@ pub fn optimize_blocking(
         report,
         report_dir: run_dir,
     })
-}
-
-/// The application's expert mapper's score on this runner (what 1.0x
-/// means), as `mapwright optimize` computes it.
-fn expert_score(runner: &Runner<'_>, app: &App, seed: u64) -> Option<f64> {
-    let text = mapwright_runtime::app::expert_mapper_text(&app.name)?;
-    let e = runner.evaluate(text, seed);
-    e.ok().then(|| e.score())
 }
 
 /// `mapper.optimized.mapper` next to `mapper.mapper`.

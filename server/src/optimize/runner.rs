@@ -77,6 +77,18 @@ impl<'a> Runner<'a> {
         }
     }
 
+    /// The application's expert mapper run here, seed `seed`: what 1.0x
+    /// means (`None`: the application has no built-in expert).
+    pub fn run_expert(&self, seed: u64) -> Option<Evaluation> {
+        let text = mapwright_runtime::app::expert_mapper_text(&self.app.name)?;
+        Some(self.evaluate(text, seed))
+    }
+
+    /// The expert's score, when it ran.
+    pub fn expert_score(&self, seed: u64) -> Option<f64> {
+        self.run_expert(seed).filter(|e| e.ok()).map(|e| e.score())
+    }
+
     /// Resolves a mapper without running it (`None` if it does not compile).
     pub fn decisions(&self, source: &str) -> Option<Decisions> {
         let analysis = analyze(source);
