@@ -148,6 +148,49 @@ fn diagnostics_come_from_the_mapping_resolution_with_related_information_and_fix
 }
 
 #[test]
+fn an_application_description_file_is_reloaded_when_it_changes() {
+    let root = project("app-file", "app = \"app.json\"\n");
+    let builtin =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../runtime/apps/stencil.json");
+    let original = std::fs::read_to_string(builtin).unwrap();
+    let app_file = root.join("app.json");
+    std::fs::write(&app_file, &original).unwrap();
+    let mut s = Server::start_with(json!({}), Value::Null, Some(&root));
+    let uri = file_uri(&root.join("stencil.mapper"));
+    let diags = s.open(&uri, "Task stencil GPU;\n");
+    assert!(diags.iter().all(|d| d["code"] != "W0309"), "{diags:#?}");
+
+    // The task is renamed in the description; the watcher reports it.
+    let renamed = original.replace("\"stencil\"", "\"stencil_kernel\"");
+    assert_ne!(renamed, original, "the description names the task");
+    std::fs::write(&app_file, &renamed).unwrap();
+    s.notify(
+        "workspace/didChangeWatchedFiles",
+        json!({"changes": [{"uri": file_uri(&app_file), "type": 2}]}),
+    );
+    s.wait_for("the renamed task reported", |m| {
+        m["method"] == "textDocument/publishDiagnostics"
+            && m["params"]["diagnostics"].as_array().is_some_and(|d| {
+                d.iter().any(|d| {
+                    d["code"] == "W0309"
+                        && d["message"]
+                            .as_str()
+                            .unwrap_or("")
+                            .contains("no task `stencil`")
+                })
+            })
+    });
+
+    // Without a watcher notification (clients that have none) the change is
+    // seen at the next edit.
+    std::fs::write(&app_file, &original).unwrap();
+    s.change_full(&uri, 2, "Task stencil GPU;\n# edited\n");
+    let diags = s.diagnostics(&uri, 2);
+    assert!(diags.iter().all(|d| d["code"] != "W0309"), "{diags:#?}");
+    assert_eq!(s.shutdown(), Some(0));
+}
+
+#[test]
 fn completion_offers_task_and_region_names_from_the_application() {
     let root = project("app-completion", "app = \"circuit\"\n");
     let mut s = Server::start_with(json!({}), Value::Null, Some(&root));

@@ -626,10 +626,17 @@ impl LanguageServer for Backend {
     async fn initialized(&self, _: InitializedParams) {
         if self.state.flags().watched_files_dynamic {
             let options = DidChangeWatchedFilesRegistrationOptions {
-                watchers: vec![FileSystemWatcher {
-                    glob_pattern: GlobPattern::String(format!("**/{PROJECT_FILE}")),
-                    kind: None,
-                }],
+                watchers: vec![
+                    FileSystemWatcher {
+                        glob_pattern: GlobPattern::String(format!("**/{PROJECT_FILE}")),
+                        kind: None,
+                    },
+                    // Application and machine descriptions named by path.
+                    FileSystemWatcher {
+                        glob_pattern: GlobPattern::String("**/*.{json,toml}".into()),
+                        kind: None,
+                    },
+                ],
             };
             let registration = Registration {
                 id: "mapwright-project-files".into(),
@@ -774,7 +781,12 @@ impl LanguageServer for Backend {
             .changes
             .iter()
             .any(|c| c.uri.path().ends_with(PROJECT_FILE));
-        if !touches_project {
+        let touches_description = params.changes.iter().any(|c| {
+            c.uri
+                .to_file_path()
+                .is_ok_and(|p| self.state.target_reads(&p))
+        });
+        if !touches_project && !touches_description {
             return;
         }
         self.state.forget_targets();

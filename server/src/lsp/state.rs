@@ -211,8 +211,12 @@ impl State {
         let project = self.project(uri)?;
         let key = TargetKey::of(&project)?;
         if let Some(t) = self.targets.get(&key) {
-            return Some(t.clone());
+            if !t.is_stale() {
+                return Some(t.clone());
+            }
         }
+        // (The read guard above is dropped before the entry is replaced.)
+        self.targets.remove(&key);
         // The loaders never panic on bad files; a panic would still only
         // cost this target.
         let loaded = match super::guard::catch(|| Target::load(key.clone())) {
@@ -225,6 +229,7 @@ impl State {
                 problems: vec![format!(
                     "internal error loading the application/machine: {msg}"
                 )],
+                files: Vec::new(),
             }),
         };
         Some(self.targets.entry(key).or_insert(loaded).clone())
@@ -233,6 +238,12 @@ impl State {
     /// Drops every loaded target (a project file or the settings changed).
     pub fn forget_targets(&self) {
         self.targets.clear();
+    }
+
+    /// Whether some loaded target was read from `path` (an application or
+    /// machine description file).
+    pub fn target_reads(&self, path: &std::path::Path) -> bool {
+        self.targets.iter().any(|t| t.value().reads(path))
     }
 
     /// Records the AutoGuide diagnostics of a run of `version`.

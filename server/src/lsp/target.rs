@@ -4,7 +4,9 @@
 //! - [`Target`]: the `app` and `machine` of a `mapwright.toml` (or of the
 //!   settings), loaded with the CLI's loaders ([`crate::project`]). The state
 //!   caches one per (project folder, app, machine) and drops the cache when a
-//!   project file or the settings change.
+//!   project file or the settings change; a target loaded from description
+//!   files is reloaded when one of them changes on disk (its modification
+//!   time, checked on use, and the file watcher when the client has one).
 //! - [`Resolution`]: one document version against a target: the mapping
 //!   decisions of the runtime's resolution (with their diagnostics and
 //!   verified quick fixes) when the application is known, and the values of
@@ -73,6 +75,31 @@ pub struct Target {
     /// Why something could not be loaded (shown in the log and as a
     /// diagnostic at the top of the document).
     pub problems: Vec<String>,
+    /// The application/machine description files it was read from, with
+    /// their modification time and length then (built-in names and
+    /// presets: none).
+    pub files: Vec<(std::path::PathBuf, Stamp)>,
+}
+
+/// The file a `--app`/`--machine` argument names, if it names one (relative
+/// paths from `dir`); built-in names and presets are not files.
+fn description_file(arg: &str, dir: Option<&Path>) -> Option<std::path::PathBuf> {
+    let p = Path::new(arg);
+    let p = match dir {
+        Some(d) if p.is_relative() => d.join(p),
+        _ => p.to_path_buf(),
+    };
+    p.is_file().then(|| std::fs::canonicalize(&p).unwrap_or(p))
+}
+
+/// What tells a changed file: modification time and length (two writes
+/// within the file system's timestamp granularity still differ in length
+/// more often than not).
+pub type Stamp = Option<(std::time::SystemTime, u64)>;
+
+fn modified(path: &Path) -> Stamp {
+    let m = std::fs::metadata(path).ok()?;
+    Some((m.modified().ok()?, m.len()))
 }
 
 impl Target {
@@ -100,13 +127,35 @@ impl Target {
             }
         };
         let shape = machine.as_deref().map(shape_of);
+        let files = key
+            .app
+            .iter()
+            .chain(key.machine.iter())
+            .filter_map(|a| description_file(a, dir))
+            .map(|f| {
+                let t = modified(&f);
+                (f, t)
+            })
+            .collect();
         Target {
             key,
             app,
             machine,
             shape,
             problems,
+            files,
         }
+    }
+
+    /// Whether a description file it was loaded from changed since.
+    pub fn is_stale(&self) -> bool {
+        self.files.iter().any(|(f, t)| modified(f) != *t)
+    }
+
+    /// Whether `path` is one of its description files.
+    pub fn reads(&self, path: &Path) -> bool {
+        let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        self.files.iter().any(|(f, _)| *f == path)
     }
 
     /// The machine's name, for messages.
