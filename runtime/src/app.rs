@@ -227,6 +227,14 @@ pub struct RegionArg {
     /// matches that too (pennant's `rz_all` for `rz_all_p`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub aliases: Vec<String>,
+    /// For a task launched several times per iteration with different
+    /// regions in this argument (pennant's private and shared launches):
+    /// the names the argument answers to on the 2nd, 3rd, ... launch. The
+    /// first launch answers to `name` and the aliases no later launch
+    /// lists. A mapper statement then decides each launch separately, as
+    /// the DSL mapper does (it matches each requirement's own names).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub launches: Vec<Vec<String>>,
     /// 0-based argument index (what `Region TASK 2 ...` matches).
     pub index: u32,
     /// Access privilege.
@@ -689,6 +697,15 @@ impl App {
                         t.name, r.index
                     ));
                 }
+                if r.launches
+                    .iter()
+                    .any(|l| l.is_empty() || l.iter().any(String::is_empty))
+                {
+                    return bad(format!(
+                        "task `{}` argument {}: every entry of `launches` names its region",
+                        t.name, r.index
+                    ));
+                }
             }
             let w = &t.work;
             for (what, v) in [
@@ -794,9 +811,29 @@ impl Task {
 }
 
 impl RegionArg {
-    /// Whether a mapper statement naming `name` addresses this argument.
+    /// Whether a mapper statement naming `name` addresses this argument
+    /// (on some launch).
     pub fn answers_to(&self, name: &str) -> bool {
         self.name == name || self.aliases.iter().any(|a| a == name)
+    }
+
+    /// The names launch `k` (0-based) answers to; empty past the last.
+    pub fn launch_names(&self, k: usize) -> Vec<&str> {
+        if k == 0 {
+            std::iter::once(self.name.as_str())
+                .chain(
+                    self.aliases
+                        .iter()
+                        .filter(|a| !self.launches.iter().any(|l| l.contains(a)))
+                        .map(String::as_str),
+                )
+                .collect()
+        } else {
+            self.launches
+                .get(k - 1)
+                .map(|l| l.iter().map(String::as_str).collect())
+                .unwrap_or_default()
+        }
     }
 }
 

@@ -72,6 +72,23 @@ pub struct RegionDecision {
     pub instance: InstanceKind,
     /// `CollectMemory` applies to this (read-only) argument.
     pub collect: bool,
+    /// The 2nd, 3rd, ... launches of a task launched with other regions in
+    /// this argument (pennant's shared launch), each decided by its own
+    /// names; empty for the usual one-region argument.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub launches: Vec<LaunchRegionDecision>,
+}
+
+/// What the mapper decides for one later launch of an argument
+/// ([`RegionDecision::launches`]).
+#[derive(Debug, Clone, Serialize)]
+pub struct LaunchRegionDecision {
+    /// The region's name on that launch.
+    pub region: String,
+    pub memory: MemKind,
+    pub memory_rule: Option<Span>,
+    pub layout: LayoutDecision,
+    pub layout_rule: Option<Span>,
 }
 
 /// Whether a region argument gets a physical instance.

@@ -1198,6 +1198,7 @@ fn region_arg(index: u32, r: &ReqObs, dims: usize) -> RegionArg {
     RegionArg {
         name: names[0].clone(),
         aliases: names[1..].to_vec(),
+        launches: Vec::new(),
         index,
         privilege,
         fields,

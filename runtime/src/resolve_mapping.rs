@@ -83,8 +83,8 @@ use crate::app::{
     App, DimOrder, FieldLayout, Launch, LibraryConstraint, Privilege, RegionArg, Task,
 };
 use crate::decisions::{
-    Decisions, InstanceKind, LayoutDecision, Order, PointPlacement, RegionDecision, RuntimeFailure,
-    TaskDecision,
+    Decisions, InstanceKind, LaunchRegionDecision, LayoutDecision, Order, PointPlacement,
+    RegionDecision, RuntimeFailure, TaskDecision,
 };
 use crate::machine::{Machine, MemKind, ProcKind, RankView};
 
@@ -1010,12 +1010,12 @@ impl<'a> Resolver<'a> {
 
     // ----- tasks ------------------------------------------------------------
 
-    /// The names a region argument is matched by in this run.
-    fn arg_names(&self, arg: &RegionArg) -> Vec<String> {
+    /// The names a region argument is matched by in this run, on launch
+    /// `k` of its task ([`RegionArg::launch_names`]).
+    fn arg_names(&self, arg: &RegionArg, k: usize) -> Vec<String> {
         let mut names = Vec::new();
         if self.naming != RegionNaming::Index {
-            names.push(arg.name.clone());
-            names.extend(arg.aliases.iter().cloned());
+            names.extend(arg.launch_names(k).into_iter().map(String::from));
         }
         if self.naming != RegionNaming::Semantic {
             names.push(arg.index.to_string());
@@ -1234,7 +1234,7 @@ impl<'a> Resolver<'a> {
             let mut regions = Vec::new();
             let mut traces = Vec::new();
             for arg in &task.regions {
-                let names = self.arg_names(arg);
+                let names = self.arg_names(arg, 0);
                 let (memory, mem_stmt, is_virtual, candidates) =
                     self.resolve_memory(task, kind, &names);
                 let instance = if arg.privilege == Privilege::None {
@@ -1260,6 +1260,20 @@ impl<'a> Resolver<'a> {
                     layout_rule: hit.as_ref().map(|h| self.stmt_span(h.stmt)),
                     instance,
                     collect: self.collects(task, arg, &names),
+                    launches: (1..=arg.launches.len())
+                        .map(|k| {
+                            let names = self.arg_names(arg, k);
+                            let (memory, stmt, _, _) = self.resolve_memory(task, kind, &names);
+                            let (layout, hit) = self.resolve_layout(task, &names, memory);
+                            LaunchRegionDecision {
+                                region: names.first().cloned().unwrap_or_default(),
+                                memory,
+                                memory_rule: stmt.map(|s| self.stmt_span(s)),
+                                layout,
+                                layout_rule: hit.as_ref().map(|h| self.stmt_span(h.stmt)),
+                            }
+                        })
+                        .collect(),
                 });
                 traces.push(RegionTrace {
                     names,
@@ -4771,7 +4785,34 @@ pub fn render_decisions(d: &Decisions, source: &str, app: &App, machine: &Machin
                 } else {
                     ("-".to_string(), "-".to_string())
                 };
-                rows.push([r.index.to_string(), r.region.clone(), instance, mem, lay]);
+                let physical = r.instance.is_physical();
+                rows.push([
+                    r.index.to_string(),
+                    r.region.clone(),
+                    instance.clone(),
+                    mem,
+                    lay,
+                ]);
+                // Later launches with other regions in this argument.
+                for (k, l) in r.launches.iter().enumerate() {
+                    let (mem, lay) = if physical {
+                        cite(l.memory_rule);
+                        cite(l.layout_rule);
+                        (
+                            format!("{} ({})", l.memory, rule(l.memory_rule)),
+                            format!("{} ({})", layout_text(&l.layout), rule(l.layout_rule)),
+                        )
+                    } else {
+                        ("-".to_string(), "-".to_string())
+                    };
+                    rows.push([
+                        format!("{} (launch {})", r.index, k + 2),
+                        l.region.clone(),
+                        instance.clone(),
+                        mem,
+                        lay,
+                    ]);
+                }
             }
             let mut widths = [0usize; 5];
             for row in &rows {

@@ -379,3 +379,74 @@ case!(
     "p100x4",
     &stencil("def g(int x) { return g(x + 1); }\ndef f(Task t) { return mgpu[0, g(t.ipoint[0]) % mgpu.size[1]]; }\nIndexTaskMap stencil f;\n")
 );
+
+/// Pennant launches some tasks twice per cycle, over `rp_all_private_p[i]`
+/// and over `rp_all_shared_p[i]`: a statement naming one launch's region
+/// decides that launch only (the DSL mapper matches each requirement by its
+/// own names), and the simulator runs each launch where it was put.
+#[test]
+fn pennant_launches_are_decided_by_their_own_region_names() {
+    let decide = |src: &str| {
+        let d = resolve::resolve(src, "pennant", "p100x4");
+        assert!(d.fatal.is_none(), "{:?}", d.fatal);
+        let arg = d
+            .tasks
+            .iter()
+            .find(|t| t.task == "adv_pos_full")
+            .and_then(|t| t.regions.iter().find(|r| r.index == 0))
+            .expect("adv_pos_full argument 0")
+            .clone();
+        (arg, d)
+    };
+    let shared = "Task * GPU,CPU;\nRegion * rp_all_shared_p GPU ZCMEM;\n";
+    let (arg, _) = decide(shared);
+    assert_eq!(arg.region, "rp_all_private_p");
+    assert_eq!(arg.memory, mapwright_runtime::machine::MemKind::Fbmem);
+    assert!(
+        arg.memory_rule.is_none(),
+        "the private launch keeps the default"
+    );
+    assert_eq!(arg.launches.len(), 1);
+    assert_eq!(arg.launches[0].region, "rp_all_shared_p");
+    assert_eq!(
+        arg.launches[0].memory,
+        mapwright_runtime::machine::MemKind::Zcmem
+    );
+    assert!(arg.launches[0]
+        .memory_rule
+        .expect("decided by line 2")
+        .text(shared)
+        .contains("rp_all_shared_p"));
+
+    // The parent region's name reaches its own launch only, too.
+    let private = "Task * GPU,CPU;\nRegion adv_pos_full rp_all_private GPU ZCMEM;\n";
+    let (arg, _) = decide(private);
+    assert_eq!(arg.memory, mapwright_runtime::machine::MemKind::Zcmem);
+    assert_eq!(
+        arg.launches[0].memory,
+        mapwright_runtime::machine::MemKind::Fbmem
+    );
+
+    // The simulator follows: 321 shared points per piece fit in zero-copy
+    // memory; 7.4 M private points per piece, four pieces, do not.
+    let app = mapwright_runtime::app::App::builtin("pennant").unwrap();
+    let machine = Machine::preset("p100x4").unwrap();
+    let run = |src: &str| {
+        let (_, d) = decide(src);
+        mapwright_runtime::sim::simulate(&d, &app, &machine, 0, 0.0)
+    };
+    let base = run("Task * GPU,CPU;\n").elapsed_s.unwrap();
+    let with_shared = run(shared);
+    assert!(with_shared.status.is_ok(), "{}", with_shared.raw_output);
+    assert!((with_shared.elapsed_s.unwrap() - base).abs() / base < 0.01);
+    let with_private = run(private);
+    assert!(!with_private.status.is_ok());
+    assert!(
+        with_private
+            .raw_output
+            .contains("requirement 0 of task adv_pos_full")
+            && with_private.raw_output.contains("Z_COPY_MEM"),
+        "{}",
+        with_private.raw_output
+    );
+}

@@ -404,22 +404,36 @@ fn plan_args<'a>(
         let (mem, staged) = effective_memory(kind, decided, topo);
         let region = names.id(&r.name);
         // One entry per launch of an iteration. Launched several times with
-        // different regions, the argument answers to all their names, so
-        // one decision covers them all; each launch takes the memory its own
-        // region gets where it is the only one (else the decision) and that
-        // region's own size.
-        let launches = if task.per_iteration > 1 && !r.aliases.is_empty() {
+        // different regions, each launch takes its own region's size and,
+        // where the application lists the launches' names, the memory the
+        // mapper gave that launch; without such a decision (descriptions
+        // without the list, hand-made decisions) a later launch takes the
+        // memory its region gets where other tasks name it alone.
+        let launches = if task.per_iteration > 1 && !r.launches.is_empty() {
+            (task.per_iteration as usize).min(1 + r.launches.len())
+        } else if task.per_iteration > 1 && !r.aliases.is_empty() {
             (task.per_iteration as usize).min(1 + r.aliases.len())
         } else {
             1
         };
         let mut per_launch = Vec::with_capacity(launches);
         for k in 0..launches {
-            let name = if k == 0 { &r.name } else { &r.aliases[k - 1] };
-            let own = if launches > 1 {
-                ctx.memory.get(&(name.clone(), kind)).copied()
-            } else {
-                None
+            let decided_k = rd
+                .and_then(|x| x.launches.get(k.wrapping_sub(1)))
+                .filter(|_| k > 0);
+            let name = match (k, decided_k) {
+                (0, _) => &r.name,
+                (_, Some(l)) => &l.region,
+                (_, None) => r
+                    .launches
+                    .get(k - 1)
+                    .and_then(|l| l.first())
+                    .unwrap_or_else(|| &r.aliases[k - 1]),
+            };
+            let own = match decided_k {
+                Some(l) => Some(l.memory),
+                None if k > 0 => ctx.memory.get(&(name.clone(), kind)).copied(),
+                None => None,
             };
             let (m, st) = match own {
                 Some(m) => effective_memory(kind, m, topo),

@@ -101,6 +101,9 @@ pub fn build(app: &App, machine: &Machine, recipe: &Recipe) -> Decisions {
                     instance: instance_kind(task, r),
                     collect: recipe.collect_memory.contains(&task.name)
                         && r.privilege == crate::app::Privilege::Read,
+                    // The reference recipes decide by argument; the
+                    // simulator's per-launch fallback applies.
+                    launches: Vec::new(),
                 }
             })
             .collect();

@@ -115,7 +115,7 @@ impl PointJson {
         for (task, region, _) in &self.memories {
             let known = app
                 .task(task)
-                .is_some_and(|t| t.regions.iter().any(|r| &r.name == region));
+                .is_some_and(|t| t.regions.iter().any(|r| r.answers_to(region)));
             if !known {
                 return Err(format!("task `{task}` has no region argument `{region}`"));
             }

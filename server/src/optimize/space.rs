@@ -146,6 +146,13 @@ impl Space {
             procs.push((t.name.clone(), kinds));
             for r in &t.regions {
                 regions.push((t.name.clone(), r.name.clone()));
+                // A later launch with another region is decided by its own
+                // name (pennant's shared launches).
+                for names in &r.launches {
+                    if let Some(first) = names.first() {
+                        regions.push((t.name.clone(), first.clone()));
+                    }
+                }
             }
             if !t.regions.is_empty() {
                 layout_tasks.push(t.name.clone());
@@ -328,9 +335,12 @@ fn render_block(base: &str, base_decisions: &Decisions, spec: &Spec, app: &App) 
         };
         let unchanged = decided(task).is_some_and(|d| {
             d.proc_kind == kind
-                && d.regions
-                    .iter()
-                    .any(|r| &r.region == region && r.memory == *mem)
+                && d.regions.iter().any(|r| {
+                    (&r.region == region && r.memory == *mem)
+                        || r.launches
+                            .iter()
+                            .any(|l| &l.region == region && l.memory == *mem)
+                })
         });
         if !unchanged {
             rules.push_str(&format!(
