@@ -179,15 +179,45 @@ fn task_hover(
                 Some(x) => (instance_text(x.instance).to_string(), "-".to_string()),
                 None => ("-".to_string(), "-".to_string()),
             };
-            let mut names = format!("`{}`", r.name);
-            for alias in &r.aliases {
-                names.push_str(&format!(", `{alias}`"));
-            }
+            let names = r
+                .launch_names(0)
+                .iter()
+                .map(|n| format!("`{n}`"))
+                .collect::<Vec<_>>()
+                .join(", ");
             out.push_str(&format!(
                 "\n| {} | {names} | {} | {memory} | {layout} |",
                 r.index,
                 privilege_text(r.privilege)
             ));
+            // Later launches with other regions, each decided by its names.
+            for k in 1..=r.launches.len() {
+                let names = r
+                    .launch_names(k)
+                    .iter()
+                    .map(|n| format!("`{n}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                let launch = resolved.and_then(|x| x.launches.get(k - 1));
+                let (memory, layout) = match (resolved, launch) {
+                    (Some(x), Some(l)) if x.instance.is_physical() => (
+                        format!("{} ({})", l.memory, rule_text(a, l.memory_rule)),
+                        format!(
+                            "{} ({})",
+                            layout_text(&l.layout),
+                            rule_text(a, l.layout_rule)
+                        ),
+                    ),
+                    (Some(x), _) => (instance_text(x.instance).to_string(), "-".to_string()),
+                    (None, _) => ("-".to_string(), "-".to_string()),
+                };
+                out.push_str(&format!(
+                    "\n| {} (launch {}) | {names} | {} | {memory} | {layout} |",
+                    r.index,
+                    k + 1,
+                    privilege_text(r.privilege)
+                ));
+            }
         }
     }
     if with_distribution {
@@ -817,6 +847,33 @@ mod tests {
             .markdown;
         assert!(h.contains("**distribute_charge**"), "{h}");
         assert!(h.contains("(0) → 0,0"), "{h}");
+    }
+
+    #[test]
+    fn hover_lists_each_launch_of_a_task_launched_with_other_regions() {
+        let t = Target::load(TargetKey {
+            dir: None,
+            app: Some("pennant".into()),
+            machine: Some("p100x4".into()),
+        });
+        let src = "Task * GPU,CPU;\nRegion * rp_all_shared_p GPU ZCMEM;\nTask adv_pos_full GPU;\n";
+        let a = Analysis::new(src);
+        let r = resolve(&a, &t);
+        let at = src.find("adv_pos_full").unwrap() + 1;
+        let h = Providers::builtin()
+            .hover(&query(&a, &t, &r, at))
+            .unwrap()
+            .markdown;
+        assert!(
+            h.contains("| 0 | `rp_all_private_p`, `rp_all_private` | read | FBMEM (default)"),
+            "{h}"
+        );
+        assert!(
+            h.contains(
+                "| 0 (launch 2) | `rp_all_shared_p`, `rp_all_ghost` | read | ZCMEM (line 2)"
+            ),
+            "{h}"
+        );
     }
 
     #[test]
