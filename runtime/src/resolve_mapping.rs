@@ -4775,43 +4775,38 @@ pub fn render_decisions(d: &Decisions, source: &str, app: &App, machine: &Machin
                 } else {
                     instance.to_string()
                 };
-                let (mem, lay) = if r.instance.is_physical() {
-                    cite(r.memory_rule);
-                    cite(r.layout_rule);
-                    (
-                        format!("{} ({})", r.memory, rule(r.memory_rule)),
-                        format!("{} ({})", layout_text(&r.layout), rule(r.layout_rule)),
-                    )
-                } else {
-                    ("-".to_string(), "-".to_string())
-                };
-                let physical = r.instance.is_physical();
-                rows.push([
+                // One row per launch: the argument's own, then later
+                // launches with other regions in it.
+                let launches = std::iter::once((
                     r.index.to_string(),
-                    r.region.clone(),
-                    instance.clone(),
-                    mem,
-                    lay,
-                ]);
-                // Later launches with other regions in this argument.
-                for (k, l) in r.launches.iter().enumerate() {
-                    let (mem, lay) = if physical {
-                        cite(l.memory_rule);
-                        cite(l.layout_rule);
+                    &r.region,
+                    r.memory,
+                    r.memory_rule,
+                    &r.layout,
+                    r.layout_rule,
+                ))
+                .chain(r.launches.iter().enumerate().map(|(k, l)| {
+                    (
+                        format!("{} (launch {})", r.index, k + 2),
+                        &l.region,
+                        l.memory,
+                        l.memory_rule,
+                        &l.layout,
+                        l.layout_rule,
+                    )
+                }));
+                for (arg, region, memory, memory_rule, layout, layout_rule) in launches {
+                    let (mem, lay) = if r.instance.is_physical() {
+                        cite(memory_rule);
+                        cite(layout_rule);
                         (
-                            format!("{} ({})", l.memory, rule(l.memory_rule)),
-                            format!("{} ({})", layout_text(&l.layout), rule(l.layout_rule)),
+                            format!("{memory} ({})", rule(memory_rule)),
+                            format!("{} ({})", layout_text(layout), rule(layout_rule)),
                         )
                     } else {
                         ("-".to_string(), "-".to_string())
                     };
-                    rows.push([
-                        format!("{} (launch {})", r.index, k + 2),
-                        l.region.clone(),
-                        instance.clone(),
-                        mem,
-                        lay,
-                    ]);
+                    rows.push([arg, region.clone(), instance.clone(), mem, lay]);
                 }
             }
             let mut widths = [0usize; 5];

@@ -2,6 +2,8 @@
 //! writing the best mapper in place, saving and resuming a run, the plot,
 //! and every built-in proposer.
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -497,16 +499,6 @@ fn the_plot_compares_every_run_saved_for_the_mapper() {
     assert!(svg.contains("random (seed 0, this run)"), "{svg}");
 }
 
-/// Kills the child when dropped (a failed assertion must not leak a server).
-struct Reaper(std::process::Child);
-
-impl Drop for Reaper {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 #[test]
 fn optimize_runs_candidates_on_a_real_program() {
     // The "real program" is `mapwright run` itself: a separate process per
@@ -557,31 +549,8 @@ fn optimize_runs_candidates_on_a_real_program() {
 
 #[test]
 fn optimize_runs_candidates_on_a_runtime_service() {
-    use std::io::BufRead;
-    use std::process::Stdio;
-    let child = Command::new(env!("CARGO_BIN_EXE_mapwright"))
-        .args([
-            "serve",
-            "--bind",
-            "127.0.0.1:0",
-            "--token-env",
-            "MW_OPT_TEST_TOKEN",
-        ])
-        .env("MW_OPT_TEST_TOKEN", "secret")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start mapwright serve");
-    let mut child = Reaper(child);
-    let mut line = String::new();
-    std::io::BufReader::new(child.0.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let url = line
-        .split_whitespace()
-        .find(|w| w.starts_with("http://"))
-        .expect("address line")
-        .to_string();
+    let service = support::serve::Service::start("MW_OPT_TEST_TOKEN", "secret");
+    let url = service.url.clone();
 
     let dir = temp_dir("service");
     std::fs::write(dir.join("m.mapper"), NAIVE).unwrap();

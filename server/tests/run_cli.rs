@@ -1,6 +1,8 @@
 //! End-to-end tests of `mapwright run` and `mapwright apps`, including the
 //! command backend pointed at `mapwright run` itself.
 
+mod support;
+
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -144,49 +146,16 @@ fn bench_reports_evaluations_per_second() {
     assert_eq!(v["status"], "ok");
 }
 
-/// Kills the child when the test ends, pass or fail.
-struct Reaper(std::process::Child);
-
-impl Drop for Reaper {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 #[test]
 fn serve_answers_the_client_and_guards_its_api() {
     use mapwright_runtime::app::{expert_mapper_text, App};
     use mapwright_runtime::backend::{Backend, RunRequest};
     use mapwright_runtime::machine::Machine;
     use mapwright_runtime::service::client::RemoteBackend;
-    use std::io::BufRead;
-    use std::process::Stdio;
     use std::sync::Arc;
 
-    let child = Command::new(bin())
-        .args([
-            "serve",
-            "--bind",
-            "127.0.0.1:0",
-            "--token-env",
-            "MAPWRIGHT_TEST_TOKEN",
-        ])
-        .env("MAPWRIGHT_TEST_TOKEN", "tok")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start mapwright serve");
-    let mut child = Reaper(child);
-    let mut line = String::new();
-    std::io::BufReader::new(child.0.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let url = line
-        .split_whitespace()
-        .find(|w| w.starts_with("http://"))
-        .expect("address line")
-        .to_string();
+    let service = support::serve::Service::start("MAPWRIGHT_TEST_TOKEN", "tok");
+    let url = service.url.clone();
     let request = RunRequest::new(
         expert_mapper_text("circuit").unwrap(),
         Arc::new(App::builtin("circuit").unwrap()),
