@@ -17,27 +17,66 @@ pub fn edit_distance(a: &str, b: &str) -> usize {
     prev[b.len()]
 }
 
+/// The edit distance between `a` and `b` if it is at most `limit`: the
+/// dynamic programme stops as soon as a whole row exceeds the limit, and
+/// the rows live in `rows` (reused across calls).
+fn bounded_distance(a: &[u8], b: &[u8], limit: usize, rows: &mut Vec<usize>) -> Option<usize> {
+    let n = b.len() + 1;
+    rows.clear();
+    rows.extend(0..n);
+    rows.extend(std::iter::repeat_n(0, n));
+    let (prev, cur) = rows.split_at_mut(n);
+    let (mut prev, mut cur) = (prev, cur);
+    for (i, &ca) in a.iter().enumerate() {
+        cur[0] = i + 1;
+        let mut row_min = cur[0];
+        for j in 1..n {
+            let cost = usize::from(ca != b[j - 1]);
+            cur[j] = (prev[j] + 1).min(cur[j - 1] + 1).min(prev[j - 1] + cost);
+            row_min = row_min.min(cur[j]);
+        }
+        if row_min > limit {
+            return None;
+        }
+        std::mem::swap(&mut prev, &mut cur);
+    }
+    Some(prev[n - 1]).filter(|d| *d <= limit)
+}
+
 /// The candidate closest to `word`: an exact case-insensitive match first,
 /// otherwise the smallest edit distance within a third of the word's length.
 pub fn closest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
-    let candidates: Vec<&str> = candidates.into_iter().collect();
-    if let Some(c) = candidates.iter().find(|c| c.eq_ignore_ascii_case(word)) {
-        return Some(c);
-    }
     let limit = (word.len() / 3).max(1);
-    // Lengths differing by more than the limit cannot be within it.
-    candidates
-        .into_iter()
-        .filter(|c| c.len().abs_diff(word.len()) <= limit)
-        .map(|c| {
-            (
-                edit_distance(&word.to_ascii_lowercase(), &c.to_ascii_lowercase()),
-                c,
+    let lower = word.to_ascii_lowercase();
+    let mut rows = Vec::new();
+    let mut candidate_lower = String::new();
+    let mut best: Option<(usize, &str)> = None;
+    for c in candidates {
+        if c.eq_ignore_ascii_case(word) {
+            return Some(c);
+        }
+        // Lengths differing by more than the limit cannot be within it.
+        if c.len().abs_diff(word.len()) > limit {
+            continue;
+        }
+        candidate_lower.clear();
+        candidate_lower.extend(c.chars().map(|ch| ch.to_ascii_lowercase()));
+        let bound = best.map_or(limit, |(d, _)| d.saturating_sub(1));
+        let d = if lower.is_ascii() && candidate_lower.is_ascii() {
+            bounded_distance(
+                lower.as_bytes(),
+                candidate_lower.as_bytes(),
+                bound,
+                &mut rows,
             )
-        })
-        .filter(|(d, _)| *d <= limit)
-        .min_by_key(|(d, _)| *d)
-        .map(|(_, c)| c)
+        } else {
+            Some(edit_distance(&lower, &candidate_lower)).filter(|d| *d <= bound)
+        };
+        if let Some(d) = d {
+            best = Some((d, c));
+        }
+    }
+    best.map(|(_, c)| c)
 }
 
 #[cfg(test)]
@@ -51,5 +90,28 @@ mod tests {
         assert_eq!(closest("C_Order", ["C_order", "F_order"]), Some("C_order"));
         assert_eq!(closest("mgpu2", ["mgpu", "mcpu"]), Some("mgpu"));
         assert_eq!(closest("zzz", ["mgpu"]), None);
+        // The first of equally close candidates wins, as before.
+        assert_eq!(closest("mgpx", ["mgpu", "mgpa"]), Some("mgpu"));
+        assert_eq!(closest("ab", ["xy", "ax"]), Some("ax"));
+    }
+
+    #[test]
+    fn bounded_distance_agrees_with_the_full_one() {
+        let words = [
+            "", "a", "ab", "kitten", "sitting", "mgpu", "mcpu", "Machine", "machnie",
+        ];
+        let mut rows = Vec::new();
+        for a in words {
+            for b in words {
+                let d = edit_distance(a, b);
+                for limit in 0..8 {
+                    assert_eq!(
+                        bounded_distance(a.as_bytes(), b.as_bytes(), limit, &mut rows),
+                        (d <= limit).then_some(d),
+                        "{a} {b} {limit}"
+                    );
+                }
+            }
+        }
     }
 }

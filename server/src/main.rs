@@ -4,6 +4,10 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+/// mimalloc: the analysis allocates many small nodes (see Cargo.toml).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let args = mapwright::cli::Cli::parse();
     match mapwright::cli::run(args) {
