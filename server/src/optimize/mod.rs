@@ -188,10 +188,11 @@ pub fn optimize(
                 },
                 rationale,
                 source: text,
+                // A failure is 0x the expert, when there is an expert figure.
                 normalized: if evaluation.ok() {
                     normalize(score)
                 } else {
-                    Some(0.0)
+                    normalize(0.0)
                 },
                 evaluation,
                 score,
@@ -246,7 +247,7 @@ pub fn optimize(
                 r.evaluation.status = "proposer_error".into();
                 r.evaluation.raw_output = e.to_string();
                 r.score = 0.0;
-                r.normalized = Some(0.0);
+                r.normalized = normalize(0.0);
                 r
             }
         };
