@@ -1,4 +1,6 @@
-//! The command line: one module per subcommand.
+//! The command line: one module per subcommand (`bench_external` holds
+//! `bench space` and `bench evaluate`), and `backend_args`, the backend
+//! options `run` and `optimize` share.
 
 mod app;
 mod apps;
