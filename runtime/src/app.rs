@@ -814,7 +814,9 @@ impl RegionArg {
     /// Whether a mapper statement naming `name` addresses this argument
     /// (on some launch).
     pub fn answers_to(&self, name: &str) -> bool {
-        self.name == name || self.aliases.iter().any(|a| a == name)
+        self.name == name
+            || self.aliases.iter().any(|a| a == name)
+            || self.launches.iter().flatten().any(|a| a == name)
     }
 
     /// The names launch `k` (0-based) answers to; empty past the last.

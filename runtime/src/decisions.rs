@@ -89,6 +89,9 @@ pub struct LaunchRegionDecision {
     pub memory_rule: Option<Span>,
     pub layout: LayoutDecision,
     pub layout_rule: Option<Span>,
+    /// Whether this launch's region gets an instance (`VIRTUAL` may name
+    /// one launch only).
+    pub instance: InstanceKind,
 }
 
 /// Whether a region argument gets a physical instance.

@@ -1237,19 +1237,22 @@ impl<'a> Resolver<'a> {
                 let names = self.arg_names(arg, 0);
                 let (memory, mem_stmt, is_virtual, candidates) =
                     self.resolve_memory(task, kind, &names);
-                let instance = if arg.privilege == Privilege::None {
-                    InstanceKind::NoAccess
-                } else if arg.privilege == Privilege::Reduce {
-                    InstanceKind::Physical
-                } else if task.inner {
-                    InstanceKind::InnerTask
-                } else if arg.virtual_by_app {
-                    InstanceKind::VirtualByApp
-                } else if is_virtual {
-                    InstanceKind::VirtualByMapper
-                } else {
-                    InstanceKind::Physical
+                let instance_of = |is_virtual: bool| {
+                    if arg.privilege == Privilege::None {
+                        InstanceKind::NoAccess
+                    } else if arg.privilege == Privilege::Reduce {
+                        InstanceKind::Physical
+                    } else if task.inner {
+                        InstanceKind::InnerTask
+                    } else if arg.virtual_by_app {
+                        InstanceKind::VirtualByApp
+                    } else if is_virtual {
+                        InstanceKind::VirtualByMapper
+                    } else {
+                        InstanceKind::Physical
+                    }
                 };
+                let instance = instance_of(is_virtual);
                 let (layout, hit) = self.resolve_layout(task, &names, memory);
                 regions.push(RegionDecision {
                     region: arg.name.clone(),
@@ -1263,14 +1266,23 @@ impl<'a> Resolver<'a> {
                     launches: (1..=arg.launches.len())
                         .map(|k| {
                             let names = self.arg_names(arg, k);
-                            let (memory, stmt, _, _) = self.resolve_memory(task, kind, &names);
+                            let (memory, stmt, is_virtual, _) =
+                                self.resolve_memory(task, kind, &names);
                             let (layout, hit) = self.resolve_layout(task, &names, memory);
                             LaunchRegionDecision {
-                                region: names.first().cloned().unwrap_or_default(),
+                                // The region's own name, whatever the run
+                                // matches by (an index run's first key is
+                                // the argument index).
+                                region: arg
+                                    .launch_names(k)
+                                    .first()
+                                    .map(|n| n.to_string())
+                                    .unwrap_or_default(),
                                 memory,
                                 memory_rule: stmt.map(|s| self.stmt_span(s)),
                                 layout,
                                 layout_rule: hit.as_ref().map(|h| self.stmt_span(h.stmt)),
+                                instance: instance_of(is_virtual),
                             }
                         })
                         .collect(),
@@ -1337,6 +1349,22 @@ impl<'a> Resolver<'a> {
         table
             .get(&task.name)
             .or_else(|| map_kind_key(kind).and_then(|k| table.get(k)))
+    }
+}
+
+/// How `explain` names an instance kind.
+fn instance_text(kind: InstanceKind, collect: bool) -> String {
+    let text = match kind {
+        InstanceKind::Physical => "physical",
+        InstanceKind::VirtualByMapper => "virtual (VIRTUAL)",
+        InstanceKind::VirtualByApp => "virtual (app)",
+        InstanceKind::InnerTask => "virtual (inner task)",
+        InstanceKind::NoAccess => "none (no access)",
+    };
+    if collect {
+        format!("{text}, collected")
+    } else {
+        text.to_string()
     }
 }
 
@@ -4763,23 +4791,14 @@ pub fn render_decisions(d: &Decisions, source: &str, app: &App, machine: &Machin
                 "layout (rule)".into(),
             ]];
             for r in &t.regions {
-                let instance = match r.instance {
-                    InstanceKind::Physical => "physical",
-                    InstanceKind::VirtualByMapper => "virtual (VIRTUAL)",
-                    InstanceKind::VirtualByApp => "virtual (app)",
-                    InstanceKind::InnerTask => "virtual (inner task)",
-                    InstanceKind::NoAccess => "none (no access)",
-                };
-                let instance = if r.collect {
-                    format!("{instance}, collected")
-                } else {
-                    instance.to_string()
-                };
+                let instance = instance_text(r.instance, r.collect);
                 // One row per launch: the argument's own, then later
                 // launches with other regions in it.
                 let launches = std::iter::once((
                     r.index.to_string(),
                     &r.region,
+                    instance.clone(),
+                    r.instance,
                     r.memory,
                     r.memory_rule,
                     &r.layout,
@@ -4789,14 +4808,18 @@ pub fn render_decisions(d: &Decisions, source: &str, app: &App, machine: &Machin
                     (
                         format!("{} (launch {})", r.index, k + 2),
                         &l.region,
+                        instance_text(l.instance, r.collect),
+                        l.instance,
                         l.memory,
                         l.memory_rule,
                         &l.layout,
                         l.layout_rule,
                     )
                 }));
-                for (arg, region, memory, memory_rule, layout, layout_rule) in launches {
-                    let (mem, lay) = if r.instance.is_physical() {
+                for (arg, region, instance, kind, memory, memory_rule, layout, layout_rule) in
+                    launches
+                {
+                    let (mem, lay) = if kind.is_physical() {
                         cite(memory_rule);
                         cite(layout_rule);
                         (
@@ -4804,9 +4827,13 @@ pub fn render_decisions(d: &Decisions, source: &str, app: &App, machine: &Machin
                             format!("{} ({})", layout_text(layout), rule(layout_rule)),
                         )
                     } else {
+                        if kind == InstanceKind::VirtualByMapper {
+                            // The statement that said VIRTUAL.
+                            cite(memory_rule);
+                        }
                         ("-".to_string(), "-".to_string())
                     };
-                    rows.push([arg, region.clone(), instance.clone(), mem, lay]);
+                    rows.push([arg, region.clone(), instance, mem, lay]);
                 }
             }
             let mut widths = [0usize; 5];

@@ -139,7 +139,7 @@ pub fn load_machine(arg: &str, relative_to: Option<&Path>) -> anyhow::Result<Mac
     ))
 }
 
-fn resolve_path(arg: &str, relative_to: Option<&Path>) -> PathBuf {
+pub(crate) fn resolve_path(arg: &str, relative_to: Option<&Path>) -> PathBuf {
     let p = Path::new(arg);
     match relative_to {
         Some(dir) if p.is_relative() && !p.exists() => dir.join(p),

@@ -635,6 +635,25 @@ fn a_project_file_can_name_the_users_program_as_the_runtime() {
         .as_str()
         .unwrap()
         .contains("mapwright run: stencil"));
+    // `--backend sim` names the simulator whatever the file says.
+    let (ok, stdout, stderr) = mapwright(&["run", "m.mapper", "--backend", "sim", "--json"], &dir);
+    assert!(ok, "{stderr}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(v["backend"], "sim", "{v}");
+    // A backend and a runtime at once: one would be ignored, so neither is.
+    let (ok, _, stderr) = mapwright(
+        &[
+            "run",
+            "m.mapper",
+            "--backend",
+            "command",
+            "--runtime",
+            "http://127.0.0.1:1",
+        ],
+        &dir,
+    );
+    assert!(!ok);
+    assert!(stderr.contains("pass one of them"), "{stderr}");
 }
 
 #[test]

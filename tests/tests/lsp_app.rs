@@ -191,6 +191,30 @@ fn an_application_description_file_is_reloaded_when_it_changes() {
 }
 
 #[test]
+fn a_description_file_created_after_the_project_names_it_is_loaded() {
+    let root = project("app-file-later", "app = \"later.json\"\n");
+    let mut s = Server::start_with(json!({}), Value::Null, Some(&root));
+    let uri = file_uri(&root.join("stencil.mapper"));
+    let diags = s.open(&uri, "Task stencil GPU;\n");
+    assert!(diags.iter().any(|d| d["code"] == "project"), "{diags:#?}");
+    let builtin =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../runtime/apps/stencil.json");
+    let later = root.join("later.json");
+    std::fs::copy(builtin, &later).unwrap();
+    s.notify(
+        "workspace/didChangeWatchedFiles",
+        json!({"changes": [{"uri": file_uri(&later), "type": 1}]}),
+    );
+    s.wait_for("the project problem gone", |m| {
+        m["method"] == "textDocument/publishDiagnostics"
+            && m["params"]["diagnostics"]
+                .as_array()
+                .is_some_and(|d| d.iter().all(|d| d["code"] != "project"))
+    });
+    assert_eq!(s.shutdown(), Some(0));
+}
+
+#[test]
 fn completion_offers_task_and_region_names_from_the_application() {
     let root = project("app-completion", "app = \"circuit\"\n");
     let mut s = Server::start_with(json!({}), Value::Null, Some(&root));

@@ -43,9 +43,10 @@ pub enum RuntimeChoice {
 
 #[derive(Debug, Clone, Args)]
 pub struct BackendArgs {
-    /// Backend.
-    #[arg(long, value_enum, default_value = "sim")]
-    pub backend: BackendKind,
+    /// Backend (default: `runtime` in mapwright.toml, else the embedded
+    /// simulator; `sim` names the simulator whatever the file says).
+    #[arg(long, value_enum)]
+    pub backend: Option<BackendKind>,
     /// URL of a `mapwright serve` runtime service to run on instead of the
     /// embedded simulator (default: `runtime` in mapwright.toml, where
     /// `embedded` means the simulator and `command` the `[command]`
@@ -99,12 +100,18 @@ impl BackendArgs {
         .map_err(|e| anyhow!("--backend command: {e}"))
     }
 
-    /// Where runs happen: the flags first, then `runtime` in mapwright.toml.
-    pub fn choice(&self, project: Option<&ProjectFile>) -> RuntimeChoice {
-        match self.backend {
-            BackendKind::Command => RuntimeChoice::Command,
-            BackendKind::Cuda => RuntimeChoice::Cuda,
-            BackendKind::Sim => {
+    /// Where runs happen: `--backend`, then `--runtime`, then `runtime` in
+    /// mapwright.toml, then the embedded simulator. Naming both a backend
+    /// and a runtime is an error (one would be silently ignored).
+    pub fn choice(&self, project: Option<&ProjectFile>) -> anyhow::Result<RuntimeChoice> {
+        if let (Some(kind), Some(url)) = (self.backend, &self.runtime) {
+            bail!("--backend {kind:?} and --runtime {url} both say where to run: pass one of them");
+        }
+        Ok(match self.backend {
+            Some(BackendKind::Command) => RuntimeChoice::Command,
+            Some(BackendKind::Cuda) => RuntimeChoice::Cuda,
+            Some(BackendKind::Sim) => RuntimeChoice::Embedded,
+            None => {
                 let named = self
                     .runtime
                     .clone()
@@ -117,7 +124,7 @@ impl BackendArgs {
                     _ => RuntimeChoice::Remote(named),
                 }
             }
-        }
+        })
     }
 
     /// What runs the optimizer's candidates: the simulator on the resolved
@@ -129,7 +136,7 @@ impl BackendArgs {
         machine: &Arc<Machine>,
         noise: f64,
     ) -> anyhow::Result<Box<dyn Execute>> {
-        let backend: Box<dyn Backend> = match self.choice(project) {
+        let backend: Box<dyn Backend> = match self.choice(project)? {
             RuntimeChoice::Embedded => {
                 return Ok(Box::new(SimExecutor {
                     app: app.clone(),

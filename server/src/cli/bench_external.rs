@@ -21,7 +21,9 @@ use serde::{Deserialize, Serialize};
 use super::optimize::NAIVE_MAPPER;
 use crate::optimize::executors::SimExecutor;
 use crate::optimize::runner::Runner;
-use crate::optimize::space::{machine_memories, render, IndexFn, LayoutChoice, Space, Spec};
+use crate::optimize::space::{
+    machine_memories, render, strip_block, IndexFn, LayoutChoice, Space, Spec,
+};
 
 #[derive(Debug, Args)]
 pub struct SpaceArgs {
@@ -180,8 +182,11 @@ pub fn evaluate(args: EvaluateArgs) -> anyhow::Result<ExitCode> {
     let app = Arc::new(crate::project::load_app(&args.app, None)?);
     let machine = Arc::new(crate::project::load_machine(&args.machine, None)?);
     let base = match &args.base {
-        Some(path) => std::fs::read_to_string(path)
-            .map_err(|e| anyhow!("cannot read {}: {e}", path.display()))?,
+        // A previous tuned block is replaced, as `optimize` does.
+        Some(path) => strip_block(
+            &std::fs::read_to_string(path)
+                .map_err(|e| anyhow!("cannot read {}: {e}", path.display()))?,
+        ),
         None => NAIVE_MAPPER.to_string(),
     };
     let executor = SimExecutor {

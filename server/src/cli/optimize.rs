@@ -12,7 +12,7 @@ use anyhow::{anyhow, Context};
 use clap::{Args, ValueEnum};
 use mapwright_runtime::app::App;
 
-use super::backend_args::BackendArgs;
+use super::backend_args::{BackendArgs, RuntimeChoice};
 use super::read_input;
 use crate::autoguide::FeedbackMode;
 use crate::optimize::executors::SimExecutor;
@@ -235,10 +235,14 @@ pub fn run(args: OptimizeArgs) -> anyhow::Result<ExitCode> {
     let expert = match runner.run_expert(args.seed) {
         Some(e) if e.ok() => Some(e.score()),
         Some(e) => {
-            // Usually the runtime itself (a wrong command, a service that
-            // is down): say so before spending the iterations.
+            // On a real runtime usually the runtime itself (a wrong command,
+            // a service that is down); on the simulator, this machine.
+            let hint = match args.backend_args.choice(project.as_ref())? {
+                RuntimeChoice::Embedded => "the expert mapper does not fit this machine",
+                _ => "check the backend",
+            };
             eprintln!(
-                "warning: the expert mapper of {} did not run here ({}): {}\n         normalized figures are unavailable; check the backend",
+                "warning: the expert mapper of {} did not run here ({}): {}\n         normalized figures are unavailable; {hint}",
                 app.name,
                 e.status,
                 e.raw_output.lines().find(|l| !l.trim().is_empty()).unwrap_or("no output")

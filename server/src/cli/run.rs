@@ -105,7 +105,7 @@ fn cuda_backend() -> Result<mapwright_runtime::cuda::CudaBackend, String> {
 
 pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     #[cfg(not(feature = "cuda"))]
-    if args.backend_args.backend == BackendKind::Cuda {
+    if args.backend_args.backend == Some(BackendKind::Cuda) {
         eprintln!(
             "error: the `cuda` backend runs real kernels on local GPUs and needs a mapwright \
              built with the `cuda` feature on a machine with an NVIDIA GPU; this build has no \
@@ -114,7 +114,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(2));
     }
     #[cfg(feature = "cuda")]
-    let cuda = if args.backend_args.backend == BackendKind::Cuda {
+    let cuda = if args.backend_args.backend == Some(BackendKind::Cuda) {
         match cuda_backend() {
             Ok(b) => Some(b),
             Err(e) => {
@@ -148,10 +148,10 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     let machine = Arc::new(machine);
 
     if let Some(n) = args.bench {
-        return bench(&source, &app, &machine, n, &args);
+        return bench(&source, &app, &machine, n, &args, project.as_ref());
     }
 
-    let backend = match args.backend_args.choice(project.as_ref()) {
+    let backend = match args.backend_args.choice(project.as_ref())? {
         RuntimeChoice::Embedded => Runner::Plain(Box::new(SimBackend::new(resolver()))),
         RuntimeChoice::Remote(url) => Runner::Plain(Box::new(BackendArgs::remote(&url)?)),
         RuntimeChoice::Command => Runner::Plain(Box::new(
@@ -205,7 +205,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             "expert": expert_json,
             "metrics": outcome.metrics,
         });
-        if args.backend_args.backend == BackendKind::Cuda {
+        if args.backend_args.backend == Some(BackendKind::Cuda) {
             // The simulator's time for the problem the kernels ran.
             v["predicted_elapsed_s"] = json!(predicted);
             if let Some(e) = v.get_mut("expert").filter(|e| e.is_object()) {
@@ -300,9 +300,10 @@ fn bench(
     machine: &Arc<Machine>,
     n: u64,
     args: &RunArgs,
+    project: Option<&crate::project::ProjectFile>,
 ) -> anyhow::Result<ExitCode> {
-    if args.backend_args.backend != BackendKind::Sim || args.backend_args.runtime.is_some() {
-        bail!("--bench measures the embedded simulator only");
+    if args.backend_args.choice(project)? != RuntimeChoice::Embedded {
+        bail!("--bench measures the embedded simulator only (pass --backend sim)");
     }
     let n = n.max(1);
     let resolve = resolver();

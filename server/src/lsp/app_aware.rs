@@ -200,7 +200,7 @@ fn task_hover(
                     .join(", ");
                 let launch = resolved.and_then(|x| x.launches.get(k - 1));
                 let (memory, layout) = match (resolved, launch) {
-                    (Some(x), Some(l)) if x.instance.is_physical() => (
+                    (Some(_), Some(l)) if l.instance.is_physical() => (
                         format!("{} ({})", l.memory, rule_text(a, l.memory_rule)),
                         format!(
                             "{} ({})",
@@ -208,7 +208,8 @@ fn task_hover(
                             rule_text(a, l.layout_rule)
                         ),
                     ),
-                    (Some(x), _) => (instance_text(x.instance).to_string(), "-".to_string()),
+                    (Some(_), Some(l)) => (instance_text(l.instance).to_string(), "-".to_string()),
+                    (Some(x), None) => (instance_text(x.instance).to_string(), "-".to_string()),
                     (None, _) => ("-".to_string(), "-".to_string()),
                 };
                 out.push_str(&format!(

@@ -577,7 +577,16 @@ mod tests {
             app: Some("stencil".into()),
             machine: None,
         });
-        let dir = std::env::temp_dir().join(format!("mw-lsp-command-{}", std::process::id()));
+        /// Removes the folder however the test ends.
+        struct TempDir(std::path::PathBuf);
+        impl Drop for TempDir {
+            fn drop(&mut self) {
+                let _ = std::fs::remove_dir_all(&self.0);
+            }
+        }
+        let tmp =
+            TempDir(std::env::temp_dir().join(format!("mw-lsp-command-{}", std::process::id())));
+        let dir = tmp.0.clone();
         std::fs::create_dir_all(&dir).unwrap();
         let mut project = ProjectConfig {
             path: dir.join("mapwright.toml"),
@@ -606,6 +615,5 @@ mod tests {
             std::fs::canonicalize(ran_in.trim()).unwrap(),
             std::fs::canonicalize(&dir).unwrap()
         );
-        let _ = std::fs::remove_dir_all(&dir);
     }
 }

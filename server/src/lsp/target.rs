@@ -81,15 +81,15 @@ pub struct Target {
     pub files: Vec<(std::path::PathBuf, Stamp)>,
 }
 
-/// The file a `--app`/`--machine` argument names, if it names one (relative
-/// paths from `dir`); built-in names and presets are not files.
-fn description_file(arg: &str, dir: Option<&Path>) -> Option<std::path::PathBuf> {
-    let p = Path::new(arg);
-    let p = match dir {
-        Some(d) if p.is_relative() => d.join(p),
-        _ => p.to_path_buf(),
-    };
-    p.is_file().then(|| std::fs::canonicalize(&p).unwrap_or(p))
+/// The file a `--app`/`--machine` argument names, resolved as the loaders
+/// resolve it; `None` for built-in names and presets. A file that does not
+/// exist yet is still returned (creating it must reload the target).
+fn description_file(arg: &str, dir: Option<&Path>, builtin: bool) -> Option<std::path::PathBuf> {
+    if builtin {
+        return None;
+    }
+    let p = crate::project::resolve_path(arg, dir);
+    Some(std::fs::canonicalize(&p).unwrap_or(p))
 }
 
 /// What tells a changed file: modification time and length (two writes
@@ -107,6 +107,24 @@ impl Target {
     /// never fatal.
     pub fn load(key: TargetKey) -> Target {
         let dir = key.dir.as_deref();
+        // Stamped before loading: a write during the load is seen later.
+        let app_is_builtin = |a: &str| App::builtin_names().contains(&a);
+        let machine_arg = key.machine.as_deref().unwrap_or(DEFAULT_MACHINE);
+        let files: Vec<(std::path::PathBuf, Stamp)> = key
+            .app
+            .as_deref()
+            .and_then(|a| description_file(a, dir, app_is_builtin(a)))
+            .into_iter()
+            .chain(description_file(
+                machine_arg,
+                dir,
+                Machine::preset(machine_arg).is_some(),
+            ))
+            .map(|f| {
+                let t = modified(&f);
+                (f, t)
+            })
+            .collect();
         let mut problems = Vec::new();
         let app = key
             .app
@@ -118,7 +136,6 @@ impl Target {
                     None
                 }
             });
-        let machine_arg = key.machine.as_deref().unwrap_or(DEFAULT_MACHINE);
         let machine = match crate::project::load_machine(machine_arg, dir) {
             Ok(m) => Some(Arc::new(m)),
             Err(e) => {
@@ -127,16 +144,6 @@ impl Target {
             }
         };
         let shape = machine.as_deref().map(shape_of);
-        let files = key
-            .app
-            .iter()
-            .chain(key.machine.iter())
-            .filter_map(|a| description_file(a, dir))
-            .map(|f| {
-                let t = modified(&f);
-                (f, t)
-            })
-            .collect();
         Target {
             key,
             app,

@@ -172,6 +172,10 @@ impl Space {
                 collect_tasks.push(t.name.clone());
             }
         }
+        // Arguments of one task can share a name (read and written
+        // separately), and so can their launches: one parameter each.
+        let mut seen = std::collections::HashSet::new();
+        regions.retain(|r| seen.insert(r.clone()));
         Space {
             procs,
             regions,

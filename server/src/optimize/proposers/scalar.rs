@@ -150,6 +150,8 @@ pub struct ScalarProposer {
     /// Mapper texts already measured (distinct configurations can render
     /// the same text when a value repeats the base mapper's decision).
     seen: HashSet<String>,
+    /// How many history records `seen` holds (each is added once).
+    seen_records: usize,
 }
 
 impl ScalarProposer {
@@ -163,6 +165,7 @@ impl ScalarProposer {
             pending: None,
             credit: [(0.0, 0.0); 4],
             seen: HashSet::new(),
+            seen_records: 0,
         }
     }
 
@@ -293,9 +296,10 @@ impl Proposer for ScalarProposer {
             self.best = vec![0; self.params.len()];
             self.best_score = ctx.history.first().map(|r| r.score).unwrap_or(0.0);
         }
-        for r in ctx.history {
+        for r in ctx.history.iter().skip(self.seen_records) {
             self.seen.insert(r.source.clone());
         }
+        self.seen_records = ctx.history.len();
         // Only the score of the last candidate is read: the scalar feedback.
         let last_score = ctx.history.last().map(|r| r.score).unwrap_or(0.0);
         self.record(last_score);

@@ -44,6 +44,8 @@ pub struct SearchProposer {
     pending: Option<Move>,
     queue: VecDeque<Move>,
     tried: HashSet<String>,
+    /// How many history records `tried` holds (each is added once).
+    tried_records: usize,
     planned_once: bool,
 }
 
@@ -57,6 +59,7 @@ impl SearchProposer {
             pending: None,
             queue: VecDeque::new(),
             tried: HashSet::new(),
+            tried_records: 0,
             planned_once: false,
         }
     }
@@ -327,9 +330,10 @@ impl Proposer for SearchProposer {
     }
 
     fn propose(&mut self, ctx: &ProposalContext<'_>) -> Result<Proposal, ProposeError> {
-        for r in ctx.history {
+        for r in ctx.history.iter().skip(self.tried_records) {
             self.tried.insert(r.source.clone());
         }
+        self.tried_records = ctx.history.len();
         if self.best_score.is_nan() {
             self.best_score = ctx.history.first().map(|r| r.score).unwrap_or(0.0);
         }
