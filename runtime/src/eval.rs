@@ -1040,73 +1040,31 @@ fn int_literals(items: &[Expr]) -> Option<Vec<i64>> {
 /// The reference checks, while parsing, that a comprehension iterates over a
 /// tuple written in the source; a file that breaks the rule never runs.
 fn check_comprehension_ranges(program: &Program) -> R<()> {
-    let mut stack: Vec<&Expr> = Vec::new();
     let mut stmts: Vec<&Stmt> = program.stmts.iter().collect();
+    let mut bad: Option<&Expr> = None;
     while let Some(s) = stmts.pop() {
         if let StmtKind::FuncDef { body, .. } = &s.kind {
             stmts.extend(body.iter());
         }
-        stack.extend(s.exprs());
-    }
-    while let Some(e) = stack.pop() {
-        if let ExprKind::Comprehension { iter, .. } = &e.kind {
-            if !matches!(strip_parens(iter).kind, ExprKind::Tuple(_)) {
-                let mut err = bare_error(
-                    EvalErrorKind::Comprehension,
-                    "For-comprehension must itererate over TupleExpr or TupleInt (a tuple written in the source, such as `(0, 1, 2)`)",
-                );
-                err.span = iter.span;
-                return Err(Box::new(err));
-            }
+        for e in s.exprs() {
+            e.walk(&mut |x| {
+                if let ExprKind::Comprehension { iter, .. } = &x.kind {
+                    if bad.is_none() && !matches!(strip_parens(iter).kind, ExprKind::Tuple(_)) {
+                        bad = Some(iter);
+                    }
+                }
+            });
         }
-        push_children(e, &mut stack);
+        if let Some(iter) = bad {
+            let mut err = bare_error(
+                EvalErrorKind::Comprehension,
+                "For-comprehension must itererate over TupleExpr or TupleInt (a tuple written in the source, such as `(0, 1, 2)`)",
+            );
+            err.span = iter.span;
+            return Err(Box::new(err));
+        }
     }
     Ok(())
-}
-
-fn push_children<'a>(e: &'a Expr, out: &mut Vec<&'a Expr>) {
-    match &e.kind {
-        ExprKind::Int(_)
-        | ExprKind::Bool(_)
-        | ExprKind::Name(_)
-        | ExprKind::Proc(_)
-        | ExprKind::Mem(_)
-        | ExprKind::Star => {}
-        ExprKind::Unpack(x) | ExprKind::Neg(x) | ExprKind::Paren(x) => out.push(x),
-        ExprKind::Binary { lhs, rhs, .. } => {
-            out.push(lhs);
-            out.push(rhs);
-        }
-        ExprKind::Ternary {
-            cond,
-            then,
-            otherwise,
-            ..
-        } => {
-            out.push(cond);
-            out.push(then);
-            out.push(otherwise);
-        }
-        ExprKind::Tuple(items) => out.extend(items.iter()),
-        ExprKind::Call { callee, args } => {
-            out.push(callee);
-            out.extend(args.iter());
-        }
-        ExprKind::Index { base, indices } => {
-            out.push(base);
-            out.extend(indices.iter());
-        }
-        ExprKind::Slice { base, lo, hi, .. } => {
-            out.push(base);
-            out.extend(lo.as_deref());
-            out.extend(hi.as_deref());
-        }
-        ExprKind::Prop { base, .. } => out.push(base),
-        ExprKind::Comprehension { body, iter, .. } => {
-            out.push(body);
-            out.push(iter);
-        }
-    }
 }
 
 /// An upper bound on the candidates `auto_split` of `number` over `dims`

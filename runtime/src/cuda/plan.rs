@@ -14,7 +14,7 @@
 //! No CUDA here: all of it is tested on every machine.
 
 use crate::app::{App, Launch, Task};
-use crate::decisions::{Decisions, InstanceKind, LayoutDecision, PointPlacement, TaskDecision};
+use crate::decisions::{Decisions, InstanceKind, LayoutDecision, PointPlacement};
 use crate::machine::{Machine, MemKind, ProcKind};
 
 use super::CudaError;
@@ -390,25 +390,7 @@ impl TaskPlace {
     }
 }
 
-const DEFAULT_KINDS: [ProcKind; 3] = [ProcKind::Gpu, ProcKind::Omp, ProcKind::Cpu];
-
-/// The processor kind a task runs on: the decided one when the task has a
-/// variant for it and the machine has such processors, else the first of
-/// GPU, OMP, CPU that works (as the DSL mapper skips kinds without a
-/// variant), else CPU.
-pub fn choose_kind(task: &Task, dec: Option<&TaskDecision>, machine: &Machine) -> ProcKind {
-    let usable = |k: ProcKind| task.has_variant(k) && machine.procs_per_node(k) > 0;
-    if let Some(d) = dec {
-        if usable(d.proc_kind) {
-            return d.proc_kind;
-        }
-    }
-    DEFAULT_KINDS
-        .iter()
-        .copied()
-        .find(|&k| usable(k))
-        .unwrap_or(ProcKind::Cpu)
-}
+use crate::sim::plan::choose_kind;
 
 /// The memory an argument ends up in on `kind`: the decided one where the
 /// machine has it and the kind can use it; a host processor given FBMEM

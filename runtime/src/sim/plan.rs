@@ -12,7 +12,7 @@ use crate::app::{App, FlowKind, Launch, Privilege, RegionArg, Task};
 use crate::decisions::{
     Decisions, InstanceKind, LayoutDecision, Order, PointPlacement, TaskDecision,
 };
-use crate::machine::{MemKind, ProcGroup, ProcKind};
+use crate::machine::{Machine, MemKind, ProcGroup, ProcKind};
 
 use super::model;
 use super::topology::{ProcId, Topo};
@@ -185,7 +185,7 @@ impl<'a> Plan<'a> {
         let mut tasks: Vec<TaskPlan<'a>> = Vec::with_capacity(app.tasks.len());
         for task in &app.tasks {
             let dec = by_name.get(task.name.as_str()).copied();
-            let kind = choose_kind(task, dec, &topo);
+            let kind = choose_kind(task, dec, topo.machine);
             let group = topo.machine.processor(kind);
             let gemm = app
                 .library_constraints
@@ -259,9 +259,9 @@ impl Interner {
 /// The processor kind a task runs on: the decided one when the task has a
 /// variant for it and the machine has such processors; otherwise the next
 /// kind a default mapper would try (GPU, OMP, CPU), as the DSL mapper
-/// silently skips a kind without a variant.
-fn choose_kind(task: &Task, dec: Option<&TaskDecision>, topo: &Topo) -> ProcKind {
-    let usable = |k: ProcKind| task.has_variant(k) && topo.procs_of(k) > 0;
+/// silently skips a kind without a variant. Shared with the CUDA backend.
+pub(crate) fn choose_kind(task: &Task, dec: Option<&TaskDecision>, machine: &Machine) -> ProcKind {
+    let usable = |k: ProcKind| task.has_variant(k) && machine.procs_per_node(k) > 0;
     if let Some(d) = dec {
         if usable(d.proc_kind) {
             return d.proc_kind;
@@ -275,7 +275,7 @@ fn choose_kind(task: &Task, dec: Option<&TaskDecision>, topo: &Topo) -> ProcKind
             task.variants
                 .iter()
                 .copied()
-                .find(|&k| topo.procs_of(k) > 0)
+                .find(|&k| machine.procs_per_node(k) > 0)
         })
         .unwrap_or(ProcKind::Cpu)
 }
@@ -343,7 +343,7 @@ impl ArgContext {
             if t.per_iteration > 1 {
                 continue;
             }
-            let kind = choose_kind(t, Some(d), topo);
+            let kind = choose_kind(t, Some(d), topo.machine);
             for rd in d
                 .regions
                 .iter()

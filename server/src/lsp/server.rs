@@ -127,6 +127,21 @@ impl Backend {
 
     /// The document and its analysis, for a request (`None` if the
     /// document is not open).
+    /// The semantic tokens of the document's current version, encoded
+    /// (`None`: the document is not open).
+    async fn semantic_data(&self, uri: &Url) -> Result<Option<Arc<Vec<u32>>>> {
+        let Some((_, a)) = self.snapshot(uri).await? else {
+            return Ok(None);
+        };
+        let enc = self.state.encoding();
+        let data = self
+            .guarded("semantic tokens", || {
+                semantic_tokens::encode(&a, &semantic_tokens::classify(&a), enc)
+            })
+            .await?;
+        Ok(Some(Arc::new(data)))
+    }
+
     async fn snapshot(&self, uri: &Url) -> Result<Option<(Arc<Document>, Arc<Analysis>)>> {
         let Some(doc) = self.state.doc(uri) else {
             return Ok(None);
@@ -1031,16 +1046,9 @@ impl LanguageServer for Backend {
         params: SemanticTokensParams,
     ) -> Result<Option<SemanticTokensResult>> {
         let uri = params.text_document.uri;
-        let Some((_, a)) = self.snapshot(&uri).await? else {
+        let Some(data) = self.semantic_data(&uri).await? else {
             return Ok(None);
         };
-        let enc = self.state.encoding();
-        let data = self
-            .guarded("semantic tokens", || {
-                semantic_tokens::encode(&a, &semantic_tokens::classify(&a), enc)
-            })
-            .await?;
-        let data = Arc::new(data);
         let id = self.state.store_semantic(&uri, data.clone());
         Ok(Some(SemanticTokensResult::Tokens(SemanticTokens {
             result_id: Some(id),
@@ -1053,16 +1061,9 @@ impl LanguageServer for Backend {
         params: SemanticTokensDeltaParams,
     ) -> Result<Option<SemanticTokensFullDeltaResult>> {
         let uri = params.text_document.uri;
-        let Some((_, a)) = self.snapshot(&uri).await? else {
+        let Some(data) = self.semantic_data(&uri).await? else {
             return Ok(None);
         };
-        let enc = self.state.encoding();
-        let data = self
-            .guarded("semantic tokens", || {
-                semantic_tokens::encode(&a, &semantic_tokens::classify(&a), enc)
-            })
-            .await?;
-        let data = Arc::new(data);
         let previous = self.state.semantic_result(&uri);
         let id = self.state.store_semantic(&uri, data.clone());
         match previous {
