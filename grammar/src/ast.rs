@@ -105,6 +105,22 @@ pub struct Program {
     pub stmts: Vec<Stmt>,
 }
 
+impl Program {
+    /// The functions `IndexTaskMap`/`SingleTaskMap` statements name, in
+    /// statement order (repeats kept).
+    pub fn mapping_function_names(&self) -> Vec<&str> {
+        self.stmts
+            .iter()
+            .filter_map(|s| match &s.kind {
+                StmtKind::IndexTaskMap { func, .. } | StmtKind::SingleTaskMap { func, .. } => {
+                    Some(func.name.as_str())
+                }
+                _ => None,
+            })
+            .collect()
+    }
+}
+
 /// A statement (top level or inside a function body).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Stmt {

@@ -21,7 +21,7 @@ use std::collections::HashMap;
 use serde::Serialize;
 
 use crate::ast::*;
-use crate::diagnostic::{Diagnostic, Fix};
+use crate::diagnostic::{line_extent, line_or_span, Diagnostic, Fix};
 use crate::parser::Parsed;
 use crate::resolve::{resolve, Resolved, SymbolKind};
 use crate::suggest::closest;
@@ -701,17 +701,7 @@ impl<'a> Checker<'a> {
     }
 
     fn unused_symbols(&mut self) {
-        let used_by_mapping: Vec<&str> = self
-            .program
-            .stmts
-            .iter()
-            .filter_map(|s| match &s.kind {
-                StmtKind::IndexTaskMap { func, .. } | StmtKind::SingleTaskMap { func, .. } => {
-                    Some(func.name.as_str())
-                }
-                _ => None,
-            })
-            .collect();
+        let used_by_mapping = self.program.mapping_function_names();
         for (id, sym) in self.resolved.symbols.iter().enumerate() {
             if sym.name.starts_with('_') || self.referenced.contains(&id) {
                 continue;
@@ -1421,35 +1411,6 @@ fn mapping_keys(stmt: &Stmt) -> Vec<(String, String)> {
             .collect(),
         _ => Vec::new(),
     }
-}
-
-/// The span of `span`'s whole line(s) including the newline, if the span is
-/// alone on them; otherwise the span itself.
-fn line_or_span(source: &str, span: Span) -> Span {
-    let (start, end) = line_extent(source, span);
-    let before = &source[start..span.start];
-    let after = &source[span.end..end];
-    if before.trim().is_empty()
-        && (after.trim().is_empty() || after.trim_start().starts_with(['#', '/']))
-    {
-        Span::new(start, end)
-    } else {
-        span
-    }
-}
-
-/// From the start of the line holding `span.start` to just after the newline
-/// ending the line holding `span.end`.
-fn line_extent(source: &str, span: Span) -> (usize, usize) {
-    let start = source[..span.start.min(source.len())]
-        .rfind('\n')
-        .map(|i| i + 1)
-        .unwrap_or(0);
-    let end = source[span.end.min(source.len())..]
-        .find('\n')
-        .map(|i| span.end + i + 1)
-        .unwrap_or(source.len());
-    (start, end)
 }
 
 /// `span` extended over the blanks before it (to delete a word cleanly).

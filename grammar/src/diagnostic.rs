@@ -78,6 +78,39 @@ impl Fix {
     }
 }
 
+/// From the start of `span`'s first line to just after its last line's
+/// newline (clamped to `source`; never panics on a stale span).
+pub fn line_extent(source: &str, span: Span) -> (usize, usize) {
+    let s = span.start.min(source.len());
+    let e = span.end.min(source.len());
+    let start = source
+        .get(..s)
+        .and_then(|t| t.rfind('\n'))
+        .map(|i| i + 1)
+        .unwrap_or(0);
+    let end = source
+        .get(e..)
+        .and_then(|t| t.find('\n'))
+        .map(|i| e + i + 1)
+        .unwrap_or(source.len());
+    (start, end)
+}
+
+/// What deleting `span` should delete: its whole lines when nothing but
+/// blanks (and a trailing comment) shares them, else just the span.
+pub fn line_or_span(source: &str, span: Span) -> Span {
+    let (start, end) = line_extent(source, span);
+    let before = source.get(start..span.start).unwrap_or("x");
+    let after = source.get(span.end..end).unwrap_or("x");
+    if before.trim().is_empty()
+        && (after.trim().is_empty() || after.trim_start().starts_with(['#', '/']))
+    {
+        Span::new(start, end)
+    } else {
+        span
+    }
+}
+
 /// Applies non-overlapping edits to `source` (see [`Fix::apply`]).
 pub fn apply_edits(source: &str, edits: &[TextEdit]) -> Option<String> {
     let mut sorted: Vec<&TextEdit> = edits.iter().collect();

@@ -76,6 +76,7 @@ use mapwright_grammar::ast::{
     TaskSel,
 };
 use mapwright_grammar::codes::CodeInfo;
+use mapwright_grammar::diagnostic::{line_extent, line_or_span};
 use mapwright_grammar::suggest::closest;
 use mapwright_grammar::{Analysis, Diagnostic, Fix, Span};
 
@@ -2008,39 +2009,6 @@ fn with_leading_blank(source: &str, span: Span) -> Span {
         start -= 1;
     }
     Span::new(start, span.end)
-}
-
-/// The whole line(s) of `span` including the newline when nothing else is
-/// on them (except a trailing comment), else the span itself.
-fn line_or_span(source: &str, span: Span) -> Span {
-    let (start, end) = line_extent(source, span);
-    let before = source.get(start..span.start).unwrap_or("x");
-    let after = source.get(span.end..end).unwrap_or("x");
-    if before.trim().is_empty()
-        && (after.trim().is_empty() || after.trim_start().starts_with(['#', '/']))
-    {
-        Span::new(start, end)
-    } else {
-        span
-    }
-}
-
-/// From the start of `span`'s first line to just after its last line's
-/// newline.
-fn line_extent(source: &str, span: Span) -> (usize, usize) {
-    let s = span.start.min(source.len());
-    let e = span.end.min(source.len());
-    let start = source
-        .get(..s)
-        .and_then(|t| t.rfind('\n'))
-        .map(|i| i + 1)
-        .unwrap_or(0);
-    let end = source
-        .get(e..)
-        .and_then(|t| t.find('\n'))
-        .map(|i| e + i + 1)
-        .unwrap_or(source.len());
-    (start, end)
 }
 
 // ---------------------------------------------------------------------------

@@ -143,16 +143,7 @@ fn insertion_before_first(ctx: &Context<'_>, pred: impl Fn(&StmtKind) -> bool) -
 /// In every mapping function, ends each machine index with `% m.size[k]`.
 pub fn wrap_indices_with_modulo(ctx: &Context<'_>) -> Option<Vec<TextEdit>> {
     let program = &ctx.analysis.parsed.program;
-    let mapping_funcs: Vec<&str> = program
-        .stmts
-        .iter()
-        .filter_map(|s| match &s.kind {
-            StmtKind::IndexTaskMap { func, .. } | StmtKind::SingleTaskMap { func, .. } => {
-                Some(func.name.as_str())
-            }
-            _ => None,
-        })
-        .collect();
+    let mapping_funcs = program.mapping_function_names();
     let mut edits = Vec::new();
     for stmt in &program.stmts {
         let StmtKind::FuncDef { name, body, .. } = &stmt.kind else {
