@@ -421,6 +421,11 @@ impl Prop {
 
     /// True for the methods that must be called (`m.split(0, 2)`).
     pub fn is_method(self) -> bool {
+        self.returns_machine() || matches!(self, Prop::Has | Prop::Processor)
+    }
+
+    /// True for the methods that turn a machine model into another one.
+    pub fn returns_machine(self) -> bool {
         matches!(
             self,
             Prop::Split
@@ -431,8 +436,6 @@ impl Prop {
                 | Prop::BalanceSplit
                 | Prop::AutoSplit
                 | Prop::GreedySplit
-                | Prop::Has
-                | Prop::Processor
         )
     }
 }

@@ -269,7 +269,7 @@ fn dot_base(a: &Analysis, before_dot: &[Token], function: Option<usize>) -> DotB
                                     }
                                 }
                                 Some(t) => match prop_of_token(t.kind) {
-                                    Some(p) if returns_machine(p) => DotBase::Machine,
+                                    Some(p) if p.returns_machine() => DotBase::Machine,
                                     _ => DotBase::Unknown,
                                 },
                                 None => DotBase::Unknown,
@@ -283,20 +283,6 @@ fn dot_base(a: &Analysis, before_dot: &[Token], function: Option<usize>) -> DotB
         }
         _ => DotBase::Unknown,
     }
-}
-
-fn returns_machine(p: Prop) -> bool {
-    matches!(
-        p,
-        Prop::Split
-            | Prop::Merge
-            | Prop::Swap
-            | Prop::Slice
-            | Prop::Reverse
-            | Prop::BalanceSplit
-            | Prop::AutoSplit
-            | Prop::GreedySplit
-    )
 }
 
 /// What the name at `span` holds: a parameter's declared type, or the kind of
@@ -372,7 +358,7 @@ fn expr_base(a: &Analysis, e: &Expr, function: Option<usize>, depth: u8) -> DotB
     }
     match &e.kind {
         ExprKind::Call { callee, .. } => match &callee.kind {
-            ExprKind::Prop { prop, .. } if returns_machine(*prop) => DotBase::Machine,
+            ExprKind::Prop { prop, .. } if prop.returns_machine() => DotBase::Machine,
             _ => DotBase::Unknown,
         },
         ExprKind::Prop {
