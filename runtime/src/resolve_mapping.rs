@@ -354,6 +354,28 @@ impl RegionNaming {
             RegionNaming::Index
         }
     }
+
+    /// The region field a statement needs to name argument `region` (a
+    /// semantic name) of `task` in this application's runs: the argument
+    /// index when the run matches by index, else the name.
+    pub fn field(app: &App, task: &str, region: &str) -> String {
+        if RegionNaming::of_app(app) == RegionNaming::Index {
+            let index = app.task(task).and_then(|t| {
+                t.regions
+                    .iter()
+                    .find(|r| {
+                        r.name == region
+                            || r.aliases.iter().any(|a| a == region)
+                            || r.launches.iter().flatten().any(|n| n == region)
+                    })
+                    .map(|r| r.index)
+            });
+            if let Some(i) = index {
+                return i.to_string();
+            }
+        }
+        region.to_string()
+    }
 }
 
 /// Options of [`resolve_mapping_with`].

@@ -29,6 +29,7 @@ fn propose(server: &FakeLlm, retries: usize) -> (Result<String, ProposeError>, L
         history: &[],
         feedback_mode: FeedbackMode::Suggest,
         resolve: &resolve,
+        as_block: false,
     };
     let config = LlmConfig {
         base_url: server.base_url.clone(),
@@ -136,6 +137,7 @@ fn an_unreachable_endpoint_is_an_error() {
         history: &[],
         feedback_mode: FeedbackMode::Suggest,
         resolve: &resolve,
+        as_block: false,
     };
     assert!(matches!(
         LlmProposer::new(config).propose(&ctx),

@@ -236,6 +236,29 @@ pub fn drop_instance_limits(ctx: &Context<'_>) -> Option<Vec<TextEdit>> {
     (!edits.is_empty()).then_some(edits)
 }
 
+/// Deletes the IndexTaskMap/SingleTaskMap statement whose function failed
+/// (the resolution names it), so that Legion's default placement applies.
+pub fn drop_failing_task_map(ctx: &Context<'_>) -> Option<Vec<TextEdit>> {
+    let rule = ctx.decisions?.fatal.as_ref()?.rule?;
+    let stmt = ctx
+        .analysis
+        .parsed
+        .program
+        .stmts
+        .iter()
+        .find(|s| s.span.start <= rule.start && rule.end <= s.span.end)?;
+    if !matches!(
+        stmt.kind,
+        StmtKind::IndexTaskMap { .. } | StmtKind::SingleTaskMap { .. }
+    ) {
+        return None;
+    }
+    Some(vec![TextEdit {
+        span: whole_line(ctx.source, stmt.span),
+        text: String::new(),
+    }])
+}
+
 /// The statement's line(s) including the newline, when nothing else is on them.
 fn whole_line(source: &str, span: Span) -> Span {
     let start = source[..span.start].rfind('\n').map(|i| i + 1).unwrap_or(0);
@@ -264,14 +287,40 @@ pub fn failing_task(ctx: &Context<'_>) -> Option<String> {
     (!name.is_empty()).then_some(name)
 }
 
-/// Puts the failing task's largest region in zero-copy memory with a
-/// task- and region-specific Region rule (most specific, so it wins).
-pub fn move_largest_region_to_zero_copy(ctx: &Context<'_>) -> Option<Vec<TextEdit>> {
+/// Moves the region whose allocation failed out of the memory that is full:
+/// a framebuffer's into zero-copy memory, zero-copy memory's into the
+/// framebuffer (zero-copy is the smaller one on most machines). The rule is
+/// specific to the task and the argument, so it wins over wildcards; the
+/// argument is named as the application's runs match it (semantic name or
+/// index). Without a requirement index in the output, the task's largest
+/// region is moved.
+pub fn relieve_full_memory(ctx: &Context<'_>) -> Option<Vec<TextEdit>> {
     let app = ctx.app?;
     let task = app.task(&failing_task(ctx)?)?;
-    let region = task.regions.iter().max_by_key(|r| r.bytes)?;
-    let line = format!("Region {} {} GPU ZCMEM;\n", task.name, region.name);
-    if ctx.source.contains(line.trim_end()) {
+    let raw = ctx.raw_output;
+    let requirement = raw
+        .split_once("requirement ")
+        .and_then(|(_, rest)| rest.split_whitespace().next())
+        .and_then(|n| n.parse::<u32>().ok());
+    let region = requirement
+        .and_then(|i| task.regions.iter().find(|r| r.index == i))
+        .or_else(|| task.regions.iter().max_by_key(|r| r.bytes))?;
+    let target = if raw.contains("(Z_COPY_MEM)") {
+        "FBMEM"
+    } else if raw.contains("(GPU_FB_MEM)") || !raw.contains("(") {
+        "ZCMEM"
+    } else {
+        return None; // system or socket memory: no bigger memory to move to
+    };
+    let field =
+        mapwright_runtime::resolve_mapping::RegionNaming::field(app, &task.name, &region.name);
+    let line = format!("Region {} {field} GPU {target};\n", task.name);
+    // A rule for this argument already moved it once: both memories are
+    // too small, and moving it back would only repeat the failure.
+    if ctx
+        .source
+        .contains(&format!("Region {} {field} GPU ", task.name))
+    {
         return None;
     }
     let at = insertion_before_first(ctx, |k| matches!(k, StmtKind::Region { .. }));

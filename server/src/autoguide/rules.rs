@@ -142,8 +142,8 @@ pub static RULES: &[Rule] = &[
             Some(t) => format!("The instances of task `{t}` do not fit in the memory the mapper chose (its capacity is exceeded)."),
             None => "A memory's capacity is exceeded by the instances the mapper placed in it.".into(),
         },
-        suggest: "Place the largest regions in a bigger memory (e.g. ZCMEM or SYSMEM instead of FBMEM), or spread the launch over more processors.",
-        edit: Some(edits::move_largest_region_to_zero_copy),
+        suggest: "Place the region that does not fit in another memory (ZCMEM instead of a full FBMEM, FBMEM instead of a full ZCMEM), or spread the launch over more processors.",
+        edit: Some(edits::relieve_full_memory),
         fallback: false,
     },
     Rule {
@@ -171,6 +171,20 @@ pub static RULES: &[Rule] = &[
         explain: |_| "A mapping function indexes a tuple past its length, typically `task.ipoint[1]` on a 1-D launch.".into(),
         suggest: "Use only as many `ipoint` components as the launch has dimensions (check the task's launch domain).",
         edit: None,
+        fallback: false,
+    },
+    Rule {
+        id: "mapping-function-failed",
+        category: Category::ExecutionError,
+        matches: |c| {
+            c.decisions
+                .and_then(|d| d.fatal.as_ref())
+                .is_some_and(|f| f.kind == "mapping_error")
+                || raw_has(c, "machine point has")
+        },
+        explain: |_| "A mapping function fails while placing a launch's points: the machine point it builds does not fit the machine model, or it reads what the launch does not have.".into(),
+        suggest: "Fix the function for these launches, or drop the IndexTaskMap/SingleTaskMap statement so that Legion's default placement applies.",
+        edit: Some(edits::drop_failing_task_map),
         fallback: false,
     },
     Rule {

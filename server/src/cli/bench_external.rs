@@ -18,7 +18,7 @@ use clap::Args;
 use mapwright_runtime::machine::{MemKind, ProcKind};
 use serde::{Deserialize, Serialize};
 
-use super::optimize::NAIVE_MAPPER;
+use super::bench_optimize::NAIVE_MAPPER;
 use crate::optimize::executors::SimExecutor;
 use crate::optimize::runner::Runner;
 use crate::optimize::space::{

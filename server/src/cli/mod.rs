@@ -1,11 +1,13 @@
-//! The command line: one module per subcommand (`bench_external` holds
-//! `bench space` and `bench evaluate`), and `backend_args`, the backend
-//! options `run` and `optimize` share.
+//! The command line: one module per subcommand (`bench_optimize` holds
+//! `bench optimize`, `bench_external` holds `bench space` and `bench
+//! evaluate`), and `backend_args`, the backend options `run` and `optimize`
+//! share.
 
 mod app;
 mod apps;
 mod backend_args;
 mod bench_external;
+mod bench_optimize;
 mod calibrate;
 mod check;
 mod explain;
@@ -74,7 +76,7 @@ pub enum Command {
 pub enum BenchCommand {
     /// Every proposer on every built-in application, several seeds: normalized
     /// throughput after N iterations, and the scalar tuner after many more.
-    Optimize(optimize::BenchOptimizeArgs),
+    Optimize(bench_optimize::BenchOptimizeArgs),
     /// The optimizer's search space for an application, as JSON (for an
     /// external tuner such as OpenTuner).
     Space(bench_external::SpaceArgs),
@@ -96,7 +98,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Optimize(args) => optimize::run(args),
         Command::App(command) => app::run(command),
         Command::Calibrate(args) => calibrate::run(args),
-        Command::Bench(BenchCommand::Optimize(args)) => optimize::bench(args),
+        Command::Bench(BenchCommand::Optimize(args)) => bench_optimize::bench(args),
         Command::Bench(BenchCommand::Space(args)) => bench_external::space(args),
         Command::Bench(BenchCommand::Evaluate(args)) => bench_external::evaluate(args),
     }

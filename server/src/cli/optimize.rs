@@ -1,5 +1,5 @@
-//! `mapwright optimize FILE`: improve a mapper by measurement, and
-//! `mapwright bench optimize`: every proposer on every built-in application.
+//! `mapwright optimize FILE`: improve a mapper by measurement (the benchmark
+//! of every proposer is in [`super::bench_optimize`]).
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -10,12 +10,10 @@ use std::time::Duration;
 
 use anyhow::{anyhow, Context};
 use clap::{Args, ValueEnum};
-use mapwright_runtime::app::App;
 
 use super::backend_args::{BackendArgs, RuntimeChoice};
 use super::read_input;
 use crate::autoguide::FeedbackMode;
-use crate::optimize::executors::SimExecutor;
 use crate::optimize::history::Record;
 use crate::optimize::plot::{trajectory_svg, Series};
 use crate::optimize::proposers::hybrid::HybridProposer;
@@ -44,7 +42,7 @@ pub enum ProposerKind {
 }
 
 impl ProposerKind {
-    fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             ProposerKind::Search => "search",
             ProposerKind::Llm => "llm",
@@ -98,6 +96,11 @@ pub struct OptimizeArgs {
     /// Print the change as a unified diff.
     #[arg(long)]
     pub diff: bool,
+    /// Write the changes as a stacked block of tuned rules at the top of the
+    /// file (the first rule for a key wins) instead of editing the
+    /// statements that decide.
+    #[arg(long)]
+    pub as_block: bool,
     /// Print the report as one JSON object.
     #[arg(long)]
     pub json: bool,
@@ -152,7 +155,7 @@ fn llm_config(args: &LlmArgs, project: Option<&ProjectFile>) -> anyhow::Result<L
     Ok(config)
 }
 
-fn make_proposer(
+pub(crate) fn make_proposer(
     kind: ProposerKind,
     seed: u64,
     llm: &LlmArgs,
@@ -274,6 +277,7 @@ pub fn run(args: OptimizeArgs) -> anyhow::Result<ExitCode> {
         feedback_mode: args.feedback,
         run_dir: run_dir.clone(),
         cancel: cancel.clone(),
+        as_block: args.as_block,
     };
     let quiet = args.json;
     let tty = std::io::stderr().is_terminal();
@@ -428,307 +432,12 @@ fn print_diff(old: &str, new: &str, path: &Path) {
     );
 }
 
-// ----- mapwright bench optimize ---------------------------------------------
-
-#[derive(Debug, Args)]
-pub struct BenchOptimizeArgs {
-    /// Applications (default: all nine built-ins).
-    #[arg(long, value_delimiter = ',')]
-    pub apps: Vec<String>,
-    #[arg(long, default_value = "p100x4")]
-    pub machine: String,
-    /// Proposers to compare.
-    #[arg(long, value_delimiter = ',', default_values_t = vec!["search".to_string(), "random".to_string(), "scalar".to_string()])]
-    pub proposers: Vec<String>,
-    /// Seeds per (proposer, app).
-    #[arg(long, default_value_t = 3)]
-    pub seeds: u64,
-    #[arg(long, default_value_t = 10)]
-    pub iterations: usize,
-    /// Iterations of the long scalar-tuner run (0 to skip).
-    #[arg(long, default_value_t = 1000)]
-    pub scalar_long: usize,
-    /// Feedback modes for the proposers that read AutoGuide (search, llm,
-    /// hybrid): several modes give the ablation rows.
-    #[arg(long, value_enum, value_delimiter = ',', default_values_t = vec![FeedbackMode::Suggest])]
-    pub feedback: Vec<FeedbackMode>,
-    #[arg(long)]
-    pub json: bool,
-    /// Draw every run's trajectory into one SVG.
-    #[arg(long)]
-    pub report: Option<PathBuf>,
-    #[command(flatten)]
-    pub llm: LlmArgs,
-}
-
-/// The mapper every benchmark run starts from: what a user writes first.
-pub const NAIVE_MAPPER: &str =
-    "# A first mapper: everything on the GPU where possible.\nTask * GPU,CPU;\n";
-
-#[derive(Debug, serde::Serialize)]
-struct BenchRow {
-    proposer: String,
-    /// `-` for proposers that see only the score.
-    feedback: String,
-    app: String,
-    iterations: usize,
-    mean: f64,
-    worst: f64,
-    best: f64,
-    success_rate: f64,
-    parameter_entropy: f64,
-    feedback_sensitivity: f64,
-}
-
 impl ProposerKind {
     /// Whether the proposer reads AutoGuide's feedback (and so has ablation rows).
-    fn reads_feedback(self) -> bool {
+    pub(crate) fn reads_feedback(self) -> bool {
         matches!(
             self,
             ProposerKind::Search | ProposerKind::Llm | ProposerKind::Hybrid
         )
-    }
-}
-
-/// The name a feedback mode has on the command line and in the table.
-fn feedback_name(mode: FeedbackMode) -> &'static str {
-    match mode {
-        FeedbackMode::ExecutionOnly => "execution-only",
-        FeedbackMode::Explain => "explain",
-        FeedbackMode::Suggest => "suggest",
-    }
-}
-
-pub fn bench(args: BenchOptimizeArgs) -> anyhow::Result<ExitCode> {
-    let machine = Arc::new(crate::project::load_machine(&args.machine, None)?);
-    let apps: Vec<String> = if args.apps.is_empty() {
-        App::builtin_names().iter().map(|s| s.to_string()).collect()
-    } else {
-        args.apps.clone()
-    };
-    let mut rows = Vec::new();
-    let mut series = Vec::new();
-    // (proposer, iterations, feedback mode or None for score-only proposers)
-    let mut plan: Vec<(ProposerKind, usize, Option<FeedbackMode>)> = Vec::new();
-    for name in &args.proposers {
-        let kind =
-            ProposerKind::from_str(name, true).map_err(|_| anyhow!("unknown proposer `{name}`"))?;
-        if kind.reads_feedback() {
-            for mode in &args.feedback {
-                plan.push((kind, args.iterations, Some(*mode)));
-            }
-        } else {
-            plan.push((kind, args.iterations, None));
-        }
-    }
-    if args.scalar_long > 0 {
-        plan.push((ProposerKind::Scalar, args.scalar_long, None));
-    }
-    for app_name in &apps {
-        let app = Arc::new(crate::project::load_app(app_name, None)?);
-        let executor = SimExecutor {
-            app: app.clone(),
-            machine: machine.clone(),
-            noise: 0.0,
-        };
-        let runner = Runner::new(&app, &machine, &executor);
-        let expert = runner.expert_score(0).ok_or_else(|| {
-            anyhow!(
-                "the expert mapper of {app_name} does not run on {}",
-                machine.name
-            )
-        })?;
-        for (kind, iterations, mode) in &plan {
-            let proposer_name = kind.name();
-            let feedback = mode.map(feedback_name).unwrap_or("-");
-            let mut finals = Vec::new();
-            let mut successes = Vec::new();
-            let mut entropies = Vec::new();
-            let mut sensitivities = Vec::new();
-            for seed in 0..args.seeds {
-                let mut proposer = make_proposer(*kind, seed, &args.llm, None)?;
-                let config = Config {
-                    iterations: *iterations,
-                    time_budget: None,
-                    seed,
-                    feedback_mode: mode.unwrap_or(FeedbackMode::Suggest),
-                    run_dir: None,
-                    cancel: Arc::new(AtomicBool::new(false)),
-                };
-                let report = optimize(
-                    NAIVE_MAPPER,
-                    &runner,
-                    proposer.as_mut(),
-                    &config,
-                    Some(expert),
-                    None,
-                    &mut |_, _, _| {},
-                );
-                finals.push(report.best_normalized.unwrap_or(0.0));
-                successes.push(report.success_rate);
-                entropies.push(report.parameter_entropy);
-                sensitivities.push(report.feedback_sensitivity);
-                if *iterations == args.iterations {
-                    let label = match mode {
-                        Some(m) if args.feedback.len() > 1 => {
-                            format!("{proposer_name}[{}]/{app_name}/s{seed}", feedback_name(*m))
-                        }
-                        _ => format!("{proposer_name}/{app_name}/s{seed}"),
-                    };
-                    series.push(Series {
-                        label,
-                        values: report.trajectory.clone(),
-                    });
-                }
-            }
-            let n = finals.len().max(1) as f64;
-            let row = BenchRow {
-                proposer: proposer_name.to_string(),
-                feedback: feedback.to_string(),
-                app: app_name.clone(),
-                iterations: *iterations,
-                mean: finals.iter().sum::<f64>() / n,
-                worst: finals.iter().copied().fold(f64::INFINITY, f64::min),
-                best: finals.iter().copied().fold(0.0, f64::max),
-                success_rate: successes.iter().sum::<f64>() / n,
-                parameter_entropy: entropies.iter().sum::<f64>() / n,
-                feedback_sensitivity: sensitivities.iter().sum::<f64>() / n,
-            };
-            if !args.json {
-                eprintln!(
-                    "{:<8} {:<14} {:>5} it  {:<10} mean {:.3}x  worst {:.3}x  best {:.3}x",
-                    row.proposer,
-                    row.feedback,
-                    row.iterations,
-                    row.app,
-                    row.mean,
-                    row.worst,
-                    row.best
-                );
-            }
-            rows.push(row);
-        }
-    }
-    if let Some(path) = &args.report {
-        std::fs::write(
-            path,
-            trajectory_svg(
-                &format!("mapwright bench optimize on {}", machine.name),
-                &series,
-            ),
-        )?;
-    }
-    if args.json {
-        println!("{}", serde_json::to_string(&rows)?);
-        return Ok(ExitCode::SUCCESS);
-    }
-    println!(
-        "\nnormalized throughput vs the expert mapper after N iterations ({} seeds, machine {}):",
-        args.seeds, machine.name
-    );
-    println!(
-        "{:<8} {:<14} {:>6}  {:<10} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8}",
-        "proposer",
-        "feedback",
-        "iters",
-        "app",
-        "mean",
-        "worst",
-        "best",
-        "success",
-        "entropy",
-        "sensit."
-    );
-    for r in &rows {
-        println!(
-            "{:<8} {:<14} {:>6}  {:<10} {:>7.3}x {:>7.3}x {:>7.3}x {:>7.0}% {:>8.2} {:>8.2}",
-            r.proposer,
-            r.feedback,
-            r.iterations,
-            r.app,
-            r.mean,
-            r.worst,
-            r.best,
-            r.success_rate * 100.0,
-            r.parameter_entropy,
-            r.feedback_sensitivity
-        );
-    }
-    println!();
-    let summaries = summarize(&rows);
-    for s in &summaries {
-        println!(
-            "{:<8} {:<14} {:>6} iterations: mean over apps {:.3}x, worst app/seed {:.3}x",
-            s.proposer, s.feedback, s.iterations, s.mean, s.worst
-        );
-    }
-    print_targets(&summaries, args.iterations, args.scalar_long);
-    Ok(ExitCode::SUCCESS)
-}
-
-/// One (proposer, feedback, iterations) averaged over the applications.
-#[derive(Debug, PartialEq)]
-struct Summary {
-    proposer: String,
-    feedback: String,
-    iterations: usize,
-    /// Mean over apps of the per-app mean over seeds.
-    mean: f64,
-    /// Worst single (app, seed).
-    worst: f64,
-}
-
-fn summarize(rows: &[BenchRow]) -> Vec<Summary> {
-    let mut keys: Vec<(String, String, usize)> = rows
-        .iter()
-        .map(|r| (r.proposer.clone(), r.feedback.clone(), r.iterations))
-        .collect();
-    keys.sort();
-    keys.dedup();
-    keys.into_iter()
-        .map(|(proposer, feedback, iterations)| {
-            let sel: Vec<&BenchRow> = rows
-                .iter()
-                .filter(|r| {
-                    r.proposer == proposer && r.feedback == feedback && r.iterations == iterations
-                })
-                .collect();
-            Summary {
-                mean: sel.iter().map(|r| r.mean).sum::<f64>() / sel.len().max(1) as f64,
-                worst: sel.iter().map(|r| r.worst).fold(f64::INFINITY, f64::min),
-                proposer,
-                feedback,
-                iterations,
-            }
-        })
-        .collect()
-}
-
-/// The issue's targets, checked on this run's figures: search reaches the
-/// expert on every app within `iterations`, and beats the scalar tuner's
-/// `scalar_long`-iteration result by 3.8x on average (the ASI paper's claim).
-fn print_targets(summaries: &[Summary], iterations: usize, scalar_long: usize) {
-    let find = |p: &str, f: &str, it: usize| {
-        summaries
-            .iter()
-            .find(|s| s.proposer == p && s.feedback == f && s.iterations == it)
-    };
-    let Some(search) = find("search", "suggest", iterations) else {
-        return;
-    };
-    println!(
-        "
-target: search (suggest) >= 1.0x on every app within {iterations} iterations (to 0.1%): worst {:.6}x -> {}",
-        search.worst,
-        if search.worst >= 1.0 - 1e-3 { "met" } else { "NOT met" }
-    );
-    if let Some(scalar) = find("scalar", "-", scalar_long).filter(|_| scalar_long > 0) {
-        let ratio = search.mean / scalar.mean.max(f64::MIN_POSITIVE);
-        println!(
-            "target: search@{iterations} / scalar@{scalar_long} >= 3.8x on average: {:.3}x / {:.3}x = {ratio:.2}x -> {}",
-            search.mean,
-            scalar.mean,
-            if ratio >= 3.8 { "met" } else { "NOT met" }
-        );
     }
 }

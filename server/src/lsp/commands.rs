@@ -475,6 +475,7 @@ pub fn optimize_blocking(
         feedback_mode: FeedbackMode::Suggest,
         run_dir: run_dir.clone(),
         cancel,
+        as_block: false,
     };
     let delay = Duration::from_millis(setup.optimize.delay_ms);
     let mut progress = |r: &Record, best: Option<f64>, total: usize| {

@@ -11,6 +11,7 @@
 //!
 //! Module map:
 //! - [`space`]     the search space and the tuned-rules block it renders to.
+//! - [`inplace`]   a point of the space as minimal edits of the user's own statements.
 //! - [`proposers`] search (default), random, scalar (OpenTuner-like), llm, hybrid.
 //! - [`executors`] running a resolved candidate (simulator, any backend).
 //! - [`runner`]    evaluating one candidate (check, resolve, execute, AutoGuide).
@@ -21,6 +22,7 @@
 
 pub mod executors;
 pub mod history;
+pub mod inplace;
 pub mod metrics;
 pub mod plot;
 pub mod proposers;
@@ -56,6 +58,9 @@ pub struct Config {
     pub run_dir: Option<PathBuf>,
     /// Set to stop after the current candidate.
     pub cancel: Arc<AtomicBool>,
+    /// Write candidates as a stacked tuned-rules block instead of edits of
+    /// the user's statements (`--as-block`).
+    pub as_block: bool,
 }
 
 /// The outcome of a run, as saved in `report.json` and printed by `--json`.
@@ -233,6 +238,7 @@ pub fn optimize(
             history: &report.records,
             feedback_mode: config.feedback_mode,
             resolve: &resolve,
+            as_block: config.as_block,
         };
         let mut record = match proposer.propose(&ctx) {
             Ok(p) => evaluate(iteration, p.source, p.rationale, p.spec),

@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 use mapwright_runtime::app::{App, DimOrder, FieldLayout, Launch};
 use mapwright_runtime::decisions::{Decisions, Order};
 use mapwright_runtime::machine::{Machine, MemKind, ProcKind};
+use mapwright_runtime::resolve_mapping::RegionNaming;
 use serde::Serialize;
 
 /// First line of the tuned block.
@@ -259,7 +260,7 @@ pub fn propagated_layout(app: &App, task: &str) -> Option<LayoutChoice> {
     })
 }
 
-fn dsl_proc(k: ProcKind) -> &'static str {
+pub(crate) fn dsl_proc(k: ProcKind) -> &'static str {
     match k {
         ProcKind::Gpu => "GPU",
         ProcKind::Omp => "OMP",
@@ -267,7 +268,7 @@ fn dsl_proc(k: ProcKind) -> &'static str {
     }
 }
 
-fn dsl_mem(m: MemKind) -> &'static str {
+pub(crate) fn dsl_mem(m: MemKind) -> &'static str {
     match m {
         MemKind::Fbmem => "FBMEM",
         MemKind::Zcmem => "ZCMEM",
@@ -348,7 +349,8 @@ fn render_block(base: &str, base_decisions: &Decisions, spec: &Spec, app: &App) 
         });
         if !unchanged {
             rules.push_str(&format!(
-                "Region {task} {region} {} {};\n",
+                "Region {task} {} {} {};\n",
+                RegionNaming::field(app, task, region),
                 dsl_proc(kind),
                 dsl_mem(*mem)
             ));
@@ -421,14 +423,11 @@ fn render_block(base: &str, base_decisions: &Decisions, spec: &Spec, app: &App) 
         }
     }
     for (f, k, dims) in &fns_used {
-        block.push_str(&function_def(*f, *k, *dims));
+        block.push_str(&function_def(*f, *k, *dims, &machine_var(*k)));
     }
     for k in &same_point_kinds {
         let m = machine_var(*k);
-        block.push_str(&format!(
-            "def {}(Task task) {{\n    return {m}[*task.parent.processor({m})];\n}}\n",
-            same_point_name(*k)
-        ));
+        block.push_str(&same_point_def(*k, &m));
     }
     block.push_str(&rules);
     block.push_str(BLOCK_END);
@@ -436,19 +435,28 @@ fn render_block(base: &str, base_decisions: &Decisions, spec: &Spec, app: &App) 
     block
 }
 
-fn machine_var(k: ProcKind) -> String {
+pub(crate) fn machine_var(k: ProcKind) -> String {
     format!("mw_{}", dsl_proc(k).to_ascii_lowercase())
 }
 
-fn same_point_name(k: ProcKind) -> String {
+pub(crate) fn same_point_name(k: ProcKind) -> String {
     format!("mw_same_point_{}", dsl_proc(k).to_ascii_lowercase())
 }
 
-fn fn_name(f: IndexFn, k: ProcKind, dims: usize) -> String {
+pub(crate) fn fn_name(f: IndexFn, k: ProcKind, dims: usize) -> String {
     format!(
         "mw_{}_{}_{dims}d",
         f.name(),
         dsl_proc(k).to_ascii_lowercase()
+    )
+}
+
+/// The DSL text of the function that runs a single launch on its parent
+/// point's processor, over the machine model bound to `m`.
+pub(crate) fn same_point_def(k: ProcKind, m: &str) -> String {
+    format!(
+        "def {}(Task task) {{\n    return {m}[*task.parent.processor({m})];\n}}\n",
+        same_point_name(k)
     )
 }
 
@@ -464,10 +472,10 @@ fn linearize(dims: usize) -> String {
     e
 }
 
-/// The DSL text of a placement function for a `dims`-D launch. They only
-/// use the launch's own point and extents, so they fit any problem size.
-fn function_def(f: IndexFn, k: ProcKind, dims: usize) -> String {
-    let m = machine_var(k);
+/// The DSL text of a placement function for a `dims`-D launch over the
+/// machine model bound to `m`. They only use the launch's own point and
+/// extents, so they fit any problem size.
+pub(crate) fn function_def(f: IndexFn, k: ProcKind, dims: usize, m: &str) -> String {
     let name = fn_name(f, k, dims);
     let lin = linearize(dims);
     let body = match f {

@@ -69,6 +69,7 @@ impl Proposer for HybridProposer {
             history: ctx.history,
             feedback_mode: ctx.feedback_mode,
             resolve: ctx.resolve,
+            as_block: ctx.as_block,
         };
         let mut p = self.search.propose(&tuned_ctx)?;
         p.rationale = format!("search tuning the best strategy: {}", p.rationale);

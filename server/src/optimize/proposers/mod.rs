@@ -18,7 +18,8 @@ use mapwright_runtime::decisions::Decisions;
 use mapwright_runtime::machine::Machine;
 
 use super::history::Record;
-use super::space::{Space, Spec};
+use super::inplace::render_in_place;
+use super::space::{render, Space, Spec};
 use crate::autoguide::FeedbackMode;
 
 /// Everything a proposer may use to make its next proposal.
@@ -36,6 +37,31 @@ pub struct ProposalContext<'a> {
     pub feedback_mode: FeedbackMode,
     /// Resolves a mapper text into decisions (`None` if it does not compile).
     pub resolve: &'a dyn Fn(&str) -> Option<Decisions>,
+    /// Write candidates as a stacked tuned-rules block (`--as-block`)
+    /// instead of edits of the user's own statements.
+    pub as_block: bool,
+}
+
+impl ProposalContext<'_> {
+    /// The mapper text for `spec` relative to `base` (whose decisions are
+    /// `base_decisions`): edits of the user's own statements, or the tuned
+    /// block when asked for or when the edits cannot reach exactly the
+    /// block's decisions.
+    pub fn render(&self, base: &str, base_decisions: &Decisions, spec: &Spec) -> String {
+        if !self.as_block {
+            if let Some(text) = render_in_place(
+                base,
+                base_decisions,
+                spec,
+                self.app,
+                self.machine,
+                self.resolve,
+            ) {
+                return text;
+            }
+        }
+        render(base, base_decisions, spec, self.app)
+    }
 }
 
 /// One proposal: the full mapper text, and the spec it came from if any.

@@ -27,7 +27,7 @@ use mapwright_runtime::machine::{MemKind, ProcKind};
 
 use super::{Proposal, ProposalContext, ProposeError, Proposer};
 use crate::optimize::rng::Rng;
-use crate::optimize::space::{machine_memories, render, IndexFn, LayoutChoice, Space, Spec};
+use crate::optimize::space::{machine_memories, IndexFn, LayoutChoice, Space, Spec};
 
 const TECHNIQUES: [&str; 4] = [
     "differential evolution",
@@ -317,7 +317,7 @@ impl Proposer for ScalarProposer {
                 _ => (self.random_config(), None),
             };
             let spec = self.spec(&config);
-            let source = render(ctx.base, ctx.base_decisions, &spec, ctx.app);
+            let source = ctx.render(ctx.base, ctx.base_decisions, &spec);
             let new = self.seen.insert(source.clone());
             last = Some((technique, config, slot, spec, source));
             if new {
@@ -383,6 +383,7 @@ mod tests {
                     history: &history,
                     feedback_mode: FeedbackMode::Suggest,
                     resolve: &resolve,
+                    as_block: false,
                 };
                 proposer.propose(&ctx).expect("a proposal").source
             };

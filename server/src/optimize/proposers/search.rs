@@ -1,67 +1,204 @@
 //! The built-in search proposer (the default; no LLM).
 //!
-//! It walks the structured space — processor kind per task, memory per
-//! region, layout per task, placement function per index launch — as a
-//! greedy local search from the best mapper so far, and lets AutoGuide steer
-//! it:
-//! - a failed candidate with a mechanical AutoGuide edit is repaired first
-//!   (the edit applied to that candidate's text);
-//! - "move more tasks to GPU" puts the processor moves first;
-//! - load imbalance and "try other IndexTaskMap functions" put the placement
-//!   moves first; out-of-memory puts zero-copy moves first.
+//! A local search over the structured space — processor kind per task,
+//! memory per region, layout per task, placement function per index launch —
+//! that builds on what it learns:
+//! - Every move starts from the *anchor*: the best mapper so far, or, while
+//!   nothing runs yet, the most promising failed one (one that got past the
+//!   anchor's error, even into another). A candidate that beats the anchor
+//!   becomes the anchor, so what a move or a repair found is kept while the
+//!   next problem is worked on.
+//! - When the latest candidate or the anchor failed and AutoGuide has a
+//!   mechanical edit, the next candidate is that edit applied to it
+//!   (`suggest` mode): repairs compose with the moves that led there.
+//! - The diagnosis orders the moves: tasks first go to their fastest
+//!   processor kind, then the fastest memories and the layouts libraries
+//!   require; out-of-memory puts spreading and zero-copy moves first;
+//!   placement functions come only once kinds, memories and layouts run, and
+//!   load imbalance moves them ahead of the remaining memory and layout
+//!   alternatives.
 //!
 //! The feedback mode limits what it may read, for the paper's ablation:
-//! `execution-only` leaves it the score alone (no diagnosis, no edits),
-//! `explain` adds the diagnosis (which rule fired: the move order),
-//! `suggest` adds AutoGuide's mechanical edits (the repairs).
-//!
-//! Every move starts from the best spec; a move is kept only if it improves
-//! the score; texts already evaluated are never proposed again.
+//! `execution-only` leaves it the score alone (a fixed move order, no
+//! repairs), `explain` adds the diagnosis (which rule fired: the move
+//! order), `suggest` adds AutoGuide's mechanical edits (the repairs).
+//! Texts already evaluated are never proposed again.
 
 use std::collections::{HashSet, VecDeque};
 
 use mapwright_grammar::diagnostic::apply_edits;
+use mapwright_runtime::app::Privilege;
 use mapwright_runtime::decisions::Decisions;
 use mapwright_runtime::machine::{MemKind, ProcKind};
 
 use super::{Proposal, ProposalContext, ProposeError, Proposer};
 use crate::autoguide::FeedbackMode;
+use crate::optimize::history::Record;
 use crate::optimize::rng::Rng;
 use crate::optimize::space::{
-    memories_for, propagated_layout, render, required_layout, IndexFn, LayoutChoice, Spec,
+    memories_for, propagated_layout, required_layout, IndexFn, LayoutChoice, Spec,
 };
 
-/// A candidate move: a label and the spec it leads to.
+/// The rationale of a candidate that applies AutoGuide's edit.
+const REPAIR: &str = "apply AutoGuide's edit";
+
+/// A candidate move: a label and the spec (relative to the anchor) it leads to.
 type Move = (String, Spec);
+
+/// The mapper moves start from.
+#[derive(Debug, Clone)]
+struct Anchor {
+    text: String,
+    decisions: Decisions,
+    score: f64,
+    /// How far a failure got: 0 does not compile, 1 compiles but the run
+    /// fails, 2 runs.
+    stage: u8,
+    /// Its run's status (`ok`, or which failure).
+    status: String,
+}
+
+impl Anchor {
+    fn of(record: &Record, ctx: &ProposalContext<'_>) -> Anchor {
+        let decisions = record
+            .evaluation
+            .decisions
+            .clone()
+            .or_else(|| (ctx.resolve)(&record.source))
+            .unwrap_or_default();
+        Anchor {
+            text: record.source.clone(),
+            decisions,
+            score: record.score,
+            stage: stage(record),
+            status: record.evaluation.status.clone(),
+        }
+    }
+}
+
+fn stage(r: &Record) -> u8 {
+    if r.score > 0.0 {
+        2
+    } else if r.evaluation.status == "compile_error" || r.evaluation.status == "proposer_error" {
+        0
+    } else {
+        1
+    }
+}
 
 pub struct SearchProposer {
     rng: Rng,
-    best: Spec,
-    best_score: f64,
-    /// Set once a repair produced a mapper that compiles and runs: later
-    /// candidates build on it.
-    repaired_base: Option<(String, Decisions)>,
-    pending: Option<Move>,
+    anchor: Option<Anchor>,
     queue: VecDeque<Move>,
+    /// Whether `queue` was planned for the current anchor.
+    planned: bool,
     tried: HashSet<String>,
-    /// How many history records `tried` holds (each is added once).
-    tried_records: usize,
-    planned_once: bool,
+    /// How many history records have been read.
+    seen: usize,
+    /// The label of the move proposed last, until its outcome is read.
+    pending: Option<String>,
+    /// Moves whose outcome did not beat the anchor they started from.
+    unhelpful: HashSet<String>,
 }
 
 impl SearchProposer {
     pub fn new(seed: u64) -> SearchProposer {
         SearchProposer {
             rng: Rng::new(seed),
-            best: Spec::default(),
-            best_score: f64::NAN,
-            repaired_base: None,
-            pending: None,
+            anchor: None,
             queue: VecDeque::new(),
+            planned: false,
             tried: HashSet::new(),
-            tried_records: 0,
-            planned_once: false,
+            seen: 0,
+            pending: None,
+            unhelpful: HashSet::new(),
         }
+    }
+
+    /// Reads the records made since the last call: the first is the anchor,
+    /// a better one replaces it, and while nothing runs, a failure that got
+    /// past the anchor's own (further, or just elsewhere) replaces it too.
+    fn learn(&mut self, ctx: &ProposalContext<'_>) {
+        for r in ctx.history.iter().skip(self.seen) {
+            self.tried.insert(r.source.clone());
+            let adopt = match &self.anchor {
+                None => true,
+                Some(a) if r.score > a.score => true,
+                Some(a) => {
+                    a.score <= 0.0
+                        && r.score <= 0.0
+                        && r.source != a.text
+                        && (stage(r) > a.stage
+                            || (stage(r) == a.stage
+                                && a.stage > 0
+                                && r.evaluation.status != a.status))
+                        && (ctx.resolve)(&r.source).is_some()
+                }
+            };
+            let improved = self.anchor.as_ref().is_some_and(|a| r.score > a.score);
+            if let Some(label) = self.pending.take() {
+                if !improved {
+                    self.unhelpful.insert(label);
+                }
+            }
+            if adopt {
+                self.anchor = Some(Anchor::of(r, ctx));
+                self.planned = false;
+                self.queue.clear();
+            }
+        }
+        self.seen = ctx.history.len();
+    }
+
+    /// AutoGuide's repair of the latest candidate, or of the anchor, when
+    /// it failed: the edit applied to that text.
+    fn repair(&self, ctx: &ProposalContext<'_>) -> Option<Proposal> {
+        let anchor = self.anchor.as_ref()?;
+        // A repair that failed at run time the same way as what it repaired
+        // made no progress: a planned move gets the next turn. (A mapper
+        // that does not compile has only repairs to go on.)
+        if let [.., before, last] = ctx.history {
+            if last.rationale.starts_with(REPAIR)
+                && last.score <= 0.0
+                && stage(last) > 0
+                && last.evaluation.status == before.evaluation.status
+                && !self.queue.is_empty()
+            {
+                return None;
+            }
+        }
+        // While the anchor runs, a failed move gets one repair, not a chain
+        // of them: the moves from the anchor are the better use of a run.
+        let latest = ctx.history.last().filter(|r| {
+            r.score <= 0.0 && (anchor.score <= 0.0 || !r.rationale.starts_with(REPAIR))
+        });
+        let anchor_record = ctx
+            .history
+            .iter()
+            .rev()
+            .find(|r| r.source == anchor.text && r.score <= 0.0);
+        for r in latest.into_iter().chain(anchor_record) {
+            let Some(edit) = r.edit() else { continue };
+            let Some(text) = apply_edits(&r.source, edit) else {
+                continue;
+            };
+            if self.tried.contains(&text) {
+                continue;
+            }
+            let rule = r
+                .evaluation
+                .feedback
+                .iter()
+                .find(|f| f.edit.is_some())
+                .map(|f| f.rule.as_str())
+                .unwrap_or("autoguide");
+            return Some(Proposal {
+                source: text,
+                spec: None,
+                rationale: format!("{REPAIR} ({rule})"),
+            });
+        }
+        None
     }
 
     /// The kind a task ends up on under `spec`.
@@ -74,33 +211,43 @@ impl SearchProposer {
         })
     }
 
-    /// Builds the ordered list of moves from the best spec, steered by the
-    /// feedback rules AutoGuide attached to the latest outcome.
-    fn plan(&mut self, ctx: &ProposalContext<'_>, base: &Decisions, rules: &[&str]) {
-        let best = self.best.clone();
+    /// The ordered moves from the anchor, steered by the rules AutoGuide
+    /// attached to its outcome (empty in execution-only mode).
+    fn plan(&mut self, ctx: &ProposalContext<'_>, rules: &[String]) {
+        let Some(anchor) = self.anchor.clone() else {
+            return;
+        };
+        let base = &anchor.decisions;
+        let runs = anchor.score > 0.0;
         let space = ctx.space;
-        let mut procs_moves: Vec<Move> = Vec::new();
-        let mut memory_moves: Vec<Move> = Vec::new();
-        let mut layout_moves: Vec<Move> = Vec::new();
-        let mut index_moves: Vec<Move> = Vec::new();
+        let has = |rule: &str| rules.iter().any(|r| r == rule);
 
-        // Processors: every task on its preferred kind (GPU > OMP > CPU).
-        let mut all_fast = best.clone();
+        // The fundamentals: fastest kinds, fastest memories, the layouts
+        // the libraries require, single launches spread over their parents'
+        // processors.
+        // (Control tasks that only launch others are left where they are:
+        // moving them costs a run and changes nothing measurable.)
+        let mut all_fast = Spec::default();
         for (task, kinds) in &space.procs {
-            if let Some(k) = kinds.first() {
+            let works = ctx.app.task(task).is_some_and(|t| !t.inner);
+            if let Some(k) = kinds.first().filter(|_| works) {
                 all_fast.procs.insert(task.clone(), *k);
             }
         }
-        // ...with every region in the fastest memory its processor reaches.
-        let mut fast_mem = all_fast.clone();
-        for (task, region) in &space.regions {
-            if let Some(kind) = Self::kind_of(&fast_mem, base, task) {
-                if let Some(m) = memories_for(kind, ctx.machine).first() {
-                    fast_mem.memories.insert((task.clone(), region.clone()), *m);
+        // The fastest memory each region's processor reaches, for the kinds
+        // of `procs`.
+        let fastest_memories = |procs: &Spec| {
+            let mut spec = procs.clone();
+            for (task, region) in &space.regions {
+                if let Some(kind) = Self::kind_of(procs, base, task) {
+                    if let Some(m) = memories_for(kind, ctx.machine).first() {
+                        spec.memories.insert((task.clone(), region.clone()), *m);
+                    }
                 }
             }
-        }
-        // Layouts the libraries require (and the tasks sharing their regions).
+            spec
+        };
+        let fast_mem = fastest_memories(&Spec::default());
         let with_required_layouts = |mut spec: Spec| {
             for task in &space.layout_tasks {
                 if let Some(l) = propagated_layout(ctx.app, task) {
@@ -109,116 +256,95 @@ impl SearchProposer {
             }
             spec
         };
-        // The informed default: fast kinds, fast memories, required layouts,
-        // spread single launches, all at once (for a mapper that fails).
-        let mut informed = with_required_layouts(fast_mem.clone());
-        for t in &space.child_tasks {
-            informed.same_point.insert(t.clone(), true);
-            informed.collect.insert(t.clone(), true);
+        let spread = |mut spec: Spec| {
+            for t in &space.child_tasks {
+                spec.same_point.insert(t.clone(), true);
+                spec.collect.insert(t.clone(), true);
+            }
+            spec
+        };
+        let informed = spread(with_required_layouts(fastest_memories(&all_fast)));
+        // Legion's default layout (SOA, F_order) where no library asks for
+        // another: what Regent's stride checks and the kernels expect.
+        let mut standard_layouts = with_required_layouts(Spec::default());
+        for task in &space.layout_tasks {
+            standard_layouts
+                .layouts
+                .entry(task.clone())
+                .or_insert(LayoutChoice {
+                    soa: true,
+                    c_order: false,
+                });
         }
-        procs_moves.push(("all tasks on their fastest processor kind".into(), all_fast));
-        memory_moves.push((
-            "fastest processor kinds and fastest reachable memories".into(),
-            fast_mem,
-        ));
-        layout_moves.push((
-            "layouts the libraries require".into(),
-            with_required_layouts(best.clone()),
-        ));
-
-        // Placement functions, first for all index launches at once, then per task.
-        let order = [
-            IndexFn::GridBlock,
-            IndexFn::LinearBlock,
-            IndexFn::NodeBlockProcCyclic,
-            IndexFn::LinearCyclic,
-            IndexFn::GridCyclic,
+        let fundamentals: Vec<Move> = vec![
+            ("all tasks on their fastest processor kind".into(), all_fast),
+            (
+                "the fastest memory each region's processor reaches".into(),
+                fast_mem,
+            ),
+            (
+                "layouts the libraries require".into(),
+                with_required_layouts(Spec::default()),
+            ),
+            (
+                "layouts the libraries require, SOA F_order elsewhere".into(),
+                standard_layouts,
+            ),
         ];
-        for f in order {
-            let mut s = best.clone();
-            for task in &space.index_tasks {
-                s.index_fns.insert(task.clone(), f);
-            }
-            index_moves.push((format!("place every index launch with {}", f.name()), s));
-        }
-        let mut by_size: Vec<&String> = space.index_tasks.iter().collect();
-        by_size.sort_by_key(|t| {
-            std::cmp::Reverse(
-                ctx.app
-                    .task(t)
-                    .map(|t| t.domain.iter().product::<u64>())
-                    .unwrap_or(0),
-            )
-        });
-        for task in by_size {
-            for f in IndexFn::ALL {
-                if best.index_fns.get(task) == Some(&f) {
-                    continue;
-                }
-                let mut s = best.clone();
-                s.index_fns.insert(task.clone(), f);
-                index_moves.push((format!("place `{task}` with {}", f.name()), s));
-            }
-        }
 
-        // Zero-copy for a region name across tasks (shared/ghost data read by many).
-        let mut region_names: Vec<&String> = space.regions.iter().map(|(_, r)| r).collect();
-        region_names.sort();
-        region_names.dedup();
-        for name in region_names {
-            let mut s = best.clone();
-            let mut changed = false;
-            for (task, region) in space.regions.iter().filter(|(_, r)| r == name) {
-                if Self::kind_of(&s, base, task) == Some(ProcKind::Gpu) {
-                    s.memories
-                        .insert((task.clone(), region.clone()), MemKind::Zcmem);
-                    changed = true;
-                }
-            }
-            if changed {
-                memory_moves.push((format!("`{name}` in zero-copy memory"), s));
-            }
-        }
-        // Arguments a task only writes (initialisation, fills) produced
-        // straight into zero-copy memory, so they do not occupy and then
-        // leave a framebuffer; setup tasks with all their arguments.
+        // Memory alternatives: outputs written straight into zero-copy
+        // memory, then zero-copy per region name (shared data read by many).
+        let mut memory_moves: Vec<Move> = Vec::new();
         for t in ctx.app.tasks.iter().filter(|t| !t.regions.is_empty()) {
-            if Self::kind_of(&best, base, &t.name) != Some(ProcKind::Gpu) {
+            if Self::kind_of(&Spec::default(), base, &t.name) != Some(ProcKind::Gpu) {
                 continue;
             }
             let written: Vec<&String> = t
                 .regions
                 .iter()
-                .filter(|r| !t.timed || r.privilege == mapwright_runtime::app::Privilege::Write)
+                .filter(|r| !t.timed || r.privilege == Privilege::Write)
                 .map(|r| &r.name)
                 .collect();
             if written.is_empty() {
                 continue;
             }
-            let mut s = best.clone();
+            let mut s = Spec::default();
             for r in &written {
                 s.memories
                     .insert((t.name.clone(), (*r).clone()), MemKind::Zcmem);
             }
-            // Targeted, so tried before the per-region-name moves.
-            memory_moves.insert(
-                1.min(memory_moves.len()),
-                (
-                    format!(
-                        "`{}` writes its output straight into zero-copy memory",
-                        t.name
-                    ),
-                    s,
+            memory_moves.push((
+                format!(
+                    "`{}` writes its output straight into zero-copy memory",
+                    t.name
                 ),
-            );
+                s,
+            ));
         }
-        // Layout alternatives for unconstrained tasks.
+        let mut region_names: Vec<&String> = space.regions.iter().map(|(_, r)| r).collect();
+        region_names.sort();
+        region_names.dedup();
+        for name in region_names {
+            let mut s = Spec::default();
+            for (task, region) in space.regions.iter().filter(|(_, r)| r == name) {
+                if Self::kind_of(&s, base, task) == Some(ProcKind::Gpu) {
+                    s.memories
+                        .insert((task.clone(), region.clone()), MemKind::Zcmem);
+                }
+            }
+            if !s.memories.is_empty() {
+                memory_moves.push((format!("`{name}` in zero-copy memory"), s));
+            }
+        }
+
+        // Layout alternatives for tasks no library constrains.
+        let mut layout_moves: Vec<Move> = Vec::new();
         for task in &space.layout_tasks {
             if required_layout(ctx.app, task).is_some() {
                 continue;
             }
             for (soa, c_order) in [(true, false), (false, false), (true, true)] {
-                let mut s = best.clone();
+                let mut s = Spec::default();
                 s.layouts
                     .insert(task.clone(), LayoutChoice { soa, c_order });
                 layout_moves.push((
@@ -232,22 +358,16 @@ impl SearchProposer {
             }
         }
 
-        // Spreading single launches onto their parent point's processor and
-        // letting the runtime collect instances: what keeps per-point pieces
-        // (GEMM tiles) from piling up in one framebuffer.
+        // Spreading single launches and collecting instances: what keeps
+        // per-point pieces (GEMM tiles) from piling up in one framebuffer.
         let mut spread_moves: Vec<Move> = Vec::new();
         if !space.child_tasks.is_empty() {
-            let mut s = best.clone();
-            for t in &space.child_tasks {
-                s.same_point.insert(t.clone(), true);
-                s.collect.insert(t.clone(), true);
-            }
             spread_moves.push((
                 "run single launches on their parent point's processor and collect their instances"
                     .into(),
-                s,
+                spread(Spec::default()),
             ));
-            let mut s = best.clone();
+            let mut s = Spec::default();
             for t in &space.child_tasks {
                 s.same_point.insert(t.clone(), true);
             }
@@ -256,54 +376,140 @@ impl SearchProposer {
                 s,
             ));
         }
+        let mut collect_moves: Vec<Move> = Vec::new();
         for t in &space.collect_tasks {
-            if best.collect.get(t) == Some(&true) {
-                continue;
-            }
-            let mut s = best.clone();
+            let mut s = Spec::default();
             s.collect.insert(t.clone(), true);
-            spread_moves.push((format!("collect `{t}`'s instances after use"), s));
+            collect_moves.push((format!("collect `{t}`'s instances after use"), s));
         }
-        // AutoGuide decides the order.
+
+        // Placement functions: all index launches at once, then per task
+        // (largest launch first).
+        let mut index_moves: Vec<Move> = Vec::new();
+        for f in [
+            IndexFn::GridBlock,
+            IndexFn::LinearBlock,
+            IndexFn::NodeBlockProcCyclic,
+            IndexFn::LinearCyclic,
+            IndexFn::GridCyclic,
+        ] {
+            let mut s = Spec::default();
+            for task in &space.index_tasks {
+                s.index_fns.insert(task.clone(), f);
+            }
+            index_moves.push((format!("place every index launch with {}", f.name()), s));
+        }
+        // The evenest placement first: the points each processor gets,
+        // read from the resolved candidates (no run needed).
+        let imbalance = |spec: &Spec| -> f64 {
+            let text = ctx.render(&anchor.text, base, spec);
+            let Some(d) = (ctx.resolve)(&text) else {
+                return f64::INFINITY;
+            };
+            d.tasks
+                .iter()
+                .filter(|t| t.placement.len() > 1)
+                .map(|t| {
+                    let counts = t.points_per_processor();
+                    let max = counts.iter().map(|(_, n)| *n).max().unwrap_or(0) as f64;
+                    let procs = f64::from(ctx.machine.nodes())
+                        * f64::from(ctx.machine.procs_per_node(t.proc_kind));
+                    max / (t.placement.len() as f64 / procs.max(1.0)).ceil().max(1.0)
+                })
+                .sum()
+        };
+        let mut ranked: Vec<(f64, Move)> = index_moves
+            .drain(..)
+            .map(|mv| (imbalance(&mv.1), mv))
+            .collect();
+        ranked.sort_by(|a, b| a.0.partial_cmp(&b.0).unwrap_or(std::cmp::Ordering::Equal));
+        index_moves = ranked.into_iter().map(|(_, mv)| mv).collect();
+        let mut by_size: Vec<&String> = space.index_tasks.iter().collect();
+        by_size.sort_by_key(|t| {
+            std::cmp::Reverse(
+                ctx.app
+                    .task(t)
+                    .map(|t| t.domain.iter().product::<u64>())
+                    .unwrap_or(0),
+            )
+        });
+        for task in by_size {
+            for f in IndexFn::ALL.into_iter().skip(1) {
+                let mut s = Spec::default();
+                s.index_fns.insert(task.clone(), f);
+                index_moves.push((format!("place `{task}` with {}", f.name()), s));
+            }
+        }
+
         let mut ordered: Vec<Vec<Move>> = Vec::new();
-        if self.best_score <= 0.0 {
+        if !runs {
+            // Everything known to be right at once, then piece by piece.
             ordered.push(vec![(
                 "fast kinds and memories, required layouts, single launches spread".into(),
                 informed,
             )]);
         }
-        if rules.contains(&"out-of-memory") {
-            ordered.push(std::mem::take(&mut spread_moves));
-            ordered.push(
-                std::mem::take(&mut memory_moves)
-                    .into_iter()
-                    .rev()
-                    .collect(),
-            );
+        // A placement function that fails: replace it for every launch.
+        if [
+            "slice-out-of-bound",
+            "mapping-function-failed",
+            "tuple-index-out-of-bound",
+            "machine-model-kind-mismatch",
+        ]
+        .iter()
+        .any(|r| has(r))
+        {
+            let (all_at_once, per_task): (Vec<Move>, Vec<Move>) = std::mem::take(&mut index_moves)
+                .into_iter()
+                .partition(|(label, _)| label.starts_with("place every"));
+            ordered.push(all_at_once);
+            index_moves = per_task;
         }
-        if rules.contains(&"load-imbalance") || rules.contains(&"throughput") {
+        if has("out-of-memory") {
+            // Too much in one memory: spread the pieces (single launches,
+            // then index launches evenly over all processors), then move
+            // regions to zero-copy memory.
+            ordered.push(std::mem::take(&mut spread_moves));
+            let (all_at_once, per_task): (Vec<Move>, Vec<Move>) = std::mem::take(&mut index_moves)
+                .into_iter()
+                .partition(|(label, _)| label.starts_with("place every"));
+            ordered.push(all_at_once);
+            index_moves = per_task;
+            memory_moves.reverse();
+            ordered.push(std::mem::take(&mut memory_moves));
+        }
+        ordered.push(fundamentals);
+        ordered.push(std::mem::take(&mut spread_moves));
+        // Placement only once kinds, memories and layouts run; imbalance
+        // puts it before the remaining alternatives.
+        if runs && (has("load-imbalance") || has("throughput")) {
             ordered.push(std::mem::take(&mut index_moves));
         }
-        ordered.push(procs_moves);
         ordered.push(memory_moves);
         ordered.push(layout_moves);
-        ordered.push(spread_moves);
-        ordered.push(index_moves);
-        self.queue = ordered.into_iter().flatten().collect();
+        if runs {
+            ordered.push(index_moves);
+        }
+        ordered.push(collect_moves);
+        // Moves that did not help from an earlier anchor go last.
+        let (fresh, stale): (Vec<Move>, Vec<Move>) = ordered
+            .into_iter()
+            .flatten()
+            .partition(|(label, _)| !self.unhelpful.contains(label));
+        self.queue = fresh.into_iter().chain(stale).collect();
+        self.planned = true;
     }
 
-    /// A random perturbation of the best spec, when the planned moves are used up.
-    fn perturb(&mut self, ctx: &ProposalContext<'_>, base: &Decisions) -> Move {
-        let mut s = self.best.clone();
-        match self.rng.below(3) {
+    /// A random perturbation of the anchor, when the planned moves are used up.
+    fn perturb(&mut self, ctx: &ProposalContext<'_>) -> Move {
+        let mut s = Spec::default();
+        let Some(anchor) = &self.anchor else {
+            return ("random perturbation".into(), s);
+        };
+        let base = &anchor.decisions;
+        let runs = anchor.score > 0.0;
+        match self.rng.below(if runs { 3 } else { 2 }) {
             0 => {
-                if let Some(task) = self.rng.pick(&ctx.space.index_tasks).cloned() {
-                    if let Some(f) = self.rng.pick(&IndexFn::ALL) {
-                        s.index_fns.insert(task, *f);
-                    }
-                }
-            }
-            1 => {
                 if let Some((task, region)) = self.rng.pick(&ctx.space.regions).cloned() {
                     if let Some(kind) = Self::kind_of(&s, base, &task) {
                         if let Some(m) = self.rng.pick(&memories_for(kind, ctx.machine)) {
@@ -312,10 +518,17 @@ impl SearchProposer {
                     }
                 }
             }
-            _ => {
+            1 => {
                 if let Some((task, kinds)) = self.rng.pick(&ctx.space.procs).cloned() {
                     if let Some(k) = self.rng.pick(&kinds) {
                         s.procs.insert(task, *k);
+                    }
+                }
+            }
+            _ => {
+                if let Some(task) = self.rng.pick(&ctx.space.index_tasks).cloned() {
+                    if let Some(f) = self.rng.pick(&IndexFn::ALL) {
+                        s.index_fns.insert(task, *f);
                     }
                 }
             }
@@ -330,99 +543,56 @@ impl Proposer for SearchProposer {
     }
 
     fn propose(&mut self, ctx: &ProposalContext<'_>) -> Result<Proposal, ProposeError> {
-        for r in ctx.history.iter().skip(self.tried_records) {
-            self.tried.insert(r.source.clone());
+        self.learn(ctx);
+        if self.anchor.is_none() {
+            // No history (a proposer asked before the user's mapper ran).
+            self.anchor = Some(Anchor {
+                text: ctx.base.to_string(),
+                decisions: ctx.base_decisions.clone(),
+                score: 0.0,
+                stage: 0,
+                status: String::new(),
+            });
         }
-        self.tried_records = ctx.history.len();
-        if self.best_score.is_nan() {
-            self.best_score = ctx.history.first().map(|r| r.score).unwrap_or(0.0);
-        }
-        let last = ctx.history.last();
-        let mut improved = false;
-        if let Some(last) = last {
-            match self.pending.take() {
-                Some((_, spec)) if last.score > self.best_score => {
-                    self.best_score = last.score;
-                    self.best = spec;
-                    improved = true;
-                }
-                // A repaired text (no spec) that beats the best becomes the
-                // base later moves build on.
-                None if last.iteration > 0 && last.score > self.best_score => {
-                    if let Some(decisions) = (ctx.resolve)(&last.source) {
-                        self.best_score = last.score;
-                        self.repaired_base = Some((last.source.clone(), decisions));
-                        self.best = Spec::default();
-                        improved = true;
-                    }
-                }
-                _ => {}
-            }
-        }
-
-        // Repair: the best so far fails, and AutoGuide knows a mechanical edit
-        // (after the planned structured moves, which fix capacity problems
-        // better than moving one region to slow memory).
-        let may_repair = ctx.feedback_mode == FeedbackMode::Suggest;
-        if may_repair && self.best_score <= 0.0 && self.planned_once && self.queue.is_empty() {
-            if let Some(failed) = ctx
-                .history
-                .iter()
-                .rev()
-                .find(|r| r.score <= 0.0 && r.edit().is_some())
-            {
-                if let Some(edit) = failed.edit() {
-                    if let Some(text) = apply_edits(&failed.source, edit) {
-                        if !self.tried.contains(&text) {
-                            let rule = failed
-                                .evaluation
-                                .feedback
-                                .iter()
-                                .find(|f| f.edit.is_some())
-                                .map(|f| f.rule.as_str())
-                                .unwrap_or("autoguide");
-                            return Ok(Proposal {
-                                source: text,
-                                spec: None,
-                                rationale: format!("apply AutoGuide's edit ({rule})"),
-                            });
-                        }
-                    }
-                }
-            }
-        }
-        let (base_text, base_decisions) = match &self.repaired_base {
-            Some((t, d)) => (t.clone(), d.clone()),
-            None => (ctx.base.to_string(), ctx.base_decisions.clone()),
-        };
-
-        if improved || !self.planned_once {
-            let may_read_diagnosis = ctx.feedback_mode != FeedbackMode::ExecutionOnly;
-            let rules: Vec<&str> = last
-                .filter(|_| may_read_diagnosis)
-                .map(|r| {
-                    r.evaluation
-                        .feedback
-                        .iter()
-                        .map(|f| f.rule.as_str())
-                        .collect()
-                })
-                .unwrap_or_default();
-            self.plan(ctx, &base_decisions, &rules);
-            self.planned_once = true;
-        }
-        for _ in 0..1000 {
-            let mv = match self.queue.pop_front() {
-                Some(mv) => mv,
-                None => self.perturb(ctx, &base_decisions),
+        if !self.planned {
+            let rules: Vec<String> = if ctx.feedback_mode == FeedbackMode::ExecutionOnly {
+                Vec::new()
+            } else {
+                let text = self.anchor.as_ref().map(|a| a.text.clone());
+                ctx.history
+                    .iter()
+                    .rev()
+                    .find(|r| Some(&r.source) == text.as_ref())
+                    .map(|r| {
+                        r.evaluation
+                            .feedback
+                            .iter()
+                            .map(|f| f.rule.clone())
+                            .collect()
+                    })
+                    .unwrap_or_default()
             };
-            let source = render(&base_text, &base_decisions, &mv.1, ctx.app);
+            self.plan(ctx, &rules);
+        }
+        if ctx.feedback_mode == FeedbackMode::Suggest {
+            if let Some(p) = self.repair(ctx) {
+                return Ok(p);
+            }
+        }
+        let Some(anchor) = self.anchor.clone() else {
+            return Err(ProposeError::Exhausted);
+        };
+        for _ in 0..1000 {
+            let (rationale, spec) = match self.queue.pop_front() {
+                Some(mv) => mv,
+                None => self.perturb(ctx),
+            };
+            let source = ctx.render(&anchor.text, &anchor.decisions, &spec);
             if self.tried.insert(source.clone()) {
-                let rationale = mv.0.clone();
-                self.pending = Some(mv.clone());
+                self.pending = Some(rationale.clone());
                 return Ok(Proposal {
                     source,
-                    spec: Some(mv.1),
+                    spec: Some(spec),
                     rationale,
                 });
             }

@@ -1,0 +1,236 @@
+//! The optimizer from the starts users bring (`bench/starts/`): one test per
+//! class of start checks that the loop takes AutoGuide's mechanical edit when
+//! one exists, builds on it, and reaches the expert; the result is written
+//! as edits of the user's own statements.
+
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+use mapwright::autoguide::FeedbackMode;
+use mapwright::optimize::executors::SimExecutor;
+use mapwright::optimize::proposers::search::SearchProposer;
+use mapwright::optimize::runner::Runner;
+use mapwright::optimize::{optimize, Config, Report};
+use mapwright_runtime::app::App;
+use mapwright_runtime::machine::Machine;
+
+fn start(name: &str) -> String {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../bench/starts")
+        .join(format!("{name}.mapper"));
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// Ten iterations of search (suggest feedback) from `text` on `app`.
+fn optimize_from(text: &str, app: &str) -> Report {
+    let app = Arc::new(App::builtin(app).expect("built-in app"));
+    let machine = Arc::new(Machine::preset("p100x4").expect("preset"));
+    let executor = SimExecutor {
+        app: app.clone(),
+        machine: machine.clone(),
+        noise: 0.0,
+    };
+    let runner = Runner::new(&app, &machine, &executor);
+    let expert = runner.expert_score(0);
+    let config = Config {
+        iterations: 10,
+        time_budget: None,
+        seed: 0,
+        feedback_mode: FeedbackMode::Suggest,
+        run_dir: None,
+        cancel: Arc::new(AtomicBool::new(false)),
+        as_block: false,
+    };
+    let mut proposer = SearchProposer::new(0);
+    optimize(
+        text,
+        &runner,
+        &mut proposer,
+        &config,
+        expert,
+        None,
+        &mut |_, _, _| {},
+    )
+}
+
+/// The start fails with `status`, AutoGuide has an edit for it, and the
+/// first proposal applies that edit (rule `rule`); the run reaches 0.95x.
+fn takes_the_edit(start_name: &str, app: &str, status: &str, rule: &str) -> Report {
+    let report = optimize_from(&start(start_name), app);
+    let first = &report.records[0];
+    assert_eq!(first.evaluation.status, status, "{start_name} on {app}");
+    assert!(first.edit().is_some(), "AutoGuide has an edit for {status}");
+    assert_eq!(
+        report.records[1].rationale,
+        format!("apply AutoGuide's edit ({rule})"),
+        "{start_name} on {app}: the first proposal applies AutoGuide's edit"
+    );
+    let best = report.best_normalized.unwrap_or(0.0);
+    assert!(best >= 0.95, "{start_name} on {app}: best {best}");
+    assert!(
+        !report.best_mapper.contains("mapwright: tuned rules"),
+        "{}",
+        report.best_mapper
+    );
+    report
+}
+
+#[test]
+fn broken_layouts_get_a_one_word_fix() {
+    let text = start("02-c-order-everywhere");
+    let report = takes_the_edit(
+        "02-c-order-everywhere",
+        "stencil",
+        "stride_mismatch",
+        "stride-mismatch",
+    );
+    // The one line that decides changes, by one word; comments stay.
+    let before: Vec<&str> = text.lines().collect();
+    let after: Vec<&str> = report.best_mapper.lines().collect();
+    assert_eq!(before.len(), after.len(), "{}", report.best_mapper);
+    let changed: Vec<(&str, &str)> = before
+        .iter()
+        .zip(&after)
+        .filter(|(a, b)| a != b)
+        .map(|(a, b)| (*a, *b))
+        .collect();
+    assert_eq!(
+        changed,
+        vec![("Layout * * * SOA C_order;", "Layout * * * SOA F_order;")]
+    );
+}
+
+#[test]
+fn library_layouts_are_fixed_for_the_gemm() {
+    let report = takes_the_edit(
+        "03-aos-f-order",
+        "cannon",
+        "cublas_illegal_parameter",
+        "dgemm-illegal-parameter",
+    );
+    assert!(report
+        .best_mapper
+        .contains("Layout task_4 * * SOA C_order;"));
+}
+
+#[test]
+fn zero_copy_everywhere_keeps_the_layout_fix_while_memories_move() {
+    let report = takes_the_edit(
+        "05-zero-copy-everywhere",
+        "cannon",
+        "cublas_illegal_parameter",
+        "dgemm-illegal-parameter",
+    );
+    // Both repairs compose in the best mapper: the GEMM layout and the
+    // framebuffer instead of zero-copy memory, on the user's own line.
+    assert!(report
+        .best_mapper
+        .contains("Layout task_4 * * SOA C_order;"));
+    assert!(
+        report.best_mapper.contains("Region * * GPU FBMEM;"),
+        "{}",
+        report.best_mapper
+    );
+    assert!(!report.best_mapper.contains("Region * * GPU ZCMEM;"));
+}
+
+#[test]
+fn all_cpu_moves_tasks_to_gpus_first() {
+    let report = optimize_from(&start("04-all-cpu"), "circuit");
+    assert_eq!(report.records[0].evaluation.status, "ok");
+    let first = report.records[0].normalized.unwrap_or(0.0);
+    assert!(first < 0.1, "all-CPU runs slowly: {first}");
+    assert_eq!(
+        report.records[1].rationale, "all tasks on their fastest processor kind",
+        "plain execution time on CPUs: tasks go to GPUs before any placement move"
+    );
+    assert!(report.best_normalized.unwrap_or(0.0) >= 0.95);
+    // The user's wildcard is rewritten, not shadowed.
+    assert!(
+        report.best_mapper.contains("Task * GPU,CPU;"),
+        "{}",
+        report.best_mapper
+    );
+}
+
+#[test]
+fn out_of_range_placement_gets_the_modulo_fix() {
+    takes_the_edit(
+        "08-out-of-range-placement",
+        "cosma",
+        "slice_out_of_bound",
+        "slice-out-of-bound",
+    );
+}
+
+#[test]
+fn python_style_compiles_through_repeated_repairs() {
+    let report = optimize_from(&start("09-python-style"), "circuit");
+    assert_eq!(report.records[0].evaluation.status, "compile_error");
+    assert!(report.records[1]
+        .rationale
+        .starts_with("apply AutoGuide's edit"));
+    assert!(report.best_normalized.unwrap_or(0.0) >= 0.95);
+}
+
+#[test]
+fn a_corpus_file_gets_its_missing_machine_defined() {
+    takes_the_edit(
+        "10-corpus-common-pattern",
+        "stencil",
+        "compile_error",
+        "machine-not-found",
+    );
+}
+
+#[test]
+fn another_apps_expert_drops_the_placement_that_fails() {
+    takes_the_edit(
+        "12-expert-of-cannon",
+        "cosma",
+        "mapping_error",
+        "mapping-function-failed",
+    );
+}
+
+#[test]
+fn legacy_forms_are_migrated() {
+    let report = optimize_from(&start("14-legacy-forms"), "circuit");
+    assert_eq!(report.records[0].evaluation.status, "compile_error");
+    assert!(report.records[1]
+        .rationale
+        .starts_with("apply AutoGuide's edit"));
+    assert!(report.best_normalized.unwrap_or(0.0) >= 0.95);
+}
+
+#[test]
+fn as_block_keeps_the_stacked_form() {
+    let app = Arc::new(App::builtin("circuit").unwrap());
+    let machine = Arc::new(Machine::preset("p100x4").unwrap());
+    let executor = SimExecutor {
+        app: app.clone(),
+        machine: machine.clone(),
+        noise: 0.0,
+    };
+    let runner = Runner::new(&app, &machine, &executor);
+    let config = Config {
+        iterations: 3,
+        time_budget: None,
+        seed: 0,
+        feedback_mode: FeedbackMode::Suggest,
+        run_dir: None,
+        cancel: Arc::new(AtomicBool::new(false)),
+        as_block: true,
+    };
+    let report = optimize(
+        &start("04-all-cpu"),
+        &runner,
+        &mut SearchProposer::new(0),
+        &config,
+        runner.expert_score(0),
+        None,
+        &mut |_, _, _| {},
+    );
+    assert!(report.best_mapper.contains("mapwright: tuned rules"));
+    assert!(report.best_mapper.contains("Task * CPU;"));
+}
