@@ -8,7 +8,8 @@ same simulator, machine and expert normalization). It sees only the score:
 execution time, with a high penalty for a mapper that fails, as in the paper.
 
 Each run starts from the benchmark's naive mapper (every parameter "base"),
-like the built-in proposers. Prints one line per (app, seed) and a summary;
+like the built-in proposers, or with `--starts DIR` from every `.mapper` in
+DIR (`bench evaluate --base FILE`), as `bench optimize --starts` does. Prints one line per (app, seed) and a summary;
 `--json` prints the rows instead.
 
     python3 -m venv .venv && .venv/bin/pip install opentuner
@@ -81,10 +82,12 @@ def point(config):
 class Evaluator:
     """One `mapwright bench evaluate` process per app, spoken to line by line."""
 
-    def __init__(self, mapwright, app, machine):
-        self.proc = subprocess.Popen(
-            [mapwright, "bench", "evaluate", "--app", app, "--machine", machine],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    def __init__(self, mapwright, app, machine, base=None):
+        cmd = [mapwright, "bench", "evaluate", "--app", app, "--machine", machine]
+        if base:
+            cmd += ["--base", base]
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True)
 
     def __call__(self, p):
         self.proc.stdin.write(json.dumps(p) + "\n")
@@ -99,8 +102,9 @@ class Evaluator:
         self.proc.wait()
 
 
-def tune(mapwright, app, machine, seed, iterations):
-    """One OpenTuner run; returns (best normalized, share of points that ran)."""
+def tune(mapwright, app, machine, seed, iterations, base=None):
+    """One OpenTuner run from `base` (a mapper file; default the naive
+    mapper); returns (best normalized, share of points that ran)."""
     import opentuner
     from opentuner import (ConfigurationManipulator, EnumParameter,
                            MeasurementInterface, Result)
@@ -108,7 +112,7 @@ def tune(mapwright, app, machine, seed, iterations):
     space = json.loads(subprocess.check_output(
         [mapwright, "bench", "space", "--app", app, "--machine", machine], text=True))
     params = parameters(space)
-    evaluate = Evaluator(mapwright, app, machine)
+    evaluate = Evaluator(mapwright, app, machine, base)
     seen = {"best": 0.0, "runs": 0, "ok": 0}
 
     class MapperTuner(MeasurementInterface):
@@ -192,6 +196,8 @@ def main():
     ap.add_argument("--machine", default="p100x4")
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--iterations", type=int, default=1000)
+    ap.add_argument("--starts", help="run from every .mapper in this folder "
+                    "(e.g. bench/starts) instead of the naive mapper")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--self-test", action="store_true",
                     help="check the encoding against mapwright (needs no OpenTuner)")
@@ -203,33 +209,36 @@ def main():
     import warnings
     logging.disable(logging.WARNING)  # OpenTuner logs every new best
     warnings.filterwarnings("ignore")  # OpenTuner's SQLAlchemy 2 warnings
+    starts = [("naive", None)]
+    if a.starts:
+        starts = [(os.path.splitext(f)[0], os.path.join(a.starts, f))
+                  for f in sorted(os.listdir(a.starts)) if f.endswith(".mapper")]
     rows = []
-    for app in a.apps.split(","):
-        for seed in range(a.seeds):
-            best, success = tune(a.mapwright, app, a.machine, seed, a.iterations)
-            rows.append({"proposer": "opentuner", "app": app, "seed": seed,
-                         "iterations": a.iterations, "normalized": best,
-                         "success_rate": success})
-            if not a.json:
-                print(f"opentuner {a.iterations:>5} it  {app:<10} seed {seed}  "
-                      f"{best:.3f}x  success {success:.0%}", file=sys.stderr, flush=True)
+    for start, base in starts:
+        for app in a.apps.split(","):
+            for seed in range(a.seeds):
+                best, success = tune(a.mapwright, app, a.machine, seed,
+                                     a.iterations, base)
+                rows.append({"proposer": "opentuner", "start": start, "app": app,
+                             "seed": seed, "iterations": a.iterations,
+                             "normalized": best, "success_rate": success})
+                if not a.json:
+                    print(f"opentuner {a.iterations:>5} it  {start:<28} {app:<10} "
+                          f"seed {seed}  {best:.3f}x  success {success:.0%}",
+                          file=sys.stderr, flush=True)
     if a.json:
         print(json.dumps(rows))
         return
-    apps = sorted({r["app"] for r in rows}, key=APPS.index if set(
-        r["app"] for r in rows) <= set(APPS) else None)
-    means = []
-    print(f"{'app':<10} {'mean':>8} {'worst':>8} {'best':>8} {'success':>8}")
-    for app in apps:
-        sel = [r for r in rows if r["app"] == app]
+    print(f"{'start':<28} {'mean':>8} {'worst':>8} {'best':>8} {'success':>8}")
+    for start, _ in starts:
+        sel = [r for r in rows if r["start"] == start]
         vals = [r["normalized"] for r in sel]
-        mean = sum(vals) / len(vals)
-        means.append(mean)
         succ = sum(r["success_rate"] for r in sel) / len(sel)
-        print(f"{app:<10} {mean:>7.3f}x {min(vals):>7.3f}x {max(vals):>7.3f}x {succ:>8.0%}")
-    print(f"\nopentuner {a.iterations} iterations: mean over apps "
-          f"{sum(means) / len(means):.3f}x, worst app/seed "
-          f"{min(r['normalized'] for r in rows):.3f}x")
+        print(f"{start:<28} {sum(vals) / len(vals):>7.3f}x {min(vals):>7.3f}x "
+              f"{max(vals):>7.3f}x {succ:>8.0%}")
+    vals = [r["normalized"] for r in rows]
+    print(f"\nopentuner {a.iterations} iterations: mean over starts and apps "
+          f"{sum(vals) / len(vals):.3f}x, worst start/app/seed {min(vals):.3f}x")
 
 
 if __name__ == "__main__":
