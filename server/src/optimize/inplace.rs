@@ -88,7 +88,36 @@ pub fn render_in_place(
         return Some(block);
     }
     let target = signature(&resolve(&block)?);
+    // First with one wildcard where every default-decided key wants the
+    // same value (what an expert writes), then line by line.
+    [true, false].into_iter().find_map(|wildcards| {
+        attempt(
+            base,
+            base_decisions,
+            spec,
+            app,
+            machine,
+            resolve,
+            &target,
+            wildcards,
+        )
+    })
+}
+
+/// One in-place rendering; `None` unless it decides what `target` says.
+#[allow(clippy::too_many_arguments)]
+fn attempt(
+    base: &str,
+    base_decisions: &Decisions,
+    spec: &Spec,
+    app: &App,
+    machine: &Machine,
+    resolve: ResolveFn<'_>,
+    target: &str,
+    wildcards: bool,
+) -> Option<String> {
     let mut writer = Writer::new(base, app, machine);
+    writer.wildcards = wildcards;
     let mut decisions = base_decisions.clone();
     if !spec.procs.is_empty() {
         writer.tasks(&decisions, spec);
@@ -139,6 +168,9 @@ struct Writer<'a> {
     seq: u32,
     /// Base statement start -> index in `analysis`'s top-level statements.
     by_start: HashMap<usize, usize>,
+    /// Write one wildcard where every key the default policy decides
+    /// wants the same value.
+    wildcards: bool,
 }
 
 /// The DSL's name of a grammar processor kind as a runtime kind.
@@ -214,6 +246,7 @@ impl<'a> Writer<'a> {
             edits: Vec::new(),
             seq: 2,
             by_start,
+            wildcards: false,
         }
     }
 
@@ -504,7 +537,35 @@ impl<'a> Writer<'a> {
         };
         for (stmt, keys) in groups {
             let Some(i) = stmt else {
+                // Per kind: one `Region * * KIND MEM;` when every argument
+                // the default decides on that kind wants MEM.
+                let mut kinds: BTreeMap<ProcKind, Vec<MemKind>> = BTreeMap::new();
+                for (key, (kind, mem, s)) in &current {
+                    if s.is_none() {
+                        let want = spec.memories.get(key).copied().unwrap_or(*mem);
+                        kinds.entry(*kind).or_default().push(want);
+                    }
+                }
+                let mut covered: Vec<ProcKind> = Vec::new();
+                for (kind, wants) in &kinds {
+                    let all_same = wants.windows(2).all(|w| w[0] == w[1]);
+                    let changes = keys.iter().filter(|k| current[*k].0 == *kind).count();
+                    if self.wildcards && all_same && changes > 1 {
+                        let text = format!("Region * * {} {};", dsl_proc(*kind), dsl_mem(wants[0]));
+                        self.insert_near(
+                            &[
+                                |k| matches!(k, StmtKind::Region { .. }),
+                                |k| matches!(k, StmtKind::Task { .. }),
+                            ],
+                            &text,
+                        );
+                        covered.push(*kind);
+                    }
+                }
                 for key in keys {
+                    if covered.contains(&current[&key].0) {
+                        continue;
+                    }
                     let (kind, _, _) = current[&key];
                     let text = line(&key, kind, spec.memories[&key]);
                     self.insert_near(
@@ -605,6 +666,25 @@ impl<'a> Writer<'a> {
         };
         for (stmt, tasks) in groups {
             let Some(i) = stmt else {
+                // One `Layout * * * ...;` when every instance the default
+                // decides wants the same layout.
+                let wants: Vec<LayoutChoice> = current
+                    .iter()
+                    .filter(|(_, (_, s))| s.is_none())
+                    .map(|((task, _), (l, _))| spec.layouts.get(task).copied().unwrap_or(*l))
+                    .collect();
+                if self.wildcards && tasks.len() > 1 && wants.windows(2).all(|w| w[0] == w[1]) {
+                    let text = line("*", wants[0]);
+                    self.insert_near(
+                        &[
+                            |k| matches!(k, StmtKind::Layout { .. }),
+                            |k| matches!(k, StmtKind::Region { .. }),
+                            |k| matches!(k, StmtKind::Task { .. }),
+                        ],
+                        &text,
+                    );
+                    continue;
+                }
                 for task in tasks {
                     let text = line(&task, spec.layouts[&task]);
                     self.insert_near(
@@ -962,4 +1042,146 @@ fn layout_edits(
         edits.push((Span::at(end), appended));
     }
     edits
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::optimize::space::Space;
+
+    fn target(app: &str) -> (App, Machine) {
+        (
+            App::builtin(app).expect("built-in app"),
+            Machine::preset("p100x4").expect("preset"),
+        )
+    }
+
+    fn resolver<'a>(app: &'a App, machine: &'a Machine) -> impl Fn(&str) -> Option<Decisions> + 'a {
+        move |text: &str| {
+            let analysis = analyze(text);
+            if analysis.diagnostics().iter().any(|d| d.is_error()) {
+                return None;
+            }
+            Some(mapwright_runtime::resolve_mapping::resolve_mapping(
+                &analysis, text, app, machine,
+            ))
+        }
+    }
+
+    /// Renders `spec` in place and checks it decides what the block does.
+    fn in_place(base: &str, spec: &Spec, app: &App, machine: &Machine) -> String {
+        let resolve = resolver(app, machine);
+        let decisions = resolve(base).expect("the base compiles");
+        let text = render_in_place(base, &decisions, spec, app, machine, &resolve)
+            .expect("an in-place rendering");
+        let block = render(base, &decisions, spec, app);
+        assert_eq!(
+            signature(&resolve(&text).unwrap()),
+            signature(&resolve(&block).unwrap()),
+            "{text}"
+        );
+        assert!(!text.contains("mapwright: tuned rules"), "{text}");
+        text
+    }
+
+    #[test]
+    fn a_wildcard_is_rewritten_when_every_task_it_decides_wants_the_change() {
+        let (app, machine) = target("circuit");
+        let space = Space::new(&app, &machine);
+        let mut spec = Spec::default();
+        for (task, kinds) in &space.procs {
+            spec.procs.insert(task.clone(), kinds[0]);
+        }
+        let base = "# all on CPUs\nTask * CPU; # first try\nRegion * * CPU SYSMEM;\n";
+        let text = in_place(base, &spec, &app, &machine);
+        assert!(
+            text.starts_with("# all on CPUs\nTask * GPU,CPU; # first try\n"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_layout_changes_by_one_word_in_the_line_that_decides() {
+        let (app, machine) = target("stencil");
+        let space = Space::new(&app, &machine);
+        let mut spec = Spec::default();
+        for task in &space.layout_tasks {
+            spec.layouts.insert(
+                task.clone(),
+                LayoutChoice {
+                    soa: true,
+                    c_order: false,
+                },
+            );
+        }
+        let base = "Task * GPU,CPU;\n# the taco habit\nLayout * * * SOA C_order; # keep me\n";
+        let text = in_place(base, &spec, &app, &machine);
+        assert_eq!(
+            text,
+            "Task * GPU,CPU;\n# the taco habit\nLayout * * * SOA F_order; # keep me\n"
+        );
+    }
+
+    #[test]
+    fn one_argument_moving_gets_a_line_beside_the_wildcard() {
+        let (app, machine) = target("circuit");
+        let space = Space::new(&app, &machine);
+        let base = "Task * GPU,CPU;\nRegion * * GPU FBMEM;\nLayout * * * SOA F_order;\n";
+        let decisions = resolver(&app, &machine)(base).unwrap();
+        let on_gpu = |t: &str| {
+            decisions
+                .tasks
+                .iter()
+                .any(|d| d.task == t && d.proc_kind == ProcKind::Gpu)
+        };
+        let (task, region) = space
+            .regions
+            .iter()
+            .find(|(t, _)| on_gpu(t))
+            .cloned()
+            .expect("a GPU task");
+        let mut spec = Spec::default();
+        spec.memories
+            .insert((task.clone(), region.clone()), MemKind::Zcmem);
+        let text = in_place(base, &spec, &app, &machine);
+        let field = RegionNaming::field(&app, &task, &region);
+        assert_eq!(
+            text,
+            format!("Task * GPU,CPU;\nRegion * * GPU FBMEM;\nRegion {task} {field} GPU ZCMEM;\nLayout * * * SOA F_order;\n")
+        );
+    }
+
+    #[test]
+    fn statements_left_deciding_nothing_are_removed() {
+        let (app, machine) = target("cannon");
+        let space = Space::new(&app, &machine);
+        let mut spec = Spec::default();
+        for (task, kinds) in &space.procs {
+            spec.procs.insert(task.clone(), kinds[0]);
+        }
+        let base = "# start\nTask * CPU;\nRegion * * CPU SYSMEM; # only CPUs\n";
+        let text = in_place(base, &spec, &app, &machine);
+        // Every cannon task has a GPU or OpenMP variant: no CPU task is left
+        // for the Region statement to decide.
+        assert!(!text.contains("Region * * CPU SYSMEM"), "{text}");
+        assert!(text.starts_with("# start\n"), "{text}");
+    }
+
+    #[test]
+    fn placement_functions_are_defined_before_their_first_use() {
+        let (app, machine) = target("circuit");
+        let space = Space::new(&app, &machine);
+        let mut spec = Spec::default();
+        for task in &space.index_tasks {
+            spec.index_fns.insert(task.clone(), IndexFn::LinearCyclic);
+        }
+        let base = "Task * GPU,CPU;\nmgpu = Machine(GPU);\n";
+        let text = in_place(base, &spec, &app, &machine);
+        let def = text.find("def mw_linear_cyclic_gpu").expect("a definition");
+        let first_use = text.find("IndexTaskMap").expect("a use");
+        assert!(def < first_use, "{text}");
+        // The user's machine model is reused, not a second one made.
+        assert!(!text.contains("mw_gpu ="), "{text}");
+        assert!(text.contains("mgpu.merge(0, 1)"), "{text}");
+    }
 }
