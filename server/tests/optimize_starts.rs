@@ -234,3 +234,48 @@ fn as_block_keeps_the_stacked_form() {
     assert!(report.best_mapper.contains("mapwright: tuned rules"));
     assert!(report.best_mapper.contains("Task * CPU;"));
 }
+
+#[test]
+fn a_sampling_proposers_best_is_given_in_place_too() {
+    use mapwright::optimize::proposers::scalar::ScalarProposer;
+    let app = Arc::new(App::builtin("circuit").unwrap());
+    let machine = Arc::new(Machine::preset("p100x4").unwrap());
+    let executor = SimExecutor {
+        app: app.clone(),
+        machine: machine.clone(),
+        noise: 0.0,
+    };
+    let runner = Runner::new(&app, &machine, &executor);
+    let config = Config {
+        iterations: 20,
+        time_budget: None,
+        seed: 1,
+        feedback_mode: FeedbackMode::Suggest,
+        run_dir: None,
+        cancel: Arc::new(AtomicBool::new(false)),
+        as_block: false,
+    };
+    let report = optimize(
+        &start("04-all-cpu"),
+        &runner,
+        &mut ScalarProposer::new(1),
+        &config,
+        runner.expert_score(0),
+        None,
+        &mut |_, _, _| {},
+    );
+    assert!(report.improved(), "scalar improves on all-CPU in 20 runs");
+    // The candidates were stacked blocks; the result is not.
+    assert!(report.records[report.best_iteration]
+        .source
+        .contains("mapwright: tuned rules"));
+    assert!(
+        !report.best_mapper.contains("mapwright: tuned rules"),
+        "{}",
+        report.best_mapper
+    );
+    assert!(report.best_mapper.starts_with("# Everything on the CPUs"));
+    // ...and it decides what the best candidate decided.
+    let best = runner.evaluate(&report.best_mapper, 0);
+    assert!((best.score() - report.best_score).abs() <= 1e-9 * report.best_score);
+}

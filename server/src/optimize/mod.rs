@@ -268,6 +268,28 @@ pub fn optimize(
     }
     report.refresh();
     report.best_mapper = tidy(&report.best_mapper);
+    if !config.as_block {
+        // Proposers that sample the space write the stacked form; the best
+        // one is given to the user as edits of their own statements.
+        if let Some(text) = report
+            .records
+            .get(report.best_iteration)
+            .filter(|r| r.source.contains(BLOCK_START))
+            .and_then(|r| r.spec.as_ref())
+            .and_then(|spec| {
+                inplace::render_in_place(
+                    &base,
+                    &base_decisions,
+                    spec,
+                    runner.app,
+                    runner.machine,
+                    &resolve,
+                )
+            })
+        {
+            report.best_mapper = text;
+        }
+    }
     report.usage = proposer.usage();
     if let Some(dir) = &config.run_dir {
         let _ = save_report(dir, &report);

@@ -3,7 +3,7 @@
 
 use super::{Proposal, ProposalContext, ProposeError, Proposer};
 use crate::optimize::rng::Rng;
-use crate::optimize::space::{memories_for, IndexFn, LayoutChoice, Spec};
+use crate::optimize::space::{memories_for, render, IndexFn, LayoutChoice, Spec};
 
 pub struct RandomProposer {
     rng: Rng,
@@ -63,7 +63,9 @@ impl Proposer for RandomProposer {
 
     fn propose(&mut self, ctx: &ProposalContext<'_>) -> Result<Proposal, ProposeError> {
         let spec = random_spec(ctx, &mut self.rng);
-        let source = ctx.render(ctx.base, ctx.base_decisions, &spec);
+        // The stacked form while sampling (one resolve per candidate); the
+        // loop writes the best one in place at the end.
+        let source = render(ctx.base, ctx.base_decisions, &spec, ctx.app);
         Ok(Proposal {
             source,
             spec: Some(spec),

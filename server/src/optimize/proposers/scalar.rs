@@ -27,7 +27,7 @@ use mapwright_runtime::machine::{MemKind, ProcKind};
 
 use super::{Proposal, ProposalContext, ProposeError, Proposer};
 use crate::optimize::rng::Rng;
-use crate::optimize::space::{machine_memories, IndexFn, LayoutChoice, Space, Spec};
+use crate::optimize::space::{machine_memories, render, IndexFn, LayoutChoice, Space, Spec};
 
 const TECHNIQUES: [&str; 4] = [
     "differential evolution",
@@ -317,7 +317,9 @@ impl Proposer for ScalarProposer {
                 _ => (self.random_config(), None),
             };
             let spec = self.spec(&config);
-            let source = ctx.render(ctx.base, ctx.base_decisions, &spec);
+            // The stacked form while tuning (one resolve per candidate);
+            // the loop writes the best one in place at the end.
+            let source = render(ctx.base, ctx.base_decisions, &spec, ctx.app);
             let new = self.seen.insert(source.clone());
             last = Some((technique, config, slot, spec, source));
             if new {
