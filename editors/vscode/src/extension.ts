@@ -49,6 +49,8 @@ let serverStatus: vscode.StatusBarItem;
 let serverState: ServerState = "stopped";
 let serverDetail = "";
 let project: ProjectInfo | null | undefined;
+/** The mapper document the status bar item describes. */
+let lastMapper: vscode.TextDocument | undefined;
 /** Forwarders for server command ids the server did not register itself (code lenses use them). */
 let fallbackCommands: vscode.Disposable[] = [];
 
@@ -66,7 +68,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   setServerState("stopped");
 
   const updateStatusVisibility = () => {
-    if (vscode.window.activeTextEditor?.document.languageId === "mapper") {
+    const editor = vscode.window.activeTextEditor;
+    // Focus in an output channel (ours, say) keeps the items as they are.
+    if (editor?.document.uri.scheme === "output") return;
+    if (editor?.document.languageId === "mapper") {
       serverStatus.show();
       if (status.text !== "$(beaker) Mapper") status.show();
     } else {
@@ -84,7 +89,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     // Diagnostics for the active mapper: the server has it open and knows its project.
     vscode.languages.onDidChangeDiagnostics((e) => {
       const active = vscode.window.activeTextEditor?.document;
-      if (active?.languageId === "mapper" && e.uris.some((u) => u.toString() === active.uri.toString())) {
+      const doc = active?.languageId === "mapper" ? active : lastMapper;
+      if (doc && e.uris.some((u) => u.toString() === doc.uri.toString())) {
         void refreshProject();
       }
     }),
@@ -164,8 +170,11 @@ function renderServerStatus(): void {
 /** Asks the server which app/machine the active mapper resolves to (`mapwright/documentInfo`). */
 async function refreshProject(): Promise<void> {
   const c = client;
-  const doc = vscode.window.activeTextEditor?.document;
-  if (!c || c.state !== State.Running || !doc || doc.languageId !== "mapper") return;
+  const active = vscode.window.activeTextEditor?.document;
+  if (active?.languageId === "mapper") lastMapper = active;
+  // With the focus elsewhere (the output), the status is the last mapper's.
+  const doc = active?.languageId === "mapper" ? active : lastMapper;
+  if (!c || c.state !== State.Running || !doc || doc.isClosed) return;
   try {
     const info = await c.sendRequest<{ project?: ProjectInfo | null }>("mapwright/documentInfo", {
       textDocument: { uri: c.code2ProtocolConverter.asUri(doc.uri) },
