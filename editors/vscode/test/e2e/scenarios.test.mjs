@@ -313,28 +313,30 @@ async function chooseQuickFix(p, label) {
 scenario(
   "a. cuBLAS layout error: Problems panel, Quick Fix, fixed",
   async () => {
-  await openFile(page, "gemm.mapper");
-  // The server is up and resolved the project: the status bar says so. The
-  // first time waits for the extension host too (minutes on a loaded machine).
-  await serverReady(page, 300_000);
-  const rows = await waitForProblems(page, (r) => r.some((t) => t.includes("E0305")), "E0305");
-  const row = rows.find((t) => t.includes("E0305"));
-  assert.match(row, /task_4/);
-  assert.match(row, /DGEMM|cuBLAS/i);
-  assert.match(row, /F_order|C_order/);
-  await shot(page, "problems");
-  // The squiggle is on the Layout statement that sets F_order.
-  await page.locator(`${EDITOR} textarea`).focus();
-  assert.deepEqual([...new Set(await squiggleLines(page))], [5]);
-  await goTo(page, 5, 23);
-  const fixes = await quickFixes(page);
-  const fix = fixes.find((f) => /C_order/.test(f));
-  assert.ok(fix, `no C_order fix in the Quick Fix menu: ${JSON.stringify(fixes)}`);
-  await shot(page, "quick-fix");
-  await chooseQuickFix(page, fix);
-  await waitForText(page, (t) => /Layout task_4 .*C_order;/.test(t), "the fixed layout");
-  await waitForProblems(page, (r) => !r.some((t) => t.includes("E0305")), "no E0305");
-  assert.deepEqual(await squiggleLines(page), []);
+    await openFile(page, "gemm.mapper");
+    // The server is up and resolved the project: the status bar says so. The
+    // first time waits for the extension host too (minutes on a loaded machine).
+    await serverReady(page, 300_000);
+    const rows = await waitForProblems(page, (r) => r.some((t) => t.includes("E0305")), "E0305");
+    const row = rows.find((t) => t.includes("E0305"));
+    assert.match(row, /task_4/);
+    assert.match(row, /cuBLAS needs C_order/);
+    // The notes under it: the run-time failure this predicts.
+    assert.ok(rows.some((t) => t.includes("On entry to DGEMM")), rows.join("\n"));
+    assert.match(row, /F_order|C_order/);
+    await shot(page, "problems");
+    // The squiggle is on the Layout statement that sets F_order.
+    await page.locator(`${EDITOR} textarea`).focus();
+    assert.deepEqual([...new Set(await squiggleLines(page))], [5]);
+    await goTo(page, 5, 23);
+    const fixes = await quickFixes(page);
+    const fix = fixes.find((f) => /C_order/.test(f));
+    assert.ok(fix, `no C_order fix in the Quick Fix menu: ${JSON.stringify(fixes)}`);
+    await shot(page, "quick-fix");
+    await chooseQuickFix(page, fix);
+    await waitForText(page, (t) => /Layout task_4 .*C_order;/.test(t), "the fixed layout");
+    await waitForProblems(page, (r) => !r.some((t) => t.includes("E0305")), "no E0305");
+    assert.deepEqual(await squiggleLines(page), []);
   },
   { timeout: 420_000 },
 );
