@@ -6,9 +6,14 @@
 // command the server advertises (`mapwright.optimize`, ...), and a clash
 // with a contributed command would fail that registration.
 
+import * as cp from "child_process";
+import * as fs from "fs";
 import * as os from "os";
+import * as path from "path";
 import * as vscode from "vscode";
 import {
+  CloseAction,
+  ErrorAction,
   ExecuteCommandRequest,
   LanguageClient,
   LanguageClientOptions,
@@ -17,11 +22,16 @@ import {
 } from "vscode-languageclient/node";
 
 import {
+  ProjectInfo,
   ServerCommand,
+  ServerState,
   explanationText,
+  resolveExecutable,
+  versionProblem,
   serverCommand,
   serverEnv,
   serverSettings,
+  serverStatusText,
   summarize,
 } from "./results";
 
@@ -32,7 +42,15 @@ const SERVER_COMMANDS: ServerCommand[] = ["mapwright.optimize", "mapwright.run",
 
 let client: LanguageClient | undefined;
 let output: vscode.OutputChannel;
+/** The last command's result (shown once a command ran). */
 let status: vscode.StatusBarItem;
+/** The server's state and the app/machine the active mapper resolves to. */
+let serverStatus: vscode.StatusBarItem;
+let serverState: ServerState = "stopped";
+let serverDetail = "";
+let project: ProjectInfo | null | undefined;
+/** The mapper document the status bar item describes. */
+let lastMapper: vscode.TextDocument | undefined;
 /** Forwarders for server command ids the server did not register itself (code lenses use them). */
 let fallbackCommands: vscode.Disposable[] = [];
 
@@ -43,16 +61,42 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   status.text = "$(beaker) Mapper";
   status.tooltip = "Mapwright: no run yet (click for the output)";
   status.command = "mapwright.showOutput";
-  context.subscriptions.push(output, status);
+  serverStatus = vscode.window.createStatusBarItem("mapwright.server", vscode.StatusBarAlignment.Left, 11);
+  serverStatus.name = "Mapwright Server";
+  serverStatus.command = "mapwright.showOutput";
+  context.subscriptions.push(output, status, serverStatus);
+  setServerState("stopped");
 
   const updateStatusVisibility = () => {
-    if (vscode.window.activeTextEditor?.document.languageId === "mapper") status.show();
-    else status.hide();
+    const editor = vscode.window.activeTextEditor;
+    // Focus in an output channel (ours, say) keeps the items as they are.
+    if (editor?.document.uri.scheme === "output") return;
+    if (editor?.document.languageId === "mapper") {
+      serverStatus.show();
+      if (status.text !== "$(beaker) Mapper") status.show();
+    } else {
+      serverStatus.hide();
+      status.hide();
+    }
   };
   updateStatusVisibility();
 
   context.subscriptions.push(
-    vscode.window.onDidChangeActiveTextEditor(updateStatusVisibility),
+    vscode.window.onDidChangeActiveTextEditor(() => {
+      updateStatusVisibility();
+      void refreshProject();
+    }),
+    // Diagnostics for the active mapper: the server has it open and knows its project.
+    vscode.languages.onDidChangeDiagnostics((e) => {
+      const active = vscode.window.activeTextEditor?.document;
+      const doc = active?.languageId === "mapper" ? active : lastMapper;
+      if (doc && e.uris.some((u) => u.toString() === doc.uri.toString())) {
+        void refreshProject();
+      }
+    }),
+    vscode.workspace.onDidSaveTextDocument((d) => {
+      if (path.basename(d.uri.fsPath) === "mapwright.toml" || d.languageId === "mapper") void refreshProject();
+    }),
     vscode.commands.registerCommand("mapwright.optimizeMapper", () =>
       forward("mapwright.optimize", "Optimizing mapper"),
     ),
@@ -97,9 +141,120 @@ export async function deactivate(): Promise<void> {
   await stop();
 }
 
+/** Shows `state` (and `detail` in the tooltip) in the server status bar item. */
+function setServerState(state: ServerState, detail = ""): void {
+  serverState = state;
+  serverDetail = detail;
+  renderServerStatus();
+}
+
+function renderServerStatus(): void {
+  serverStatus.text = serverStatusText(serverState, serverState === "running" ? project : undefined);
+  const failed = serverState === "notFound" || serverState === "failed";
+  serverStatus.backgroundColor = failed ? new vscode.ThemeColor("statusBarItem.errorBackground") : undefined;
+  serverStatus.command = failed ? "mapwright.restartServer" : "mapwright.showOutput";
+  const lines = [`**Mapwright language server**: ${serverState}`];
+  if (serverDetail) lines.push(serverDetail);
+  if (serverState === "running") {
+    lines.push(
+      project?.path
+        ? `Project: \`${project.path}\``
+        : "No `mapwright.toml` for this file: settings `mapwright.app` / `mapwright.machine`.",
+    );
+  }
+  lines.push(failed ? "Click to restart the server." : "Click for the output channel.");
+  const tip = new vscode.MarkdownString(lines.join("\n\n"));
+  serverStatus.tooltip = tip;
+}
+
+/** Asks the server which app/machine the active mapper resolves to (`mapwright/documentInfo`). */
+async function refreshProject(): Promise<void> {
+  const c = client;
+  const active = vscode.window.activeTextEditor?.document;
+  if (active?.languageId === "mapper") lastMapper = active;
+  // With the focus elsewhere (the output), the status is the last mapper's.
+  const doc = active?.languageId === "mapper" ? active : lastMapper;
+  if (!c || c.state !== State.Running || !doc || doc.isClosed) return;
+  try {
+    const info = await c.sendRequest<{ project?: ProjectInfo | null }>("mapwright/documentInfo", {
+      textDocument: { uri: c.code2ProtocolConverter.asUri(doc.uri) },
+    });
+    project = info?.project ?? null;
+  } catch (err) {
+    output.appendLine(`mapwright/documentInfo: ${String(err)}`);
+    project = undefined;
+  }
+  renderServerStatus();
+}
+
+/** Tells the user the server cannot start and which setting fixes it (once per start). */
+async function reportStartFailure(message: string): Promise<void> {
+  output.appendLine(message);
+  const choice = await vscode.window.showErrorMessage(message, "Open Settings", "Show Output");
+  if (choice === "Open Settings") {
+    await openServerPathSetting();
+  } else if (choice === "Show Output") {
+    output.show(true);
+  }
+}
+
+/**
+ * Opens the Settings editor on `mapwright.server.path`, in the scope that sets
+ * it: the workspace's; else, in a remote window (code-server, SSH, WSL), the
+ * remote machine's, because the User tab does not list machine settings there.
+ */
+async function openServerPathSetting(): Promise<void> {
+  const query = { query: "mapwright.server.path" };
+  const inspect = vscode.workspace.getConfiguration("mapwright").inspect<string>("server.path");
+  if (inspect?.workspaceFolderValue !== undefined || inspect?.workspaceValue !== undefined) {
+    await vscode.commands.executeCommand("workbench.action.openWorkspaceSettings", query);
+  } else if (vscode.env.remoteName) {
+    await vscode.commands.executeCommand("workbench.action.openRemoteSettings", query);
+  } else {
+    await vscode.commands.executeCommand("workbench.action.openSettings", query.query);
+  }
+}
+
+/** Runs `<binary> --version`: a wrong binary is reported before the client spawns it as a server. */
+function probeVersion(binary: string, env: Record<string, string>): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    cp.execFile(binary, ["--version"], { env, timeout: 15_000 }, (err, stdout) => {
+      const code = err ? (typeof err.code === "number" ? err.code : null) : 0;
+      const spawnError = err && typeof err.code !== "number" ? err.message : undefined;
+      resolve(versionProblem(code, String(stdout), spawnError));
+    });
+  });
+}
+
+function isExecutable(p: string): boolean {
+  try {
+    fs.accessSync(p, fs.constants.X_OK);
+    return fs.statSync(p).isFile();
+  } catch {
+    return false;
+  }
+}
+
 async function start(context: vscode.ExtensionContext): Promise<void> {
   const config = vscode.workspace.getConfiguration("mapwright");
-  const command = serverCommand(config.get<string>("server.path"), os.homedir());
+  const configured = (config.get<string>("server.path") ?? "").trim();
+  const command = serverCommand(configured, os.homedir());
+  // Look the binary up first: spawning a missing one fails with a bare
+  // ENOENT, and the user needs to know which setting to fix.
+  const cwd = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? process.cwd();
+  const resolved = resolveExecutable(command, process.env.PATH, cwd, isExecutable, path.sep, path.delimiter);
+  if (!resolved) {
+    const where = configured
+      ? `\`${command}\` (setting \`mapwright.server.path\`) is not an executable file`
+      : "`mapwright` is not on PATH and the setting `mapwright.server.path` is empty";
+    setServerState("notFound", `Not found: ${where}.`);
+    void reportStartFailure(
+      `Mapwright: the language server binary was not found: ${where}. ` +
+        "Set `mapwright.server.path` to the `mapwright` binary (built with `cargo build -p mapwright`).",
+    );
+    return;
+  }
+  setServerState("starting", `\`${resolved} lsp\``);
   const apiKey = await context.secrets.get(SECRET_API_KEY);
   const env = serverEnv(
     process.env,
@@ -107,7 +262,16 @@ async function start(context: vscode.ExtensionContext): Promise<void> {
     config.get<string>("llm.apiKeyEnv"),
     apiKey,
   );
-  const serverOptions: ServerOptions = { command, args: ["lsp"], options: { env } };
+  const problem = await probeVersion(resolved, env);
+  if (problem) {
+    setServerState("failed", `\`${resolved}\` is not the mapwright binary: ${problem}.`);
+    void reportStartFailure(
+      `Mapwright: \`${resolved}\` (setting \`mapwright.server.path\`) is not the mapwright language server: ${problem}. ` +
+        "Set `mapwright.server.path` to the `mapwright` binary.",
+    );
+    return;
+  }
+  const serverOptions: ServerOptions = { command: resolved, args: ["lsp"], options: { env } };
   const clientOptions: LanguageClientOptions = {
     documentSelector: [
       { scheme: "file", language: "mapper" },
@@ -118,6 +282,27 @@ async function start(context: vscode.ExtensionContext): Promise<void> {
     ),
     synchronize: { configurationSection: "mapwright" },
     outputChannel: output,
+    // Start failures are reported once, by start() with the setting to fix.
+    initializationFailedHandler: () => false,
+    errorHandler: {
+      error: () => ({ action: ErrorAction.Continue, handled: !everRunning }),
+      // A server that dies before it ever ran (a wrong binary at
+      // mapwright.server.path) is not restarted: start() reports it once.
+      // One that crashes later is restarted up to 4 times in 3 minutes.
+      closed: () => {
+        if (!everRunning) return { action: CloseAction.DoNotRestart, handled: true };
+        const now = Date.now();
+        crashes = crashes.filter((t) => now - t < 3 * 60 * 1000);
+        crashes.push(now);
+        if (crashes.length <= 4) return { action: CloseAction.Restart, handled: true };
+        return {
+          action: CloseAction.DoNotRestart,
+          message:
+            "The mapwright language server crashed 5 times in the last 3 minutes and will not be restarted " +
+            "(Mapper: Restart Server; details in the Mapwright output).",
+        };
+      },
+    },
     middleware: {
       workspace: {
         // Answer `workspace/configuration` without the extension-only keys.
@@ -131,21 +316,29 @@ async function start(context: vscode.ExtensionContext): Promise<void> {
       },
     },
   };
-  client = new LanguageClient("mapwright", "Mapwright", serverOptions, clientOptions);
-  client.onDidChangeState((e) => {
-    if (e.newState === State.Stopped) status.text = "$(debug-disconnect) Mapper: server stopped";
+  let everRunning = false;
+  let crashes: number[] = [];
+  const c = new LanguageClient("mapwright", "Mapwright", serverOptions, clientOptions);
+  client = c;
+  c.onDidChangeState((e) => {
+    if (client !== c) return;
+    if (e.newState === State.Running) {
+      everRunning = true;
+      setServerState("running", `\`${resolved} lsp\``);
+      void refreshProject();
+    } else if (e.newState === State.Starting) {
+      setServerState("starting", `\`${resolved} lsp\``);
+    } else if (e.newState === State.Stopped && serverState !== "failed") {
+      setServerState("stopped", "Mapper: Restart Server starts it again.");
+    }
   });
   try {
-    await client.start();
+    await c.start();
   } catch (err) {
-    const message = `Could not start the mapwright language server (\`${command} lsp\`): ${String(err)}`;
-    output.appendLine(message);
-    const choice = await vscode.window.showErrorMessage(message, "Open Settings", "Show Output");
-    if (choice === "Open Settings") {
-      await vscode.commands.executeCommand("workbench.action.openSettings", "mapwright.server.path");
-    } else if (choice === "Show Output") {
-      output.show(true);
-    }
+    setServerState("failed", `\`${resolved} lsp\` did not start: ${String(err)}`);
+    await reportStartFailure(
+      `Mapwright: could not start the language server \`${resolved} lsp\` (setting \`mapwright.server.path\`): ${String(err)}`,
+    );
     return;
   }
   await registerFallbackCommands();
@@ -183,8 +376,8 @@ async function stop(): Promise<void> {
 async function restart(context: vscode.ExtensionContext): Promise<void> {
   output.appendLine("Restarting the mapwright language server…");
   await stop();
+  project = undefined;
   await start(context);
-  status.text = "$(beaker) Mapper";
 }
 
 /**

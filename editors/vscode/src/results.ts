@@ -136,3 +136,71 @@ export function serverEnv(
   if (name !== "" && apiKey) env[name] = apiKey;
   return env;
 }
+
+/**
+ * Where `command` resolves the way the server process would be spawned: a
+ * path (containing a separator) as is, relative ones against `cwd`; a bare
+ * name through `PATH`. `undefined` when no executable file is there.
+ * `isExecutable` is injected (fs access with X_OK in the extension).
+ */
+export function resolveExecutable(
+  command: string,
+  pathEnv: string | undefined,
+  cwd: string,
+  isExecutable: (p: string) => boolean,
+  sep = "/",
+  delimiter = ":",
+): string | undefined {
+  if (command.includes("/") || command.includes(sep)) {
+    const p = command.startsWith("/") || /^[A-Za-z]:[\\/]/.test(command) ? command : cwd + sep + command;
+    return isExecutable(p) ? p : undefined;
+  }
+  for (const dir of (pathEnv ?? "").split(delimiter)) {
+    if (dir === "") continue;
+    const p = dir.endsWith(sep) ? dir + command : dir + sep + command;
+    if (isExecutable(p)) return p;
+  }
+  return undefined;
+}
+
+/** The server's lifecycle as the status bar shows it. */
+export type ServerState = "starting" | "running" | "stopped" | "notFound" | "failed";
+
+/** The project a document resolves to (`mapwright/documentInfo`'s `project`). */
+export interface ProjectInfo {
+  path?: string | null;
+  app?: string | null;
+  machine?: string | null;
+}
+
+/** Text of the server status bar item: state, then the app and machine in use. */
+export function serverStatusText(state: ServerState, project: ProjectInfo | undefined | null): string {
+  switch (state) {
+    case "starting":
+      return "$(loading~spin) Mapwright: starting";
+    case "stopped":
+      return "$(debug-disconnect) Mapwright: stopped";
+    case "notFound":
+      return "$(error) Mapwright: server not found";
+    case "failed":
+      return "$(error) Mapwright: server failed";
+    case "running": {
+      const app = project?.app ?? undefined;
+      const machine = project?.machine ?? undefined;
+      if (!app && !machine) return "$(check) Mapwright: no app/machine";
+      return `$(check) Mapwright: ${app ?? "no app"} on ${machine ?? "default machine"}`;
+    }
+  }
+}
+
+/**
+ * Why the output of `<binary> --version` shows it is not a mapwright server
+ * binary, or `undefined` when it is (`mapwright 0.1.0`).
+ */
+export function versionProblem(exitCode: number | null, stdout: string, error?: string): string | undefined {
+  const first = stdout.trim().split("\n")[0] ?? "";
+  if (exitCode === 0 && /^mapwright \S+/.test(first)) return undefined;
+  if (error) return `\`--version\` failed: ${error}`;
+  const shown = first ? `, printing \`${first.slice(0, 80)}\`` : "";
+  return `\`--version\` exited with ${exitCode ?? "a signal"}${shown}, not \`mapwright <version>\``;
+}

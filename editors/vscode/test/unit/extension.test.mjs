@@ -198,3 +198,35 @@ test("server settings, command and environment", () => {
   assert.deepEqual(env, { PATH: "/bin", RUST_LOG: "debug", K: "secret" });
   assert.deepEqual(serverEnv({}, undefined, "K", undefined), {});
 });
+
+test("the server binary is looked up the way it is spawned", () => {
+  const { resolveExecutable } = loadTs("src/results.ts");
+  const present = new Set(["/usr/bin/mapwright", "/work/target/debug/mapwright"]);
+  const isExe = (p) => present.has(p);
+  assert.equal(resolveExecutable("mapwright", "/bin:/usr/bin", "/w", isExe), "/usr/bin/mapwright");
+  assert.equal(resolveExecutable("mapwright", "/bin:/opt", "/w", isExe), undefined);
+  assert.equal(resolveExecutable("mapwright", undefined, "/w", isExe), undefined);
+  assert.equal(resolveExecutable("/work/target/debug/mapwright", "", "/w", isExe), "/work/target/debug/mapwright");
+  assert.equal(resolveExecutable("/nope/mapwright", "/usr/bin", "/w", isExe), undefined);
+  assert.equal(resolveExecutable("target/debug/mapwright", "", "/work", isExe), "/work/target/debug/mapwright");
+});
+
+test("the server status names the state, the app and the machine", () => {
+  const { serverStatusText } = loadTs("src/results.ts");
+  assert.equal(
+    serverStatusText("running", { app: "cannon", machine: "p100x4" }),
+    "$(check) Mapwright: cannon on p100x4",
+  );
+  assert.equal(serverStatusText("running", { app: "cannon", machine: null }), "$(check) Mapwright: cannon on default machine");
+  assert.equal(serverStatusText("running", null), "$(check) Mapwright: no app/machine");
+  assert.equal(serverStatusText("notFound", null), "$(error) Mapwright: server not found");
+  assert.match(serverStatusText("starting", null), /starting/);
+});
+
+test("a binary that is not mapwright is told apart by --version", () => {
+  const { versionProblem } = loadTs("src/results.ts");
+  assert.equal(versionProblem(0, "mapwright 0.1.0\n"), undefined);
+  assert.match(versionProblem(1, "false (GNU coreutils) 9.1\n"), /exited with 1, printing `false \(GNU coreutils\) 9.1`/);
+  assert.match(versionProblem(0, "Python 3.11\n"), /not `mapwright <version>`/);
+  assert.match(versionProblem(null, "", "timed out"), /failed: timed out/);
+});

@@ -1,0 +1,539 @@
+// End-to-end scenarios of the extension in a real VS Code workbench
+// (code-server), driven through the UI by headless Chromium. Started by
+// test/e2e/run.sh, which serves code-server at $CODE_SERVER_URL with the
+// .vsix installed. Every assertion is on what the page shows; a failing
+// scenario leaves a screenshot in $E2E_ARTIFACTS.
+import assert from "node:assert/strict";
+import { mkdirSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { after, before, test } from "node:test";
+
+import { chromium } from "playwright-core";
+
+const URL_BASE = need("CODE_SERVER_URL");
+const RUN = need("E2E_RUN");
+const ARTIFACTS = need("E2E_ARTIFACTS");
+const MAPWRIGHT = need("MAPWRIGHT_BIN");
+const CHROMIUM = need("CHROMIUM");
+/** When set, the README's screenshots are written there. */
+const SHOTS = process.env.E2E_SCREENSHOTS;
+
+function need(name) {
+  const v = process.env[name];
+  if (!v) throw new Error(`${name} is not set: run test/e2e/run.sh`);
+  return v;
+}
+
+// --- the workspaces -------------------------------------------------------
+
+const CANNON_TOML = 'app = "cannon"\nmachine = "p100x4"\n';
+
+/** task_4 is cannon's GEMM leaf task (cuBLAS DGEMM): cuBLAS needs C_order here. */
+const GEMM_F_ORDER = `# Cannon's matrix multiply on four P100s.
+Task * GPU,CPU;
+Region * * GPU FBMEM;
+Layout * * * SOA C_order;
+Layout task_4 * * SOA F_order;
+`;
+
+const MISSING_SEMI = `# A first mapper for cannon.
+Task * GPU,CPU;
+Region * * GPU FBMEM
+Layout * * * SOA C_order;
+`;
+
+const HOVER = `Task * GPU,CPU;
+Region * * GPU FBMEM;
+Layout * * * SOA C_order;
+InstanceLimit task_4 1;
+`;
+
+const COMPLETE = `# Where do the regions go?
+Task * GPU,CPU;
+`;
+
+const UNFORMATTED = `# Cannon, hand-written.
+Task   *   GPU,CPU;   # the GPU first
+# regions in the frame buffer
+Region * *   GPU    FBMEM;
+Layout   * * * SOA   C_order;  # cuBLAS wants C_order
+`;
+
+const NAIVE = `# A first mapper: everything on the GPU where possible.
+Task * GPU,CPU;
+`;
+
+const MAPPERS = {
+  "gemm.mapper": GEMM_F_ORDER,
+  "semicolon.mapper": MISSING_SEMI,
+  "hover.mapper": HOVER,
+  "complete.mapper": COMPLETE,
+  "format.mapper": UNFORMATTED,
+  "optimize.mapper": NAIVE,
+};
+
+function workspace(name, files) {
+  const dir = path.join(RUN, name);
+  for (const [rel, text] of Object.entries(files)) {
+    mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true });
+    writeFileSync(path.join(dir, rel), text);
+  }
+  return dir;
+}
+
+const cannonDir = workspace("cannon", { "mapwright.toml": CANNON_TOML, ...MAPPERS });
+const missingDir = workspace("missing-server", {
+  ".vscode/settings.json": JSON.stringify({ "mapwright.server.path": "/nonexistent/bin/mapwright" }),
+  "a.mapper": NAIVE,
+});
+const wrongDir = workspace("wrong-server", {
+  ".vscode/settings.json": JSON.stringify({ "mapwright.server.path": "/bin/false" }),
+  "a.mapper": NAIVE,
+});
+
+// User settings: the server from this checkout, a quiet workbench.
+mkdirSync(path.join(RUN, "user-data/User"), { recursive: true });
+writeFileSync(
+  path.join(RUN, "user-data/User/settings.json"),
+  JSON.stringify(
+    {
+      "mapwright.server.path": MAPWRIGHT,
+      "mapwright.optimize.iterations": 3,
+      "mapwright.optimize.saveRuns": false,
+      // Testing hook of the server: a pause after each candidate, so that
+      // the progress can be seen.
+      "mapwright.optimize.delayMs": 600,
+      "workbench.startupEditor": "none",
+      "workbench.tips.enabled": false,
+      "workbench.welcomePage.walkthroughs.openOnInstall": false,
+      "workbench.enableExperiments": false,
+      "security.workspace.trust.enabled": false,
+      "extensions.ignoreRecommendations": true,
+      "telemetry.telemetryLevel": "off",
+      "update.mode": "none",
+      "editor.minimap.enabled": false,
+      "editor.quickSuggestions": { other: "off", comments: "off", strings: "off" },
+      "editor.hover.delay": 200,
+      "editor.fontSize": 14,
+      "files.autoSave": "off",
+      "window.commandCenter": false,
+      // The scratch workspaces sit inside this repository.
+      "git.enabled": false,
+      "git.openRepositoryInParentFolders": "never",
+    },
+    null,
+    2,
+  ),
+);
+
+// --- the browser ----------------------------------------------------------
+
+let browser;
+let page;
+
+before(async () => {
+  browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ["--no-sandbox"] });
+  page = await openWorkbench(cannonDir);
+});
+
+after(async () => {
+  await browser?.close();
+});
+
+async function openWorkbench(folder) {
+  const p = await browser.newPage({ viewport: { width: 1280, height: 760 } });
+  await p.goto(`${URL_BASE}/?folder=${encodeURIComponent(folder)}`, { timeout: 180_000 });
+  await p.locator(".monaco-workbench").waitFor({ timeout: 180_000 });
+  await p.locator(".explorer-folders-view, .explorer-viewlet").first().waitFor({ timeout: 180_000 });
+  return p;
+}
+
+/** Runs a scenario; on failure saves a screenshot of the page first. */
+function scenario(name, fn, opts = {}) {
+  test(name, { timeout: opts.timeout ?? 120_000 }, async () => {
+    try {
+      await fn();
+    } catch (err) {
+      const base = path.join(ARTIFACTS, name.replace(/[^a-z0-9]+/gi, "-"));
+      const pages = browser?.contexts().flatMap((c) => c.pages()) ?? [];
+      for (const [i, p] of pages.entries()) {
+        await p.screenshot({ path: i === 0 ? `${base}.png` : `${base}-${i}.png` }).catch(() => {});
+      }
+      throw err;
+    }
+  });
+}
+
+/** A screenshot for the README (only when E2E_SCREENSHOTS is set). */
+async function shot(p, name, clip) {
+  if (!SHOTS) return;
+  mkdirSync(SHOTS, { recursive: true });
+  await p.screenshot({ path: path.join(SHOTS, `${name}.png`), clip });
+}
+
+// --- UI helpers -----------------------------------------------------------
+
+async function closeNotifications(p) {
+  await runCommand(p, "Notifications: Clear All Notifications").catch(() => {});
+}
+
+/** Runs a command from the command palette by its label. */
+async function runCommand(p, label) {
+  await p.keyboard.press("F1");
+  const input = p.locator(".quick-input-widget input");
+  await input.waitFor({ state: "visible" });
+  await input.fill(">" + label);
+  const row = p.locator(".quick-input-list .monaco-list-row", { hasText: label }).first();
+  await row.waitFor({ state: "visible", timeout: 15_000 });
+  await input.press("Enter");
+  await p.locator(".quick-input-widget").waitFor({ state: "hidden" }).catch(() => {});
+}
+
+/** Opens a workspace file from the Explorer and waits for its editor. */
+async function openFile(p, name) {
+  // Other pages come and go (scenario g): this one must be in front.
+  await p.bringToFront();
+  await p.keyboard.press("Escape");
+  await p
+    .locator(".explorer-folders-view .monaco-list-row", { has: p.locator(".label-name", { hasText: new RegExp(`^${name.replace(".", "\\.")}$`) }) })
+    .click();
+  await p.locator(".tab.active", { hasText: name }).waitFor();
+  await p.locator(".editor-group-container.active .monaco-editor .view-lines").waitFor();
+  await p.locator(".editor-group-container.active .monaco-editor textarea").focus();
+}
+
+const EDITOR = ".editor-group-container.active .monaco-editor";
+
+/** The editor's text as the page shows it (visible lines, top to bottom). */
+async function editorText(p) {
+  return p.evaluate((sel) => {
+    const lines = Array.from(document.querySelectorAll(`${sel} .view-lines .view-line`));
+    lines.sort((a, b) => parseFloat(a.style.top) - parseFloat(b.style.top));
+    return lines.map((l) => l.textContent.replace(/\u00a0/g, " ")).join("\n");
+  }, EDITOR);
+}
+
+async function waitForText(p, predicate, what, timeout = 30_000) {
+  const end = Date.now() + timeout;
+  let text = "";
+  while (Date.now() < end) {
+    text = await editorText(p);
+    if (predicate(text)) return text;
+    await p.waitForTimeout(200);
+  }
+  assert.fail(`editor never showed ${what}; it shows:\n${text}`);
+}
+
+/** Line numbers (1-based) of the lines carrying an error squiggle. */
+async function squiggleLines(p, kind = "error") {
+  return p.evaluate(
+    ({ sel, kind }) => {
+      const numbers = Array.from(document.querySelectorAll(`${sel} .margin-view-overlays .line-numbers`)).map(
+        (e) => {
+          const r = e.getBoundingClientRect();
+          return { n: Number(e.textContent), top: r.top, bottom: r.bottom };
+        },
+      );
+      return Array.from(document.querySelectorAll(`${sel} .view-overlays .squiggly-${kind}`)).map((s) => {
+        const r = s.getBoundingClientRect();
+        const mid = (r.top + r.bottom) / 2;
+        return numbers.find((l) => mid >= l.top && mid <= l.bottom)?.n;
+      });
+    },
+    { sel: EDITOR, kind },
+  );
+}
+
+/** Waits for the server status item: running, with cannon on p100x4 from mapwright.toml. */
+async function serverReady(p, timeout = 60_000) {
+  await p.locator(".statusbar", { hasText: "Mapwright: cannon on p100x4" }).waitFor({ timeout });
+}
+
+async function statusBarText(p) {
+  return (await p.locator(".statusbar").innerText()).replace(/\s+/g, " ");
+}
+
+/** The Problems panel's rows (opened if it is not). */
+async function problems(p) {
+  await runCommand(p, "Problems: Focus on Problems View");
+  const panel = p.locator(".markers-panel");
+  await panel.waitFor({ state: "visible" });
+  return (await panel.locator(".monaco-list-row").allInnerTexts()).map((t) => t.replace(/\s+/g, " "));
+}
+
+async function waitForProblems(p, predicate, what, timeout = 30_000) {
+  const end = Date.now() + timeout;
+  let rows = [];
+  while (Date.now() < end) {
+    rows = await problems(p);
+    if (predicate(rows)) return rows;
+    await p.waitForTimeout(500);
+  }
+  assert.fail(`the Problems panel never showed ${what}; it shows:\n${rows.join("\n")}`);
+}
+
+/** Puts the cursor on line `line` (1-based), column `col`, with Go to Line. */
+async function goTo(p, line, col = 1) {
+  await p.locator(`${EDITOR} textarea`).focus();
+  await p.keyboard.press("Control+G");
+  const input = p.locator(".quick-input-widget input");
+  await input.waitFor({ state: "visible" });
+  await input.fill(`:${line}:${col}`);
+  await input.press("Enter");
+  await p.locator(".quick-input-widget").waitFor({ state: "hidden" });
+}
+
+/** Opens the Quick Fix menu at the cursor and returns its entries. */
+async function quickFixes(p) {
+  await p.locator(`${EDITOR} textarea`).focus();
+  await p.keyboard.press("Control+.");
+  const menu = p.locator(".action-widget");
+  await menu.waitFor({ state: "visible" });
+  await menu.locator(".monaco-list-row.action").first().waitFor();
+  const rows = menu.locator(".monaco-list-row.action");
+  return Promise.all((await rows.all()).map(async (r) => (await r.getAttribute("aria-label")) ?? ""));
+}
+
+/** Selects the Quick Fix menu's entry `label` with the keyboard and applies it. */
+async function chooseQuickFix(p, label) {
+  const focused = p.locator(".action-widget .monaco-list-row.focused");
+  for (let i = 0; i < 20; i++) {
+    if ((await focused.getAttribute("aria-label")) === label) {
+      await p.keyboard.press("Enter");
+      await p.locator(".action-widget").waitFor({ state: "hidden" });
+      return;
+    }
+    await p.keyboard.press("ArrowDown");
+  }
+  assert.fail(`could not select "${label}" in the Quick Fix menu`);
+}
+
+// --- the scenarios ------------------------------------------------------
+
+scenario(
+  "a. cuBLAS layout error: Problems panel, Quick Fix, fixed",
+  async () => {
+    await openFile(page, "gemm.mapper");
+    // The server is up and resolved the project: the status bar says so. The
+    // first time waits for the extension host too (minutes on a loaded machine).
+    await serverReady(page, 300_000);
+    const rows = await waitForProblems(page, (r) => r.some((t) => t.includes("E0305")), "E0305");
+    const row = rows.find((t) => t.includes("E0305"));
+    assert.match(row, /task_4/);
+    assert.match(row, /cuBLAS needs C_order/);
+    // The notes under it: the run-time failure this predicts.
+    assert.ok(rows.some((t) => t.includes("On entry to DGEMM")), rows.join("\n"));
+    assert.match(row, /F_order|C_order/);
+    await shot(page, "problems");
+    // The squiggle is on the Layout statement that sets F_order.
+    await page.locator(`${EDITOR} textarea`).focus();
+    assert.deepEqual([...new Set(await squiggleLines(page))], [5]);
+    await goTo(page, 5, 23);
+    const fixes = await quickFixes(page);
+    const fix = fixes.find((f) => /C_order/.test(f));
+    assert.ok(fix, `no C_order fix in the Quick Fix menu: ${JSON.stringify(fixes)}`);
+    await shot(page, "quick-fix");
+    await chooseQuickFix(page, fix);
+    await waitForText(page, (t) => /Layout task_4 .*C_order;/.test(t), "the fixed layout");
+    await waitForProblems(page, (r) => !r.some((t) => t.includes("E0305")), "no E0305");
+    assert.deepEqual(await squiggleLines(page), []);
+  },
+  { timeout: 420_000 },
+);
+
+scenario("b. missing semicolon: squiggle on its line, the fix inserts it", async () => {
+  await openFile(page, "semicolon.mapper");
+  await serverReady(page);
+  await waitForProblems(page, (r) => r.some((t) => /;/.test(t) && /Ln 3/.test(t)), "the missing ; on line 3");
+  await page.locator(`${EDITOR} textarea`).focus();
+  const end = Date.now() + 10_000;
+  let lines = [];
+  while (Date.now() < end && !(lines = await squiggleLines(page)).length) await page.waitForTimeout(200);
+  assert.deepEqual([...new Set(lines)], [3], "squiggles on lines " + JSON.stringify(lines));
+  await goTo(page, 3, 21);
+  const fixes = await quickFixes(page);
+  const fix = fixes.find((f) => f.includes(";"));
+  assert.ok(fix, `no fix inserting ';': ${JSON.stringify(fixes)}`);
+  await chooseQuickFix(page, fix);
+  const text = await waitForText(page, (t) => t.split("\n")[2] === "Region * * GPU FBMEM;", "the inserted ;");
+  assert.equal(text.split("\n")[3], "Layout * * * SOA C_order;");
+  await waitForProblems(page, (r) => !r.some((t) => /Ln 3/.test(t) && /;/.test(t)), "no parse error");
+});
+
+scenario("c. hover on a task name shows the decision table", async () => {
+  await openFile(page, "hover.mapper");
+  await serverReady(page);
+  const task = page.locator(`${EDITOR} .view-line span`, { hasText: /^task_4$/ }).last();
+  await task.waitFor();
+  // No hover of another token left open.
+  await page.mouse.move(5, 400);
+  await page.keyboard.press("Escape");
+  const hover = page.locator(".monaco-hover:not(.hidden)", { hasText: "task_4" }).first();
+  for (let i = 0; i < 5 && !(await hover.isVisible()); i++) {
+    await task.hover();
+    await page.waitForTimeout(600);
+  }
+  await hover.waitFor({ state: "visible" });
+  const text = (await hover.innerText()).replace(/\s+/g, " ");
+  // The processor decision, then one table row per region argument.
+  assert.match(text, /task_4 of cannon/);
+  assert.match(text, /runs on GPU on p100x4/);
+  const headers = (await hover.locator("table th").allInnerTexts()).map((t) => t.trim());
+  assert.deepEqual(headers, ["#", "region", "privilege", "memory", "layout"], text);
+  const rows = (await hover.locator("table tbody tr").allInnerTexts()).map((t) => t.replace(/\s+/g, " "));
+  assert.equal(rows.length, 3, text);
+  for (const [i, r] of ["A", "B", "C"].entries()) {
+    assert.match(rows[i], new RegExp(`^${i} ${r} .*FBMEM.*SOA C_order`), rows[i]);
+  }
+  await shot(page, "hover");
+  await page.keyboard.press("Escape");
+});
+
+scenario("d. completion after `Region * * GPU ` offers memories", async () => {
+  await openFile(page, "complete.mapper");
+  await serverReady(page);
+  await goTo(page, 3, 1);
+  await page.keyboard.type("Region * * GPU ");
+  await page.keyboard.press("Control+Space");
+  const widget = page.locator(".suggest-widget.visible");
+  await widget.waitFor();
+  await widget.locator(".monaco-list-row").first().waitFor();
+  const labels = (await widget.locator(".monaco-list-row .label-name").allInnerTexts()).map((t) => t.trim());
+  for (const mem of ["FBMEM", "ZCMEM"]) assert.ok(labels.includes(mem), `no ${mem} in ${JSON.stringify(labels)}`);
+  assert.ok(!labels.includes("Task"), `statement keywords offered in a memory position: ${labels}`);
+  await shot(page, "completion");
+  await page.keyboard.press("Escape");
+  await runCommand(page, "File: Revert File");
+});
+
+scenario("e. Format Document keeps the comments", async () => {
+  await openFile(page, "format.mapper");
+  await serverReady(page);
+  const before = await editorText(page);
+  assert.equal(before, UNFORMATTED);
+  await runCommand(page, "Format Document");
+  const text = await waitForText(page, (t) => t !== before, "a formatted document");
+  // Spacing normalized; every comment, own-line and trailing, kept in place.
+  assert.equal(
+    text,
+    [
+      "# Cannon, hand-written.",
+      "Task * GPU, CPU; # the GPU first",
+      "# regions in the frame buffer",
+      "Region * * GPU FBMEM;",
+      "Layout * * * SOA C_order; # cuBLAS wants C_order",
+      "",
+    ].join("\n"),
+  );
+});
+
+scenario(
+  "f. Optimize This Mapper: progress, the edit, one Undo",
+  async () => {
+    await closeNotifications(page);
+    await openFile(page, "optimize.mapper");
+    await waitForText(page, (t) => t === NAIVE, "the naive mapper");
+    await serverReady(page);
+    await runCommand(page, "Mapper: Optimize This Mapper");
+    // Progress in the status bar while it runs.
+    const seen = new Set();
+    const end = Date.now() + 90_000;
+    let text = "";
+    let shotTaken = false;
+    while (Date.now() < end) {
+      const bar = await statusBarText(page);
+      seen.add(bar);
+      if (!shotTaken && /iteration \d+\/3/.test(bar)) {
+        shotTaken = true;
+        await shot(page, "optimize-progress", { x: 0, y: 380, width: 1280, height: 380 });
+      }
+      text = await editorText(page);
+      if (text.includes("mapwright: tuned rules")) break;
+      await page.waitForTimeout(150);
+    }
+    const progress = [...seen].filter((s) => /Optimizing mapper|iteration \d+\/3/.test(s));
+    assert.ok(progress.length, `no progress in the status bar: ${JSON.stringify([...seen])}`);
+    assert.ok([...seen].some((s) => /iteration \d+\/3/.test(s)), `no iteration progress: ${JSON.stringify([...seen])}`);
+    assert.ok(text.includes("mapwright: tuned rules"), `no edit applied:\n${text}`);
+    assert.ok(text.startsWith(NAIVE.split("\n")[0]), text);
+    // The result in the status bar and a message.
+    await page.locator(".notifications-toasts", { hasText: /applied the best mapper/i }).waitFor({ timeout: 30_000 });
+    await shot(page, "optimize");
+    // One Undo restores the text as written.
+    await page.locator(`${EDITOR} .view-lines`).click();
+    await page.keyboard.press("Control+Z");
+    await waitForText(page, (t) => t === NAIVE, "the original mapper after one Undo", 10_000);
+  },
+  { timeout: 180_000 },
+);
+
+scenario("g. server binary missing: one notification naming the setting, no restart loop", async () => {
+  const p = await openWorkbench(missingDir);
+  await openFile(p, "a.mapper");
+  const toast = p.locator(".notifications-toasts .notification-toast", { hasText: "mapwright.server.path" });
+  await toast.first().waitFor({ timeout: 180_000 });
+  const msg = (await toast.first().innerText()).replace(/\s+/g, " ");
+  assert.match(msg, /not found/);
+  assert.match(msg, /\/nonexistent\/bin\/mapwright/);
+  assert.ok(await toast.first().locator(".monaco-button", { hasText: "Open Settings" }).count(), msg);
+  await p.locator(".statusbar", { hasText: "Mapwright: server not found" }).waitFor();
+  await shot(p, "server-missing");
+  // No loop: still one notification a while later, and no other error.
+  await p.waitForTimeout(5000);
+  assert.equal(await toast.count(), 1);
+  await runCommand(p, "Notifications: Show Notifications");
+  const all = await p.locator(".notifications-center .notification-list-item").allInnerTexts();
+  assert.equal(all.filter((t) => /mapwright/i.test(t)).length, 1, JSON.stringify(all));
+  // Its button opens the setting, with its description.
+  await p
+    .locator(".notifications-center .notification-list-item", { hasText: "mapwright.server.path" })
+    .locator(".monaco-button", { hasText: "Open Settings" })
+    .click();
+  const setting = p.locator(".settings-editor .setting-item-contents", { hasText: "Path to the" }).first();
+  await setting.waitFor({ timeout: 20_000 });
+  assert.match((await setting.innerText()).replace(/\s+/g, " "), /Server: Path.*Path to the mapwright binary/);
+  // Closed only on success: a failure's screenshot shows this page.
+  await p.close();
+}, { timeout: 300_000 });
+
+scenario("g. server binary wrong: one notification naming the setting, no restart loop", async () => {
+  const p = await openWorkbench(wrongDir);
+  await openFile(p, "a.mapper");
+  const toast = p.locator(".notifications-toasts .notification-toast", { hasText: "mapwright.server.path" });
+  await toast.first().waitFor({ timeout: 180_000 });
+  const msg = (await toast.first().innerText()).replace(/\s+/g, " ");
+  assert.match(msg, /is not the mapwright language server/);
+  assert.match(msg, /\/bin\/false/);
+  assert.ok(await toast.first().locator(".monaco-button", { hasText: "Open Settings" }).count(), msg);
+  await p.locator(".statusbar", { hasText: "Mapwright: server failed" }).waitFor();
+  await p.waitForTimeout(5000);
+  await runCommand(p, "Notifications: Show Notifications");
+  const all = await p.locator(".notifications-center .notification-list-item").allInnerTexts();
+  assert.equal(all.filter((t) => /mapwright/i.test(t)).length, 1, JSON.stringify(all));
+  // Closed only on success: a failure's screenshot shows this page.
+  await p.close();
+}, { timeout: 300_000 });
+
+scenario("h. Restart Server: the status bar follows the new server, the output channel is there", async () => {
+  await openFile(page, "optimize.mapper");
+  await serverReady(page);
+  await runCommand(page, "Mapper: Restart Server");
+  // The status item goes through `starting` back to the project.
+  const seen = new Set();
+  const end = Date.now() + 60_000;
+  let bar = "";
+  do {
+    bar = await statusBarText(page);
+    seen.add(bar.match(/Mapwright: [^$]*?(?=\s{2}|Mapper |$)/)?.[0] ?? bar);
+    if (/Mapwright: starting/.test([...seen].join("|")) && bar.includes("Mapwright: cannon on p100x4")) break;
+    await page.waitForTimeout(50);
+  } while (Date.now() < end);
+  assert.ok([...seen].some((s) => s.includes("Mapwright: starting")), JSON.stringify([...seen]));
+  assert.ok(bar.includes("Mapwright: cannon on p100x4"), bar);
+  // Diagnostics again, from the new server process.
+  await waitForProblems(page, (r) => r.some((t) => t.includes("E0305")), "E0305 again after the restart");
+  // Mapper: Show Output opens the Mapwright channel.
+  await runCommand(page, "Mapper: Show Output");
+  await page.locator(".part.panel .title", { hasText: "Mapwright" }).waitFor();
+  await page.locator(".part.panel .output-view", { hasText: "mapwright" }).waitFor();
+});
