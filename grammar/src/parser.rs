@@ -173,10 +173,14 @@ impl<'a> Parser<'a> {
         }
     }
 
+    /// Zero-based line of `offset`; lines end at `\n`, `\r\n` or a lone `\r`,
+    /// as in [`crate::LineIndex`].
     fn line_of(&self, offset: usize) -> usize {
-        self.src.as_bytes()[..offset.min(self.src.len())]
+        let bytes = &self.src.as_bytes()[..offset.min(self.src.len())];
+        bytes
             .iter()
-            .filter(|&&b| b == b'\n')
+            .enumerate()
+            .filter(|&(i, &b)| b == b'\n' || (b == b'\r' && bytes.get(i + 1) != Some(&b'\n')))
             .count()
     }
 
@@ -187,13 +191,19 @@ impl<'a> Parser<'a> {
         }
         match self.toks.get(self.pos) {
             None => true,
-            Some(t) => self.src.as_bytes()[self.prev_end()..t.span.start].contains(&b'\n'),
+            // `\r` alone is a line break too.
+            Some(t) => self.src.as_bytes()[self.prev_end()..t.span.start]
+                .iter()
+                .any(|&b| b == b'\n' || b == b'\r'),
         }
     }
 
     /// Column (in bytes) of the first non-blank character of the line holding `offset`.
     fn line_indent(&self, offset: usize) -> usize {
-        let line_start = self.src[..offset].rfind('\n').map(|i| i + 1).unwrap_or(0);
+        let line_start = self.src[..offset]
+            .rfind(['\n', '\r'])
+            .map(|i| i + 1)
+            .unwrap_or(0);
         self.src[line_start..]
             .bytes()
             .take_while(|b| *b == b' ' || *b == b'\t')
