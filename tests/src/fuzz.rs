@@ -13,6 +13,11 @@
 //! - splicing of two seeds at token boundaries;
 //! - repetition of a token span (deep nesting and long chains).
 //!
+//! One execution in four is an editor session instead
+//! ([`crate::passes::run_editor`]): a seed edited by `didChange` range edits
+//! at random positions (past line ends, inside characters, in UTF-8 or
+//! UTF-16), with the language server's features run after each edit.
+//!
 //! The run is deterministic for a seed, bounded by a count and a time, and
 //! reports executions per second. A crash is returned with its input, so a
 //! failing run says exactly what to turn into a regression test.
@@ -22,7 +27,9 @@ use std::time::{Duration, Instant};
 
 use mapwright_grammar::token::lex;
 
-use crate::passes::{run_caught, Target};
+use mapwright_grammar::line_index::Encoding;
+
+use crate::passes::{run_caught, run_editor_caught, Target};
 
 /// A small, fast, seedable generator (xorshift64*); the fuzzer needs no
 /// statistical quality, only reproducibility without a dependency.
@@ -301,6 +308,53 @@ pub fn mutate(text: &str, seeds: &[String], rng: &mut Rng) -> String {
     }
 }
 
+/// A random editor session on `text`: range edits and query offsets.
+#[allow(clippy::type_complexity)]
+fn editor_session(
+    text: &str,
+    seeds: &[String],
+    rng: &mut Rng,
+) -> (Vec<(u32, u32, u32, u32, String)>, Vec<usize>, Encoding) {
+    let lines = text.lines().count() as u32 + 2;
+    let mut edits = Vec::new();
+    for _ in 0..1 + rng.below(6) {
+        let line = |rng: &mut Rng| rng.below(lines as usize) as u32;
+        let col = |rng: &mut Rng| rng.below(90) as u32;
+        let (sl, sc) = (line(rng), col(rng));
+        // Mostly short edits near the start, as typing is.
+        let (el, ec) = if rng.below(3) == 0 {
+            (line(rng), col(rng))
+        } else {
+            (sl, sc + rng.below(4) as u32)
+        };
+        let new_text = match rng.below(4) {
+            0 => String::new(),
+            1 => DICTIONARY[rng.below(DICTIONARY.len())].to_string(),
+            _ => {
+                let piece = mutate(&seeds[rng.below(seeds.len())], seeds, rng);
+                let start = rng.below(piece.len().max(1));
+                let mut end = (start + 1 + rng.below(40)).min(piece.len());
+                let mut start = start.min(end);
+                while !piece.is_char_boundary(start) {
+                    start -= 1;
+                }
+                while !piece.is_char_boundary(end) {
+                    end += 1;
+                }
+                piece[start..end].to_string()
+            }
+        };
+        edits.push((sl, sc, el, ec, new_text));
+    }
+    let offsets = (0..3).map(|_| rng.below(text.len() + 64)).collect();
+    let enc = if rng.below(2) == 0 {
+        Encoding::Utf16
+    } else {
+        Encoding::Utf8
+    };
+    (edits, offsets, enc)
+}
+
 /// How long and how much to fuzz.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -355,6 +409,19 @@ pub fn run(seeds: &[String], targets: &[Target], config: &Config) -> Report {
                 cut -= 1;
             }
             input.truncate(cut);
+        }
+        if rng.below(4) == 0 {
+            let (edits, offsets, enc) = editor_session(&input, seeds, &mut rng);
+            if let Err(message) = run_editor_caught(&input, &edits, &offsets, enc) {
+                if crashes.len() < 20 {
+                    crashes.push(Crash {
+                        input: format!("{input}\n--- edits ({enc:?}) ---\n{edits:?}\n--- offsets ---\n{offsets:?}"),
+                        message,
+                    });
+                }
+            }
+            execs += 1;
+            continue;
         }
         let chosen: &[Target] = if config.all_targets_each_time || targets.is_empty() {
             targets

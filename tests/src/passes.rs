@@ -3,6 +3,9 @@
 //! (whole-document and range formatting), and `explain` (mapping resolution
 //! against a built-in application, rendered as the decision table).
 //!
+//! [`run_editor`] does the same for an editor session: `didChange` edits
+//! and the language server's features after each.
+//!
 //! Used by the deep-input tests and the fuzzer, so both exercise the same
 //! code the binary runs.
 
@@ -78,6 +81,81 @@ pub fn run(source: &str, targets: &[Target]) -> Outcome {
 /// [`run`] with panics caught: `Err` holds the panic message.
 pub fn run_caught(source: &str, targets: &[Target]) -> Result<Outcome, String> {
     catch_unwind(AssertUnwindSafe(|| run(source, targets))).map_err(|payload| {
+        payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "a panic without a message".to_string())
+    })
+}
+
+/// What an editor session reaches, in process: `edits` applied one by one
+/// as `didChange` range edits (positions in `enc`, possibly past the end of
+/// a line or of the file, possibly inside a character), and after each the
+/// language server's pure features: semantic tokens, folding, outline,
+/// formatting, inlay hints, and at each of `offsets` hover, completion,
+/// signature help, definition, references, highlights and rename.
+///
+/// Each edit is `(start line, start column, end line, end column, text)`.
+pub fn run_editor(
+    source: &str,
+    edits: &[(u32, u32, u32, u32, String)],
+    offsets: &[usize],
+    enc: mapwright_grammar::line_index::Encoding,
+) -> usize {
+    use mapwright::lsp::analysis::Analysis;
+    use mapwright::lsp::providers::{InlayQuery, Providers, Query};
+    use mapwright::lsp::{
+        convert, cursor, folding, formatting, navigation, semantic_tokens, signature, symbols,
+    };
+    let providers = Providers::builtin();
+    let mut text = source.to_string();
+    let mut seen = 0usize;
+    for (sl, sc, el, ec, new_text) in edits {
+        // The change event is built from JSON, as it arrives from a client.
+        let change = serde_json::from_value(serde_json::json!({
+            "range": {"start": {"line": sl, "character": sc}, "end": {"line": el, "character": ec}},
+            "text": new_text,
+        }))
+        .expect("a well-formed change event");
+        convert::apply_change(&mut text, &change, enc);
+        let a = Analysis::new(&text);
+        let classified = semantic_tokens::classify(&a);
+        seen += semantic_tokens::encode(&a, &classified, enc).len();
+        seen += folding::folds(&a).len() + symbols::outline(&a).len();
+        seen += formatting::format_document(&a).len();
+        seen += providers
+            .inlay_hints(&InlayQuery::plain(&a, Span::new(0, text.len())))
+            .len();
+        for &raw in offsets {
+            let mut offset = raw % (text.len() + 1);
+            while !text.is_char_boundary(offset) {
+                offset -= 1;
+            }
+            let q = Query::plain(&a, offset);
+            seen += providers.hover(&q).map_or(0, |h| h.markdown.len());
+            seen += providers.complete(&q).items.len();
+            seen += signature::signature_help(&a, offset).map_or(0, |_| 1);
+            let _ = cursor::cursor_at(&a, offset);
+            seen += navigation::definition(&a, offset).len();
+            seen += navigation::references(&a, offset, true).len();
+            seen += navigation::highlights(&a, offset).len();
+            if navigation::prepare_rename(&a, offset).is_some() {
+                seen += navigation::rename(&a, offset, "renamed").map_or(0, |e| e.len());
+            }
+        }
+    }
+    seen
+}
+
+/// [`run_editor`] with panics caught.
+pub fn run_editor_caught(
+    source: &str,
+    edits: &[(u32, u32, u32, u32, String)],
+    offsets: &[usize],
+    enc: mapwright_grammar::line_index::Encoding,
+) -> Result<usize, String> {
+    catch_unwind(AssertUnwindSafe(|| run_editor(source, edits, offsets, enc))).map_err(|payload| {
         payload
             .downcast_ref::<&str>()
             .map(|s| s.to_string())
