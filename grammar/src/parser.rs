@@ -1378,6 +1378,14 @@ impl<'a> Parser<'a> {
                 Err(Failed) => {
                     clean = false;
                     self.recover_body(start);
+                    if self.pos == start {
+                        // Recovery stops before a `}` without consuming it: it
+                        // ends no Python-style body, so leave it to the top
+                        // level (which reports it) instead of failing on it
+                        // forever. (Found by the fuzzer: `def f(Task t):`
+                        // then `return 0}` looped, allocating without bound.)
+                        break;
+                    }
                     let span = self.toks[start].span.to(Span::at(self.prev_end()));
                     body.push(Stmt {
                         kind: StmtKind::Error,
@@ -2074,6 +2082,14 @@ mod tests {
         let _ = crate::analyze(&chain);
         let ok = format!("x = {}1{};", "(".repeat(20), ")".repeat(20));
         assert!(!parse(&ok).has_errors());
+    }
+
+    #[test]
+    fn a_brace_in_a_python_style_body_ends_it() {
+        // Found by the fuzzer: this looped forever, pushing error statements.
+        let parsed = parse("def fTask( task):\n    return 0}\n");
+        assert!(parsed.diagnostics.iter().any(|d| d.code == "E0102"));
+        assert!(parsed.program.stmts.len() < 5);
     }
 
     #[test]

@@ -364,6 +364,9 @@ pub struct Config {
     /// Resolve against every target each execution (slower), or against one,
     /// rotating, so each target sees a share of the inputs.
     pub all_targets_each_time: bool,
+    /// Write each input here before running it: what a crash that
+    /// `catch_unwind` cannot catch (an abort, the OOM killer) leaves behind.
+    pub trace: Option<PathBuf>,
 }
 
 /// A crash: the input and the panic message.
@@ -410,8 +413,17 @@ pub fn run(seeds: &[String], targets: &[Target], config: &Config) -> Report {
             }
             input.truncate(cut);
         }
-        if rng.below(4) == 0 {
+        let editor = rng.below(4) == 0;
+        if editor {
             let (edits, offsets, enc) = editor_session(&input, seeds, &mut rng);
+            if let Some(path) = &config.trace {
+                let _ = std::fs::write(
+                    path,
+                    format!(
+                        "{input}\n--- edits ({enc:?}) ---\n{edits:?}\n--- offsets ---\n{offsets:?}"
+                    ),
+                );
+            }
             if let Err(message) = run_editor_caught(&input, &edits, &offsets, enc) {
                 if crashes.len() < 20 {
                     crashes.push(Crash {
@@ -422,6 +434,9 @@ pub fn run(seeds: &[String], targets: &[Target], config: &Config) -> Report {
             }
             execs += 1;
             continue;
+        }
+        if let Some(path) = &config.trace {
+            let _ = std::fs::write(path, &input);
         }
         let chosen: &[Target] = if config.all_targets_each_time || targets.is_empty() {
             targets

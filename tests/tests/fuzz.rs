@@ -43,6 +43,7 @@ fn a_bounded_fuzz_run_finds_no_crash() {
             max_execs: 20_000,
             max_time: Duration::from_secs(30),
             all_targets_each_time: false,
+            trace: None,
         },
     );
     eprintln!(

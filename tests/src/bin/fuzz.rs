@@ -1,8 +1,11 @@
 //! The fuzzer's long run, independent of the `mapwright` binary:
 //!
 //! ```sh
-//! cargo run --release -p mapwright-tests --bin fuzz -- --seconds 600 [--seed N] [--execs N] [--corpus DIR] [--out DIR]
+//! cargo run --release -p mapwright-tests --bin fuzz -- --seconds 600 [--seed N] [--execs N] [--corpus DIR] [--out DIR] [--trace FILE]
 //! ```
+//!
+//! `--trace FILE` writes each input to FILE before running it, so a crash
+//! that cannot be caught (an abort, the OOM killer) leaves its input there.
 //!
 //! Prints executions per second and the total; writes each crashing input
 //! to `--out` (default `fuzz-crashes/`) and exits 1 if there was one.
@@ -21,6 +24,7 @@ fn main() -> ExitCode {
     let mut corpus = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/corpus"));
     let mut out = PathBuf::from("fuzz-crashes");
     let mut all_targets = false;
+    let mut trace = None;
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
         let mut value = || args.next().unwrap_or_default();
@@ -31,8 +35,9 @@ fn main() -> ExitCode {
             "--corpus" => corpus = PathBuf::from(value()),
             "--out" => out = PathBuf::from(value()),
             "--all-targets" => all_targets = true,
+            "--trace" => trace = Some(PathBuf::from(value())),
             _ => {
-                eprintln!("usage: fuzz [--seconds N] [--execs N] [--seed N] [--corpus DIR] [--out DIR] [--all-targets]");
+                eprintln!("usage: fuzz [--seconds N] [--execs N] [--seed N] [--corpus DIR] [--out DIR] [--all-targets] [--trace FILE]");
                 return ExitCode::from(2);
             }
         }
@@ -51,6 +56,7 @@ fn main() -> ExitCode {
             max_execs: execs,
             max_time: Duration::from_secs(seconds),
             all_targets_each_time: all_targets,
+            trace,
         },
     );
     println!(
