@@ -525,9 +525,25 @@ impl Expr {
         None
     }
 
-    /// Calls `f` on this expression and every sub-expression, parents first.
+    /// Calls `f` on this expression and every sub-expression, parents first
+    /// (children in source order).
+    ///
+    /// Iterative, with an explicit stack: no input can overflow the Rust
+    /// stack here, whatever the depth of the tree.
     pub fn walk<'a>(&'a self, f: &mut dyn FnMut(&'a Expr)) {
-        f(self);
+        let mut stack = vec![self];
+        let mut children = Vec::new();
+        while let Some(e) = stack.pop() {
+            f(e);
+            e.for_each_child(&mut |c| children.push(c));
+            // Reversed onto the stack, so the first child is visited first.
+            stack.extend(children.drain(..).rev());
+        }
+    }
+
+    /// Calls `f` on each direct sub-expression, in source order. Not
+    /// recursive: the building block of bounded walks.
+    pub fn for_each_child<'a>(&'a self, f: &mut dyn FnMut(&'a Expr)) {
         match &self.kind {
             ExprKind::Int(_)
             | ExprKind::Bool(_)
@@ -535,10 +551,10 @@ impl Expr {
             | ExprKind::Proc(_)
             | ExprKind::Mem(_)
             | ExprKind::Star => {}
-            ExprKind::Unpack(e) | ExprKind::Neg(e) | ExprKind::Paren(e) => e.walk(f),
+            ExprKind::Unpack(e) | ExprKind::Neg(e) | ExprKind::Paren(e) => f(e),
             ExprKind::Binary { lhs, rhs, .. } => {
-                lhs.walk(f);
-                rhs.walk(f);
+                f(lhs);
+                f(rhs);
             }
             ExprKind::Ternary {
                 cond,
@@ -546,32 +562,91 @@ impl Expr {
                 otherwise,
                 ..
             } => {
-                cond.walk(f);
-                then.walk(f);
-                otherwise.walk(f);
+                f(cond);
+                f(then);
+                f(otherwise);
             }
-            ExprKind::Tuple(items) => items.iter().for_each(|e| e.walk(f)),
+            ExprKind::Tuple(items) => items.iter().for_each(f),
             ExprKind::Call { callee, args } => {
-                callee.walk(f);
-                args.iter().for_each(|e| e.walk(f));
+                f(callee);
+                args.iter().for_each(f);
             }
             ExprKind::Index { base, indices } => {
-                base.walk(f);
-                indices.iter().for_each(|e| e.walk(f));
+                f(base);
+                indices.iter().for_each(f);
             }
             ExprKind::Slice { base, lo, hi, .. } => {
-                base.walk(f);
+                f(base);
                 if let Some(lo) = lo {
-                    lo.walk(f);
+                    f(lo);
                 }
                 if let Some(hi) = hi {
-                    hi.walk(f);
+                    f(hi);
                 }
             }
-            ExprKind::Prop { base, .. } => base.walk(f),
+            ExprKind::Prop { base, .. } => f(base),
             ExprKind::Comprehension { body, iter, .. } => {
-                body.walk(f);
-                iter.walk(f);
+                f(body);
+                f(iter);
+            }
+        }
+    }
+
+    /// The span of the first node (in walk order) that lies more than
+    /// `limit` levels below this one (this node is level 1), if any.
+    ///
+    /// Iterative. The parser uses it to guarantee that no tree it hands on is
+    /// deeper than [`crate::parser::MAX_NESTING`], which is what lets every
+    /// later pass (checker, evaluator, formatter, resolution, the language
+    /// server, and the derived `Clone`/`Drop`/`Debug`) recurse freely.
+    pub fn deeper_than(&self, limit: usize) -> Option<Span> {
+        let mut stack = vec![(self, 1usize)];
+        while let Some((e, level)) = stack.pop() {
+            if level > limit {
+                return Some(e.span);
+            }
+            e.for_each_child(&mut |c| stack.push((c, level + 1)));
+        }
+        None
+    }
+
+    /// Drops a tree of any depth without recursion (the derived drop glue
+    /// recurses once per level). For trees the parser rejects as too deep.
+    pub fn dismantle(self) {
+        let mut stack = vec![self];
+        while let Some(mut e) = stack.pop() {
+            let kind = std::mem::replace(&mut e.kind, ExprKind::Star);
+            match kind {
+                ExprKind::Int(_)
+                | ExprKind::Bool(_)
+                | ExprKind::Name(_)
+                | ExprKind::Proc(_)
+                | ExprKind::Mem(_)
+                | ExprKind::Star => {}
+                ExprKind::Unpack(x) | ExprKind::Neg(x) | ExprKind::Paren(x) => stack.push(*x),
+                ExprKind::Binary { lhs, rhs, .. } => stack.extend([*lhs, *rhs]),
+                ExprKind::Ternary {
+                    cond,
+                    then,
+                    otherwise,
+                    ..
+                } => stack.extend([*cond, *then, *otherwise]),
+                ExprKind::Tuple(items) => stack.extend(items),
+                ExprKind::Call { callee, args } => {
+                    stack.push(*callee);
+                    stack.extend(args);
+                }
+                ExprKind::Index { base, indices } => {
+                    stack.push(*base);
+                    stack.extend(indices);
+                }
+                ExprKind::Slice { base, lo, hi, .. } => {
+                    stack.push(*base);
+                    stack.extend(lo.map(|b| *b));
+                    stack.extend(hi.map(|b| *b));
+                }
+                ExprKind::Prop { base, .. } => stack.push(*base),
+                ExprKind::Comprehension { body, iter, .. } => stack.extend([*body, *iter]),
             }
         }
     }

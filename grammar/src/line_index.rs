@@ -4,6 +4,9 @@
 //! with the position encoding negotiated with the client. Out-of-range
 //! positions are clamped (to the end of the line, or of the file) rather than
 //! rejected, as editors routinely send positions past a line's end.
+//!
+//! Lines end at `\n`, `\r\n` or a lone `\r`: the three line breaks the
+//! LSP specification allows, so positions agree with any client's.
 
 /// How columns are counted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,7 +33,14 @@ pub struct LineIndex {
 impl LineIndex {
     pub fn new(text: &str) -> LineIndex {
         let mut line_starts = vec![0];
-        line_starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
+        let bytes = text.as_bytes();
+        for (i, &b) in bytes.iter().enumerate() {
+            // `\r\n` is one break, at its `\n`; a `\r` alone is a break too.
+            let breaks = b == b'\n' || (b == b'\r' && bytes.get(i + 1) != Some(&b'\n'));
+            if breaks {
+                line_starts.push(i + 1);
+            }
+        }
         LineIndex {
             text: text.to_string(),
             line_starts,
@@ -50,7 +60,8 @@ impl LineIndex {
         }
     }
 
-    /// Byte range of line `line` without its line terminator (`\n` or `\r\n`).
+    /// Byte range of line `line` without its line terminator (`\n`, `\r\n`
+    /// or `\r`).
     pub fn line_span(&self, line: usize) -> (usize, usize) {
         let start = self
             .line_starts
@@ -62,7 +73,9 @@ impl LineIndex {
             .get(line + 1)
             .map(|s| s - 1)
             .unwrap_or(self.text.len());
-        if end > start && self.text.as_bytes()[end - 1] == b'\r' {
+        let bytes = self.text.as_bytes();
+        let ends_in_lf = bytes.get(end) == Some(&b'\n');
+        if ends_in_lf && end > start && bytes[end - 1] == b'\r' {
             end -= 1;
         }
         (start, end.max(start))
@@ -139,6 +152,29 @@ mod tests {
             idx.line_col(emoji + 4, Encoding::Utf8),
             LineCol { line: 1, col: 6 }
         );
+    }
+
+    #[test]
+    fn lone_cr_crlf_and_lf_are_all_line_breaks() {
+        let text = "a\rbc\r\nd\ne\r\rf";
+        let idx = LineIndex::new(text);
+        assert_eq!(idx.line_count(), 6);
+        let lines: Vec<&str> = (0..idx.line_count())
+            .map(|l| {
+                let (s, e) = idx.line_span(l);
+                &text[s..e]
+            })
+            .collect();
+        assert_eq!(lines, ["a", "bc", "d", "e", "", "f"]);
+        let f = text.find('f').unwrap();
+        assert_eq!(
+            idx.line_col(f, Encoding::Utf16),
+            LineCol { line: 5, col: 0 }
+        );
+        assert_eq!(idx.offset(LineCol { line: 1, col: 1 }, Encoding::Utf16), 3);
+        // Past the end of a line that ends in a lone `\r`: its end, not the
+        // next line.
+        assert_eq!(idx.offset(LineCol { line: 0, col: 9 }, Encoding::Utf16), 1);
     }
 
     #[test]

@@ -86,12 +86,21 @@ struct Parser<'a> {
     diags: Vec<Diagnostic>,
     /// Inside a Python-style body: where `;` would go, instead of diagnostics.
     python_semis: Option<Vec<usize>>,
-    /// Current expression nesting, bounded so hostile input cannot exhaust
-    /// the stack of any later recursive pass either.
+    /// Current expression nesting: one per recursive production entered and
+    /// one per link of a left-deep chain built in a loop (`a.b.c`, `f(1)(2)`,
+    /// `a[0][1]`, `a + b + c`). Bounded, so that hostile input can exhaust
+    /// neither the parser's stack nor, by building a huge tree, the stack of
+    /// any later pass.
     depth: usize,
 }
 
-/// Deepest expression nesting accepted; real mappers stay below 10.
+/// Deepest expression nesting accepted, and the deepest tree the parser
+/// hands on (see [`Parser::statement_expr`]); real mappers stay below 10.
+///
+/// Every later pass recurses over expressions freely because of this bound,
+/// so it is sized for the smallest stack they run on: a 2 MiB test thread
+/// of a debug build (`tests/tests/deep_input.rs` runs the whole pipeline
+/// on the deepest accepted trees there).
 pub const MAX_NESTING: usize = 64;
 
 const BINARY_OPS: &[(T, BinOp, u8)] = &[
@@ -164,10 +173,14 @@ impl<'a> Parser<'a> {
         }
     }
 
+    /// Zero-based line of `offset`; lines end at `\n`, `\r\n` or a lone `\r`,
+    /// as in [`crate::LineIndex`].
     fn line_of(&self, offset: usize) -> usize {
-        self.src.as_bytes()[..offset.min(self.src.len())]
+        let bytes = &self.src.as_bytes()[..offset.min(self.src.len())];
+        bytes
             .iter()
-            .filter(|&&b| b == b'\n')
+            .enumerate()
+            .filter(|&(i, &b)| b == b'\n' || (b == b'\r' && bytes.get(i + 1) != Some(&b'\n')))
             .count()
     }
 
@@ -178,13 +191,19 @@ impl<'a> Parser<'a> {
         }
         match self.toks.get(self.pos) {
             None => true,
-            Some(t) => self.src.as_bytes()[self.prev_end()..t.span.start].contains(&b'\n'),
+            // `\r` alone is a line break too.
+            Some(t) => self.src.as_bytes()[self.prev_end()..t.span.start]
+                .iter()
+                .any(|&b| b == b'\n' || b == b'\r'),
         }
     }
 
     /// Column (in bytes) of the first non-blank character of the line holding `offset`.
     fn line_indent(&self, offset: usize) -> usize {
-        let line_start = self.src[..offset].rfind('\n').map(|i| i + 1).unwrap_or(0);
+        let line_start = self.src[..offset]
+            .rfind(['\n', '\r'])
+            .map(|i| i + 1)
+            .unwrap_or(0);
         self.src[line_start..]
             .bytes()
             .take_while(|b| *b == b' ' || *b == b'\t')
@@ -1035,7 +1054,7 @@ impl<'a> Parser<'a> {
             return self.not_an_assignment(&name);
         }
         self.bump();
-        let value = self.expr()?;
+        let value = self.statement_expr()?;
         self.expect_semi("`;`")?;
         Ok(StmtKind::Assign { name, value })
     }
@@ -1124,7 +1143,7 @@ impl<'a> Parser<'a> {
             .to_string();
         let mut args = Vec::new();
         while self.eat(T::Comma).is_some() {
-            args.push(self.expr()?);
+            args.push(self.statement_expr()?);
         }
         self.expect(T::RParen, "`,` or `)`")?;
         self.expect_semi("`;`")?;
@@ -1275,7 +1294,7 @@ impl<'a> Parser<'a> {
         let kind = match self.peek() {
             Some(T::KwReturn) => {
                 self.bump();
-                let value = self.expr()?;
+                let value = self.statement_expr()?;
                 self.expect_semi("`;`")?;
                 StmtKind::Return { value }
             }
@@ -1359,6 +1378,14 @@ impl<'a> Parser<'a> {
                 Err(Failed) => {
                     clean = false;
                     self.recover_body(start);
+                    if self.pos == start {
+                        // Recovery stops before a `}` without consuming it: it
+                        // ends no Python-style body, so leave it to the top
+                        // level (which reports it) instead of failing on it
+                        // forever. (Found by the fuzzer: `def f(Task t):`
+                        // then `return 0}` looped, allocating without bound.)
+                        break;
+                    }
                     let span = self.toks[start].span.to(Span::at(self.prev_end()));
                     body.push(Stmt {
                         kind: StmtKind::Error,
@@ -1403,22 +1430,56 @@ impl<'a> Parser<'a> {
     /// Precedence climbing. Levels, loosest first: 0 `?:`, 1 `||`, 2 `&&`,
     /// 3 `== !=`, 4 `< > <= >=`, 5 `+ -`, 6 `* / %`; all left-associative.
     fn expr_bp(&mut self, min: u8) -> PResult<Expr> {
+        // Saved and restored (not decremented): the loop below adds one level
+        // per link of a chain.
+        let saved = self.depth;
         self.depth += 1;
         let result = self.expr_bp_inner(min);
-        self.depth -= 1;
+        self.depth = saved;
         result
     }
 
+    /// One more link of a chain built in a loop: counts as one level of
+    /// nesting, because it makes the tree one level deeper.
+    fn chain_link(&mut self) -> PResult<()> {
+        self.depth += 1;
+        if self.depth > MAX_NESTING {
+            return self.too_deep();
+        }
+        Ok(())
+    }
+
+    /// A whole expression of a statement (assigned, returned or printed).
+    ///
+    /// The parser's own counter bounds its recursion, but a tree can still
+    /// end up deeper than [`MAX_NESTING`] (a nested operand followed by a
+    /// chain: the counter restarts after the operand, the tree does not).
+    /// This measures the finished tree without recursion and rejects one
+    /// that is too deep, so no later pass ever sees one.
+    fn statement_expr(&mut self) -> PResult<Expr> {
+        let e = self.expr()?;
+        match e.deeper_than(MAX_NESTING) {
+            None => Ok(e),
+            Some(span) => {
+                e.dismantle();
+                self.fail(Self::too_deep_diagnostic(span))
+            }
+        }
+    }
+
     fn too_deep<R>(&mut self) -> PResult<R> {
-        self.fail(
-            Diagnostic::error(
-                "E0125",
-                self.cur_span(),
-                format!("expression nested more than {MAX_NESTING} levels deep"),
-            )
-            .with_label("too deeply nested")
-            .with_note("split the expression into assignments"),
+        let span = self.cur_span();
+        self.fail(Self::too_deep_diagnostic(span))
+    }
+
+    fn too_deep_diagnostic(span: Span) -> Diagnostic {
+        Diagnostic::error(
+            "E0125",
+            span,
+            format!("expression nested more than {MAX_NESTING} levels deep"),
         )
+        .with_label("too deeply nested")
+        .with_note("split the expression into assignments")
     }
 
     fn expr_bp_inner(&mut self, min: u8) -> PResult<Expr> {
@@ -1428,6 +1489,7 @@ impl<'a> Parser<'a> {
         let mut lhs = self.prefix()?;
         while let Some(kind) = self.peek() {
             if kind == T::Question && min == 0 {
+                self.chain_link()?;
                 self.bump();
                 let then = self.expr_bp(0)?;
                 let colon_span = self.expect(T::Colon, "`:` of the conditional expression")?;
@@ -1450,6 +1512,7 @@ impl<'a> Parser<'a> {
             if level < min {
                 break;
             }
+            self.chain_link()?;
             let op_span = self.bump();
             let rhs = self.expr_bp(level + 1)?;
             let span = lhs.span.to(rhs.span);
@@ -1470,13 +1533,15 @@ impl<'a> Parser<'a> {
     /// postfix. A `*` is an unpack when an operand follows, except before `-`
     /// and `*`, where the reference's precedences make it the lone wildcard.
     fn prefix(&mut self) -> PResult<Expr> {
+        // Saved and restored: `postfix` adds one level per link of a chain.
+        let saved = self.depth;
         self.depth += 1;
         let result = if self.depth > MAX_NESTING {
             self.too_deep()
         } else {
             self.prefix_inner()
         };
-        self.depth -= 1;
+        self.depth = saved;
         result
     }
 
@@ -1708,8 +1773,14 @@ impl<'a> Parser<'a> {
         }
     }
 
+    /// Calls, indexing and properties after an operand, built in a loop; each
+    /// link counts as a level of nesting (the caller, `prefix`, restores the
+    /// counter).
     fn postfix(&mut self, mut e: Expr) -> PResult<Expr> {
         loop {
+            if matches!(self.peek(), Some(T::LParen | T::LBracket | T::Dot)) {
+                self.chain_link()?;
+            }
             match self.peek() {
                 Some(T::LParen) => {
                     let open = self.bump();
@@ -2011,6 +2082,14 @@ mod tests {
         let _ = crate::analyze(&chain);
         let ok = format!("x = {}1{};", "(".repeat(20), ")".repeat(20));
         assert!(!parse(&ok).has_errors());
+    }
+
+    #[test]
+    fn a_brace_in_a_python_style_body_ends_it() {
+        // Found by the fuzzer: this looped forever, pushing error statements.
+        let parsed = parse("def fTask( task):\n    return 0}\n");
+        assert!(parsed.diagnostics.iter().any(|d| d.code == "E0102"));
+        assert!(parsed.program.stmts.len() < 5);
     }
 
     #[test]

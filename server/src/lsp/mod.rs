@@ -21,7 +21,10 @@
 //!   them on blocking threads with `$/progress` and applies the result.
 //! - [`guard`]           `catch_unwind` around every handler's synchronous work.
 //! - [`transport`]       stdin framing guard: a malformed message gets an error
-//!   response instead of ending the session.
+//!   response instead of ending the session; `params: null`, `$/` requests,
+//!   oversized messages; the end-of-input signal.
+//! - [`lifecycle`]       ending when the editor is gone: end of input, the
+//!   parent `processId`.
 //!
 //! Pure analysis (no tower-lsp; byte offsets in, data out):
 //! - [`analysis`]        one document's parse, line index and name resolution.
@@ -65,6 +68,7 @@ pub mod formatting;
 pub mod guard;
 pub mod hover;
 pub mod inlay;
+pub mod lifecycle;
 pub mod navigation;
 pub mod proto;
 pub mod providers;
@@ -92,13 +96,21 @@ pub fn run_stdio() -> anyhow::Result<bool> {
     runtime.block_on(async {
         let (service, socket) = server::service(state.clone());
         let service = server::StopOnExit::new(service, exit.clone());
-        let serve = tower_lsp::Server::new(transport::guarded_stdin(), tokio::io::stdout(), socket)
-            .serve(service);
+        let (stdin, stdin_closed) = transport::guarded_stdin();
+        let serve = tower_lsp::Server::new(stdin, tokio::io::stdout(), socket).serve(service);
         // tower-lsp only notices `exit` when the next message (or the end of
-        // input) arrives; editors expect the process to end right away.
+        // input) arrives; editors expect the process to end right away. At
+        // the end of input it waits for every pending handler, and one
+        // awaiting the (gone) client's reply would wait forever: a short
+        // grace, then stop. The parent process dying stops it too.
         tokio::select! {
             _ = serve => {}
             _ = exit.notified() => {}
+            _ = async {
+                stdin_closed.notified().await;
+                tokio::time::sleep(lifecycle::EOF_GRACE).await;
+            } => {}
+            _ = state.stopped() => {}
         }
     });
     // The stdin reader sits in a blocking read that would keep a normal

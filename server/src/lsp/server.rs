@@ -274,21 +274,39 @@ impl Backend {
     /// The stand-in for a message that could not be decoded (see
     /// [`super::transport`]): answered with the JSON-RPC error it deserves.
     pub async fn malformed_message(&self, params: Value) -> Result<Value> {
-        let parse = params["problem"] == "parse";
-        self.log(
-            MessageType::ERROR,
-            if parse {
-                "mapwright: received a message that is not JSON"
-            } else {
-                "mapwright: received JSON that is not a JSON-RPC message"
-            },
-        )
-        .await;
-        Err(if parse {
-            Error::parse_error()
+        let problem = params["problem"].as_str().unwrap_or("invalid");
+        let (log, error) = if problem == "parse" {
+            (
+                "mapwright: received a message that is not JSON".to_string(),
+                Error::parse_error(),
+            )
+        } else if let Some(method) = problem.strip_prefix("unknown: ") {
+            (
+                format!("mapwright: unknown request {method}"),
+                Error {
+                    code: ErrorCode::MethodNotFound,
+                    message: format!("method not found: {method}").into(),
+                    data: None,
+                },
+            )
+        } else if let Some(what) = problem.strip_prefix("too large: ") {
+            let text = format!("message too large: {what}; skipped");
+            (
+                format!("mapwright: {text}"),
+                Error {
+                    code: ErrorCode::InvalidRequest,
+                    message: text.into(),
+                    data: None,
+                },
+            )
         } else {
-            Error::invalid_request()
-        })
+            (
+                "mapwright: received JSON that is not a JSON-RPC message".to_string(),
+                Error::invalid_request(),
+            )
+        };
+        self.log(MessageType::ERROR, log).await;
+        Err(error)
     }
 
     /// `mapwright/documentInfo`: version, encoding, project and settings.
@@ -321,7 +339,9 @@ impl Backend {
 /// resolving again), problems loading them, and AutoGuide's feedback of the
 /// last `mapwright.run` of this version.
 async fn publish(state: &Arc<State>, client: &Client, doc: Arc<Document>) {
-    if !state.is_current(&doc) {
+    // Before the settings are final, nothing is published: `initialized`
+    // republishes every open document once they are (see `State::set_ready`).
+    if !state.is_current(&doc) || !state.is_ready() {
         return;
     }
     let enc = state.encoding();
@@ -629,6 +649,24 @@ impl LanguageServer for Backend {
             self.log(MessageType::WARNING, format!("mapwright: {w}"))
                 .await;
         }
+        if let Some(pid) = params.process_id {
+            tokio::spawn(super::lifecycle::watch_parent(pid, self.state.clone()));
+        }
+        {
+            // A client that never sends `initialized` (or never answers the
+            // configuration pull) still gets diagnostics, a little later.
+            let state = self.state.clone();
+            let client = self.client.clone();
+            tokio::spawn(async move {
+                tokio::time::sleep(super::lifecycle::READY_FALLBACK).await;
+                if !state.is_ready() {
+                    state.set_ready();
+                    for doc in state.all_docs() {
+                        publish(&state, &client, doc).await;
+                    }
+                }
+            });
+        }
         Ok(InitializeResult {
             capabilities: capabilities(enc),
             server_info: Some(ServerInfo {
@@ -680,7 +718,8 @@ impl LanguageServer for Backend {
         )
         .await;
         // Documents opened before the configuration arrived get diagnostics
-        // with the final settings.
+        // with the final settings (the first time: see `publish`).
+        self.state.set_ready();
         self.republish_all().await;
     }
 
@@ -701,8 +740,37 @@ impl LanguageServer for Backend {
         let version = params.text_document.version;
         // Applied before any `.await`: see the module comment.
         let change = guard::catch(|| self.state.change(&uri, version, &params.content_changes));
-        match change {
-            Ok(Change::Applied(doc)) => {
+        let doc = match change {
+            Ok(Change::Applied(doc)) => Some(doc),
+            Ok(Change::OutOfOrder { doc, have }) => {
+                self.log(
+                    MessageType::WARNING,
+                    format!(
+                        "mapwright: change to {uri} has version {version}, not above {have}; applied as sent (the editor's text is authoritative)"
+                    ),
+                )
+                .await;
+                Some(doc)
+            }
+            Ok(Change::Unknown) => {
+                self.log(
+                    MessageType::WARNING,
+                    format!("mapwright: change to {uri}, which is not open"),
+                )
+                .await;
+                None
+            }
+            Err(msg) => {
+                self.log(
+                    MessageType::ERROR,
+                    format!("mapwright: internal error applying a change to {uri}: {msg}"),
+                )
+                .await;
+                None
+            }
+        };
+        if let Some(doc) = doc {
+            {
                 let state = self.state.clone();
                 let client = self.client.clone();
                 let delay = Duration::from_millis(self.state.settings().diagnostics.debounce_ms);
@@ -714,27 +782,6 @@ impl LanguageServer for Backend {
                     }
                     publish(&state, &client, doc).await;
                 });
-            }
-            Ok(Change::Stale { have, got }) => {
-                self.log(
-                    MessageType::WARNING,
-                    format!("mapwright: ignored change to {uri} version {got} (have {have})"),
-                )
-                .await
-            }
-            Ok(Change::Unknown) => {
-                self.log(
-                    MessageType::WARNING,
-                    format!("mapwright: change to {uri}, which is not open"),
-                )
-                .await
-            }
-            Err(msg) => {
-                self.log(
-                    MessageType::ERROR,
-                    format!("mapwright: internal error applying a change to {uri}: {msg}"),
-                )
-                .await
             }
         }
     }
@@ -1234,6 +1281,11 @@ impl LanguageServer for Backend {
     }
 
     async fn execute_command(&self, params: ExecuteCommandParams) -> Result<Option<Value>> {
+        // A command sent right after `initialized` runs with the configured
+        // settings, not the defaults (see `State::set_ready`).
+        self.state
+            .wait_ready(super::lifecycle::READY_FALLBACK)
+            .await;
         let command = params.command.as_str();
         match command {
             DEBUG_PANIC_COMMAND => {

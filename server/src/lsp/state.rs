@@ -100,11 +100,12 @@ pub struct ClientFlags {
 #[derive(Debug)]
 pub enum Change {
     Applied(Arc<Document>),
-    /// The notification's version is not newer than the document's: a
-    /// duplicate or reordered message, ignored.
-    Stale {
+    /// The notification's version is not newer than the document's. It is
+    /// applied all the same: the editor's text is the truth, and ignoring
+    /// a change would let ours diverge from it silently. The server logs it.
+    OutOfOrder {
+        doc: Arc<Document>,
         have: i32,
-        got: i32,
     },
     /// The document is not open.
     Unknown,
@@ -135,9 +136,55 @@ pub struct State {
     /// Documents being optimized (one loop per document at a time).
     optimizing: DashMap<Url, Arc<AtomicBool>>,
     next_token: AtomicU64,
+    /// Raised when the server must end without `exit`: the parent process
+    /// named by `initialize`'s `processId` died.
+    stop: tokio::sync::Notify,
+    /// Set once `initialize`'s settings and the first configuration pull are
+    /// in (see [`State::set_ready`]).
+    ready: AtomicBool,
+    ready_signal: tokio::sync::Notify,
 }
 
 impl State {
+    /// Asks the server to end (see `run_stdio`).
+    pub fn request_stop(&self) {
+        // A stored permit: the signal is not lost if nobody waits yet.
+        self.stop.notify_one();
+    }
+
+    /// Completes when [`State::request_stop`] was called.
+    pub async fn stopped(&self) {
+        self.stop.notified().await
+    }
+
+    /// Records that the settings are final for now: `initialize`'s options
+    /// and the first `workspace/configuration` pull are applied. Until then
+    /// no diagnostics are published and no command runs, so nothing is
+    /// computed (and shown) with default settings and then again.
+    pub fn set_ready(&self) {
+        self.ready.store(true, Ordering::SeqCst);
+        self.ready_signal.notify_waiters();
+    }
+
+    /// Whether [`State::set_ready`] was called.
+    pub fn is_ready(&self) -> bool {
+        self.ready.load(Ordering::SeqCst)
+    }
+
+    /// Waits until the settings are final, at most `limit` (a client that
+    /// never sends `initialized` or never answers the pull must not block
+    /// commands forever).
+    pub async fn wait_ready(&self, limit: std::time::Duration) {
+        let notified = self.ready_signal.notified();
+        tokio::pin!(notified);
+        // Registered before the check, so a `set_ready` in between is seen.
+        notified.as_mut().enable();
+        if self.is_ready() {
+            return;
+        }
+        let _ = tokio::time::timeout(limit, notified).await;
+    }
+
     /// Records that the client sent `shutdown`.
     pub fn set_shutdown(&self) {
         self.shutdown.store(true, Ordering::SeqCst);
@@ -182,19 +229,21 @@ impl State {
         let Some(mut entry) = self.docs.get_mut(uri) else {
             return Change::Unknown;
         };
-        if version <= entry.version {
-            return Change::Stale {
-                have: entry.version,
-                got: version,
-            };
-        }
+        let have = entry.version;
         let mut text = entry.text.clone();
         for c in changes {
             apply_change(&mut text, c, enc);
         }
+        // The document takes the editor's version, even a lower one: later
+        // versioned edits and diagnostics must match what the editor has.
+        // (Stale results are recognised by identity, not by version.)
         let doc = Arc::new(Document::new(uri.clone(), version, text));
         *entry = doc.clone();
-        Change::Applied(doc)
+        if version <= have {
+            Change::OutOfOrder { doc, have }
+        } else {
+            Change::Applied(doc)
+        }
     }
 
     pub fn close(&self, uri: &Url) {

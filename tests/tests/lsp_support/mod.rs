@@ -313,6 +313,17 @@ impl Server {
         json!({"textDocument": {"uri": uri}, "position": pos(text, offset, self.encoding)})
     }
 
+    /// The server's stdin, for bytes that are not a framed message.
+    pub fn raw_stdin(&self) -> std::sync::MutexGuard<'_, ChildStdin> {
+        self.stdin.lock().unwrap()
+    }
+
+    /// The exit code if the process has ended (`Some(None)`: ended by a
+    /// signal), without waiting.
+    pub fn try_exit_code(&mut self) -> Option<Option<i32>> {
+        self.child.try_wait().unwrap().map(|s| s.code())
+    }
+
     /// The server's process id.
     pub fn pid(&self) -> u32 {
         self.child.id()

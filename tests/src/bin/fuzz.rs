@@ -1,0 +1,81 @@
+//! The fuzzer's long run, independent of the `mapwright` binary:
+//!
+//! ```sh
+//! cargo run --release -p mapwright-tests --bin fuzz -- --seconds 600 [--seed N] [--execs N] [--corpus DIR] [--out DIR] [--trace FILE]
+//! ```
+//!
+//! `--trace FILE` writes each input to FILE before running it, so a crash
+//! that cannot be caught (an abort, the OOM killer) leaves its input there.
+//!
+//! Prints executions per second and the total; writes each crashing input
+//! to `--out` (default `fuzz-crashes/`) and exits 1 if there was one.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use mapwright_tests::fuzz::{load_seeds, run, Config};
+use mapwright_tests::passes::builtin_targets;
+
+fn main() -> ExitCode {
+    let mut seconds = 60u64;
+    let mut execs = u64::MAX;
+    let mut seed = 1u64;
+    let mut corpus = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/corpus"));
+    let mut out = PathBuf::from("fuzz-crashes");
+    let mut all_targets = false;
+    let mut trace = None;
+    let mut args = std::env::args().skip(1);
+    while let Some(flag) = args.next() {
+        let mut value = || args.next().unwrap_or_default();
+        match flag.as_str() {
+            "--seconds" => seconds = value().parse().unwrap_or(seconds),
+            "--execs" => execs = value().parse().unwrap_or(execs),
+            "--seed" => seed = value().parse().unwrap_or(seed),
+            "--corpus" => corpus = PathBuf::from(value()),
+            "--out" => out = PathBuf::from(value()),
+            "--all-targets" => all_targets = true,
+            "--trace" => trace = Some(PathBuf::from(value())),
+            _ => {
+                eprintln!("usage: fuzz [--seconds N] [--execs N] [--seed N] [--corpus DIR] [--out DIR] [--all-targets] [--trace FILE]");
+                return ExitCode::from(2);
+            }
+        }
+    }
+    let seeds = load_seeds(&corpus);
+    if seeds.is_empty() {
+        eprintln!("no seeds under {}", corpus.display());
+        return ExitCode::from(2);
+    }
+    let targets = builtin_targets();
+    let report = run(
+        &seeds,
+        &targets,
+        &Config {
+            seed,
+            max_execs: execs,
+            max_time: Duration::from_secs(seconds),
+            all_targets_each_time: all_targets,
+            trace,
+        },
+    );
+    println!(
+        "{} executions in {:.1} s ({:.0}/s), {} seeds, {} applications, {} crash(es)",
+        report.execs,
+        report.elapsed.as_secs_f64(),
+        report.execs_per_second(),
+        seeds.len(),
+        targets.len(),
+        report.crashes.len()
+    );
+    if report.crashes.is_empty() {
+        return ExitCode::SUCCESS;
+    }
+    let _ = std::fs::create_dir_all(&out);
+    for (i, c) in report.crashes.iter().enumerate() {
+        let path = out.join(format!("crash-{seed}-{i}.mapper"));
+        let _ = std::fs::write(&path, &c.input);
+        println!("crash {i}: {} -> {}", c.message, path.display());
+    }
+    ExitCode::from(1)
+}

@@ -1,0 +1,86 @@
+//! The fuzzer's bounded run in `cargo test` (and so in CI), and its
+//! regressions. The long run is `cargo run --release -p mapwright-tests
+//! --bin fuzz -- --seconds 600` (see `src/fuzz.rs`).
+//!
+//! Every crash the fuzzer ever found is a file in `tests/fuzz-regressions/`,
+//! run through every pass here.
+
+use std::path::Path;
+use std::time::Duration;
+
+use mapwright_tests::fuzz::{load_seeds, run, Config};
+use mapwright_tests::passes::{builtin_targets, run_caught};
+
+fn corpus() -> &'static Path {
+    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/corpus"))
+}
+
+#[test]
+fn a_bounded_fuzz_run_finds_no_crash() {
+    let seeds = load_seeds(corpus());
+    assert!(
+        seeds.len() > 100,
+        "the shared corpus is missing: {}",
+        corpus().display()
+    );
+    let targets = builtin_targets();
+    // A different seed per day covers more ground over time; a failure prints
+    // the seed and the input, so it reproduces. MAPWRIGHT_FUZZ_SEED pins it.
+    let seed = std::env::var("MAPWRIGHT_FUZZ_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_secs() / 86_400)
+                .unwrap_or(1)
+        });
+    let report = run(
+        &seeds,
+        &targets,
+        &Config {
+            seed,
+            max_execs: 20_000,
+            max_time: Duration::from_secs(30),
+            all_targets_each_time: false,
+            trace: None,
+        },
+    );
+    eprintln!(
+        "fuzz: seed {seed}: {} executions in {:.1} s ({:.0}/s, debug build)",
+        report.execs,
+        report.elapsed.as_secs_f64(),
+        report.execs_per_second()
+    );
+    assert!(report.execs > 0);
+    if let Some(c) = report.crashes.first() {
+        panic!(
+            "seed {seed}: {} crash(es); the first: {}\n--- input ---\n{}\n--- end ---",
+            report.crashes.len(),
+            c.message,
+            c.input
+        );
+    }
+}
+
+#[test]
+fn every_crash_found_so_far_stays_fixed() {
+    let dir = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/fuzz-regressions"));
+    let targets = builtin_targets();
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|e| e == "mapper"))
+                .collect()
+        })
+        .unwrap_or_default();
+    files.sort();
+    for path in files {
+        let bytes = std::fs::read(&path).unwrap();
+        let text = String::from_utf8_lossy(&bytes);
+        if let Err(message) = run_caught(&text, &targets) {
+            panic!("{}: {message}", path.display());
+        }
+    }
+}
