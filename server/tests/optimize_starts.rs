@@ -8,7 +8,9 @@ use std::sync::Arc;
 
 use mapwright::autoguide::FeedbackMode;
 use mapwright::optimize::executors::SimExecutor;
+use mapwright::optimize::proposers::scalar::ScalarProposer;
 use mapwright::optimize::proposers::search::SearchProposer;
+use mapwright::optimize::proposers::Proposer;
 use mapwright::optimize::runner::Runner;
 use mapwright::optimize::{optimize, Config, Report};
 use mapwright_runtime::app::App;
@@ -21,8 +23,15 @@ fn start(name: &str) -> String {
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
-/// Ten iterations of search (suggest feedback) from `text` on `app`.
-fn optimize_from(text: &str, app: &str) -> Report {
+/// `iterations` proposals of `proposer` from `text` on `app` (p100x4, the
+/// simulator, suggest feedback).
+fn run(
+    text: &str,
+    app: &str,
+    proposer: &mut dyn Proposer,
+    iterations: usize,
+    as_block: bool,
+) -> Report {
     let app = Arc::new(App::builtin(app).expect("built-in app"));
     let machine = Arc::new(Machine::preset("p100x4").expect("preset"));
     let executor = SimExecutor {
@@ -31,26 +40,29 @@ fn optimize_from(text: &str, app: &str) -> Report {
         noise: 0.0,
     };
     let runner = Runner::new(&app, &machine, &executor);
-    let expert = runner.expert_score(0);
     let config = Config {
-        iterations: 10,
+        iterations,
         time_budget: None,
         seed: 0,
         feedback_mode: FeedbackMode::Suggest,
         run_dir: None,
         cancel: Arc::new(AtomicBool::new(false)),
-        as_block: false,
+        as_block,
     };
-    let mut proposer = SearchProposer::new(0);
     optimize(
         text,
         &runner,
-        &mut proposer,
+        proposer,
         &config,
-        expert,
+        runner.expert_score(0),
         None,
         &mut |_, _, _| {},
     )
+}
+
+/// Ten iterations of search from `text` on `app`.
+fn optimize_from(text: &str, app: &str) -> Report {
+    run(text, app, &mut SearchProposer::new(0), 10, false)
 }
 
 /// The start fails with `status`, AutoGuide has an edit for it, and the
@@ -205,31 +217,12 @@ fn legacy_forms_are_migrated() {
 
 #[test]
 fn as_block_keeps_the_stacked_form() {
-    let app = Arc::new(App::builtin("circuit").unwrap());
-    let machine = Arc::new(Machine::preset("p100x4").unwrap());
-    let executor = SimExecutor {
-        app: app.clone(),
-        machine: machine.clone(),
-        noise: 0.0,
-    };
-    let runner = Runner::new(&app, &machine, &executor);
-    let config = Config {
-        iterations: 3,
-        time_budget: None,
-        seed: 0,
-        feedback_mode: FeedbackMode::Suggest,
-        run_dir: None,
-        cancel: Arc::new(AtomicBool::new(false)),
-        as_block: true,
-    };
-    let report = optimize(
+    let report = run(
         &start("04-all-cpu"),
-        &runner,
+        "circuit",
         &mut SearchProposer::new(0),
-        &config,
-        runner.expert_score(0),
-        None,
-        &mut |_, _, _| {},
+        3,
+        true,
     );
     assert!(report.best_mapper.contains("mapwright: tuned rules"));
     assert!(report.best_mapper.contains("Task * CPU;"));
@@ -237,32 +230,12 @@ fn as_block_keeps_the_stacked_form() {
 
 #[test]
 fn a_sampling_proposers_best_is_given_in_place_too() {
-    use mapwright::optimize::proposers::scalar::ScalarProposer;
-    let app = Arc::new(App::builtin("circuit").unwrap());
-    let machine = Arc::new(Machine::preset("p100x4").unwrap());
-    let executor = SimExecutor {
-        app: app.clone(),
-        machine: machine.clone(),
-        noise: 0.0,
-    };
-    let runner = Runner::new(&app, &machine, &executor);
-    let config = Config {
-        iterations: 20,
-        time_budget: None,
-        seed: 1,
-        feedback_mode: FeedbackMode::Suggest,
-        run_dir: None,
-        cancel: Arc::new(AtomicBool::new(false)),
-        as_block: false,
-    };
-    let report = optimize(
+    let report = run(
         &start("04-all-cpu"),
-        &runner,
+        "circuit",
         &mut ScalarProposer::new(1),
-        &config,
-        runner.expert_score(0),
-        None,
-        &mut |_, _, _| {},
+        20,
+        false,
     );
     assert!(report.improved(), "scalar improves on all-CPU in 20 runs");
     // The candidates were stacked blocks; the result is not.
@@ -276,6 +249,6 @@ fn a_sampling_proposers_best_is_given_in_place_too() {
     );
     assert!(report.best_mapper.starts_with("# Everything on the CPUs"));
     // ...and it decides what the best candidate decided.
-    let best = runner.evaluate(&report.best_mapper, 0);
-    assert!((best.score() - report.best_score).abs() <= 1e-9 * report.best_score);
+    let best = optimize_from(&report.best_mapper, "circuit");
+    assert!((best.records[0].score - report.best_score).abs() <= 1e-9 * report.best_score);
 }

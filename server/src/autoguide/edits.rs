@@ -259,8 +259,9 @@ pub fn drop_failing_task_map(ctx: &Context<'_>) -> Option<Vec<TextEdit>> {
     }])
 }
 
-/// The statement's line(s) including the newline, when nothing else is on them.
-fn whole_line(source: &str, span: Span) -> Span {
+/// The statement's line(s) including the newline (and a trailing comment),
+/// when nothing else is on them; else the statement alone.
+pub(crate) fn whole_line(source: &str, span: Span) -> Span {
     let start = source[..span.start].rfind('\n').map(|i| i + 1).unwrap_or(0);
     let end = source[span.end..]
         .find('\n')

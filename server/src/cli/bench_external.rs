@@ -198,9 +198,10 @@ pub fn evaluate(args: EvaluateArgs) -> anyhow::Result<ExitCode> {
     let expert = runner
         .expert_score(0)
         .ok_or_else(|| anyhow!("the expert mapper of {} does not run here", app.name))?;
-    let base_decisions = runner
-        .decisions(&base)
-        .ok_or_else(|| anyhow!("the base mapper does not compile"))?;
+    // A base that does not compile stays broken at every point (a tuner
+    // that sees only scores cannot repair syntax): each answer is its
+    // compile error, scored 0, as the built-in baselines see it.
+    let base_decisions = runner.decisions(&base).unwrap_or_default();
     let stdin = std::io::stdin();
     let mut stdout = std::io::stdout().lock();
     for line in stdin.lock().lines() {

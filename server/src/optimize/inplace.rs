@@ -35,6 +35,7 @@ use super::space::{
     dsl_mem, dsl_proc, fn_name, function_def, machine_var, render, same_point_def, same_point_name,
     IndexFn, LayoutChoice, Spec,
 };
+use crate::autoguide::edits::whole_line;
 
 /// Mapper text -> its decisions (`None` when the text does not compile).
 pub type ResolveFn<'a> = &'a dyn Fn(&str) -> Option<Decisions>;
@@ -982,24 +983,6 @@ fn count_word(text: &str, word: &str) -> usize {
             !before.is_some_and(is_ident) && !after.is_some_and(is_ident)
         })
         .count()
-}
-
-/// The statement's whole line(s) including the newline and a trailing
-/// comment, when nothing else is on them; else the statement alone.
-fn whole_line(source: &str, span: Span) -> Span {
-    let start = source[..span.start].rfind('\n').map(|i| i + 1).unwrap_or(0);
-    let end = source[span.end..]
-        .find('\n')
-        .map(|i| span.end + i + 1)
-        .unwrap_or(source.len());
-    let rest = source[span.end..end].trim();
-    if source[start..span.start].trim().is_empty()
-        && (rest.is_empty() || rest.starts_with('#') || rest.starts_with("//"))
-    {
-        Span::new(start, end)
-    } else {
-        span
-    }
 }
 
 /// The token edits that make a Layout statement's constraints say `want`
