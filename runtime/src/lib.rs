@@ -12,7 +12,9 @@
 //!   and layout per region, processor per launch point) and runtime failures.
 //! - [`resolve_mapping`] program + application + machine -> decisions, with
 //!   diagnostics on the responsible statements and the run's first fatal
-//!   failure; renders decisions for `explain`.
+//!   failure; renders decisions for `explain`. One file per decision
+//!   (`kind`, `memory`, `layout`, `instances`, `placement`), each with the
+//!   diagnostics it raises; its module map restates the precedence rules.
 //! - [`import`]   `mapwright app import`: Legion mapper-logging-wrapper logs ->
 //!   application + machine descriptions.
 //! - [`backend`]  the `Backend` trait (run request -> outcome with raw output
