@@ -2,7 +2,9 @@
 //!
 //! Module map:
 //! - [`eval`]     the evaluator: runs a mapper's top level and its mapping
-//!   functions with the reference's run-time semantics, within limits.
+//!   functions with the reference's run-time semantics, within limits. One
+//!   file per concern (values, errors, environment, expressions, calls,
+//!   machine-model operations); its module map lists them.
 //! - [`mspace`]   the machine-model (MSpace) transformations of the reference
 //!   (`merge`, `split`, `swap`, `slice`, `reverse`, `balance_split`,
 //!   `auto_split`, `greedy_split`), as pure functions over extents.
