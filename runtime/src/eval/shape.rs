@@ -8,16 +8,11 @@ use mapwright_grammar::ast::{self};
 
 use crate::mspace::{PhysicalProc, ProcKind};
 
-/// Converts the grammar's processor kind into the runtime's.
+/// Converts the grammar's processor kind into the runtime's (the
+/// conversion is `From<ast::ProcKind>` on [`ProcKind`]; this name is kept
+/// for callers of `eval::proc_kind`).
 pub fn proc_kind(kind: ast::ProcKind) -> ProcKind {
-    match kind {
-        ast::ProcKind::CPU => ProcKind::Cpu,
-        ast::ProcKind::GPU => ProcKind::Gpu,
-        ast::ProcKind::IO => ProcKind::Io,
-        ast::ProcKind::PY => ProcKind::Py,
-        ast::ProcKind::PROC => ProcKind::ProcSet,
-        ast::ProcKind::OMP => ProcKind::Omp,
-    }
+    ProcKind::from(kind)
 }
 
 /// The machine a program runs on, as far as the evaluator needs it: how many

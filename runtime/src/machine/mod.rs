@@ -18,6 +18,7 @@
 //! no source gives are marked as guesses, both in comments and in the
 //! description's `guess` fields. The presets live in `machine/presets.rs`.
 
+use mapwright_grammar::ast;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -31,6 +32,14 @@ mod presets;
 
 /// A processor kind. Serialised with the DSL's spelling (`CPU`, `GPU`, ...);
 /// Legion's names (`LOC_PROC`, `TOC_PROC`, ...) are accepted when reading.
+///
+/// This is the runtime's one processor-kind enum: machine descriptions,
+/// applications, decisions, the evaluator (`mspace` re-exports it) and the
+/// backends all use it. It is separate from the DSL's keyword set,
+/// [`mapwright_grammar::ast::ProcKind`], because the machine has kinds the
+/// DSL cannot name (`UTIL`) and the grammar crate knows nothing of machines.
+/// Convert with `ProcKind::from(ast_kind)` and [`ProcKind::dsl_kind`].
+/// (`cuda::plan::Proc` is not a kind but one processor of the CUDA run.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum ProcKind {
     /// Latency-optimised CPU core (Legion `LOC_PROC`).
@@ -86,6 +95,19 @@ impl ProcKind {
         }
     }
 
+    /// The DSL keyword for this kind (`UTIL` has none).
+    pub fn dsl_kind(self) -> Option<ast::ProcKind> {
+        match self {
+            ProcKind::Cpu => Some(ast::ProcKind::CPU),
+            ProcKind::Gpu => Some(ast::ProcKind::GPU),
+            ProcKind::Io => Some(ast::ProcKind::IO),
+            ProcKind::Py => Some(ast::ProcKind::PY),
+            ProcKind::ProcSet => Some(ast::ProcKind::PROC),
+            ProcKind::Omp => Some(ast::ProcKind::OMP),
+            ProcKind::Util => None,
+        }
+    }
+
     /// The name Legion prints (`LOC_PROC`, `TOC_PROC`, ...).
     pub fn legion_name(self) -> &'static str {
         match self {
@@ -96,6 +118,20 @@ impl ProcKind {
             ProcKind::Py => "PY_PROC",
             ProcKind::Util => "UTIL_PROC",
             ProcKind::ProcSet => "PROC_SET",
+        }
+    }
+}
+
+/// The machine's kind for a DSL processor keyword.
+impl From<ast::ProcKind> for ProcKind {
+    fn from(k: ast::ProcKind) -> ProcKind {
+        match k {
+            ast::ProcKind::CPU => ProcKind::Cpu,
+            ast::ProcKind::GPU => ProcKind::Gpu,
+            ast::ProcKind::IO => ProcKind::Io,
+            ast::ProcKind::PY => ProcKind::Py,
+            ast::ProcKind::PROC => ProcKind::ProcSet,
+            ast::ProcKind::OMP => ProcKind::Omp,
         }
     }
 }

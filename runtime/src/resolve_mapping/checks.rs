@@ -13,10 +13,9 @@ use mapwright_grammar::suggest::closest;
 use mapwright_grammar::{Diagnostic, Fix, Span};
 
 use crate::app::{Launch, Task};
-use crate::machine::MemKind;
+use crate::machine::{MemKind, ProcKind};
 
 use super::entry::RegionNaming;
-use super::kind::{dsl_proc, proc_of};
 use super::memory::{dsl_mem, mem_of};
 use super::placement::map_kind_key;
 use super::resolver::Resolver;
@@ -663,7 +662,7 @@ impl<'a> Resolver<'a> {
                             continue;
                         };
                         let actual = self.tasks[ti].proc_kind;
-                        if proc_of(*k) == actual {
+                        if ProcKind::from(*k) == actual {
                             continue;
                         }
                         let mut d = Diagnostic::warning(
@@ -674,7 +673,7 @@ impl<'a> Resolver<'a> {
                         .with_label("never applies")
                         .with_note("a Region statement applies only when the task runs on the named processor kind");
                         if ns.len() == 1 {
-                            if let Some(dk) = dsl_proc(actual) {
+                            if let Some(dk) = actual.dsl_kind() {
                                 d = d.with_fix(Fix::unsafe_(
                                     format!("apply it to {dk}"),
                                     vec![(*kspan, dk.name().to_string())],

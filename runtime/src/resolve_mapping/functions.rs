@@ -11,7 +11,6 @@ use mapwright_grammar::{Diagnostic, Fix, Span};
 use crate::app::Launch;
 use crate::machine::ProcKind;
 
-use super::kind::proc_of;
 use super::resolver::{short, Resolver};
 
 /// How a mapping function uses its `Task` parameter. `guarded`: the use
@@ -315,7 +314,7 @@ impl<'a> Resolver<'a> {
             };
             let kind = self.tasks[ti].proc_kind;
             if let Some(mk) = self.function_model_kind(&func, 0) {
-                if proc_of(mk) != kind {
+                if ProcKind::from(mk) != kind {
                     let span = self.selector_span_for(stmt, &task.name);
                     kind_groups
                         .entry((span.start, span.end, func.clone(), mk, kind))
@@ -538,7 +537,7 @@ impl<'a> Resolver<'a> {
                         && params[0].ty == ParamType::Task
                         && self
                             .function_model_kind(&name.name, 0)
-                            .is_some_and(|k| proc_of(k) == kind) =>
+                            .is_some_and(|k| ProcKind::from(k) == kind) =>
                 {
                     Some(name.name.as_str())
                 }

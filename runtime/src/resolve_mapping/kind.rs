@@ -9,31 +9,6 @@ use crate::machine::ProcKind;
 
 use super::resolver::{Resolver, SkipReason};
 
-/// The machine description's kind for a DSL processor keyword.
-pub(super) fn proc_of(k: ast::ProcKind) -> ProcKind {
-    match k {
-        ast::ProcKind::CPU => ProcKind::Cpu,
-        ast::ProcKind::GPU => ProcKind::Gpu,
-        ast::ProcKind::IO => ProcKind::Io,
-        ast::ProcKind::PY => ProcKind::Py,
-        ast::ProcKind::PROC => ProcKind::ProcSet,
-        ast::ProcKind::OMP => ProcKind::Omp,
-    }
-}
-
-/// The DSL keyword of a processor kind (UTIL has none).
-pub(super) fn dsl_proc(k: ProcKind) -> Option<ast::ProcKind> {
-    match k {
-        ProcKind::Cpu => Some(ast::ProcKind::CPU),
-        ProcKind::Gpu => Some(ast::ProcKind::GPU),
-        ProcKind::Io => Some(ast::ProcKind::IO),
-        ProcKind::Py => Some(ast::ProcKind::PY),
-        ProcKind::ProcSet => Some(ast::ProcKind::PROC),
-        ProcKind::Omp => Some(ast::ProcKind::OMP),
-        ProcKind::Util => None,
-    }
-}
-
 /// Legion's default ranking of processor kinds
 /// (`DefaultMapper::default_policy_rank_processor_kinds`); CPU is always
 /// ranked, the others only when the node has such processors.
@@ -66,7 +41,7 @@ impl<'a> Resolver<'a> {
             .or_else(|| self.rules.task.get("*"));
         if let Some(rule) = rule {
             for &(k, span) in rule.kinds {
-                let pk = proc_of(k);
+                let pk = ProcKind::from(k);
                 if self.machine.procs_per_node(pk) == 0 {
                     skipped.push((k, span, rule.stmt, SkipReason::NoProcessor));
                 } else if !task.has_variant(pk) {

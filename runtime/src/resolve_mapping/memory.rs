@@ -11,7 +11,6 @@ use crate::app::Task;
 use crate::decisions::InstanceKind;
 use crate::machine::{MemKind, ProcKind};
 
-use super::kind::dsl_proc;
 use super::resolver::{MemCandidate, MemOutcome, Resolver};
 
 /// The machine's memory kind for a DSL memory keyword (`VIRTUAL`: none).
@@ -48,7 +47,7 @@ impl<'a> Resolver<'a> {
         names: &[String],
     ) -> (MemKind, Option<usize>, bool, Vec<MemCandidate>) {
         let mut candidates = Vec::new();
-        let want = dsl_proc(kind);
+        let want = kind.dsl_kind();
         for key in Self::lookup_keys(&task.name, names) {
             let Some(list) = self.rules.region.get(&key) else {
                 continue;

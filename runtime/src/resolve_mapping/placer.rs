@@ -8,7 +8,6 @@ use crate::app::Task;
 use crate::decisions::RuntimeFailure;
 use crate::machine::{Machine, ProcKind, RankView};
 
-use super::kind::dsl_proc;
 use super::placement::STEPS_PER_CALL;
 
 /// A processor named by a mapping function: node index and index among the
@@ -151,7 +150,7 @@ pub struct EvalPlacer {
 /// A machine description's kind as the evaluator may see it: only the
 /// kinds the DSL can name (not `UTIL`).
 fn eval_kind(k: ProcKind) -> Option<ProcKind> {
-    dsl_proc(k).map(|_| k)
+    k.dsl_kind().map(|_| k)
 }
 
 impl EvalPlacer {
