@@ -13,7 +13,12 @@ pub struct Ident {
     pub span: Span,
 }
 
-/// Processor kinds (`CPU GPU IO PY PROC OMP`).
+/// Processor kinds (`CPU GPU IO PY PROC OMP`): the DSL's keyword set, what
+/// a mapper can write. It is separate from the runtime's
+/// `mapwright_runtime::machine::ProcKind`, the kinds a machine has (which
+/// include `UTIL`, that the DSL cannot name), because this crate knows
+/// nothing of machines; the runtime converts (`From<ast::ProcKind>` and
+/// `machine::ProcKind::dsl_kind`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 pub enum ProcKind {
     CPU,

@@ -2,7 +2,9 @@
 //!
 //! Module map:
 //! - [`eval`]     the evaluator: runs a mapper's top level and its mapping
-//!   functions with the reference's run-time semantics, within limits.
+//!   functions with the reference's run-time semantics, within limits. One
+//!   file per concern (values, errors, environment, expressions, calls,
+//!   machine-model operations); its module map lists them.
 //! - [`mspace`]   the machine-model (MSpace) transformations of the reference
 //!   (`merge`, `split`, `swap`, `slice`, `reverse`, `balance_split`,
 //!   `auto_split`, `greedy_split`), as pure functions over extents.
@@ -12,7 +14,9 @@
 //!   and layout per region, processor per launch point) and runtime failures.
 //! - [`resolve_mapping`] program + application + machine -> decisions, with
 //!   diagnostics on the responsible statements and the run's first fatal
-//!   failure; renders decisions for `explain`.
+//!   failure; renders decisions for `explain`. One file per decision
+//!   (`kind`, `memory`, `layout`, `instances`, `placement`), each with the
+//!   diagnostics it raises; its module map restates the precedence rules.
 //! - [`import`]   `mapwright app import`: Legion mapper-logging-wrapper logs ->
 //!   application + machine descriptions.
 //! - [`backend`]  the `Backend` trait (run request -> outcome with raw output

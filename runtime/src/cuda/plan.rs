@@ -300,7 +300,9 @@ pub fn timed_flops(app: &App) -> f64 {
         .sum()
 }
 
-/// A processor of the machine the run uses (node 0).
+/// A processor of the machine the run uses (node 0): a kind the CUDA
+/// backend can execute with its index, not a processor kind (those are
+/// [`crate::machine::ProcKind`], turned into a `Proc` by `proc_of` below).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Proc {
     /// Logical GPU processor `i` (several may share one physical GPU).

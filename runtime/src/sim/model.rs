@@ -5,7 +5,7 @@
 //! Peak figures (flop rates, memory and link bandwidths, capacities, kernel
 //! launch overheads) are not here: they come from the [`Machine`]
 //! description, whose presets cite their data sheets
-//! (`runtime/src/machine.rs`). What is here is how far below peak real code
+//! (`runtime/src/machine/presets.rs`). What is here is how far below peak real code
 //! runs, each with the source or reasoning behind it; figures no source
 //! gives are marked "guess". `runtime/SIMULATION.md` repeats them.
 //!

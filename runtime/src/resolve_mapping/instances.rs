@@ -1,0 +1,52 @@
+//! Instances: what kind of instance each region argument gets, instance
+//! limits and `CollectMemory`.
+
+use crate::app::{Privilege, RegionArg, Task};
+use crate::decisions::InstanceKind;
+
+use super::resolver::Resolver;
+
+impl<'a> Resolver<'a> {
+    /// Whether a CollectMemory statement applies (`should_collect_memory`;
+    /// read-only arguments only, `map_task_post_function`).
+    pub(super) fn collects(&self, task: &Task, arg: &RegionArg, names: &[String]) -> bool {
+        if arg.privilege != Privilege::Read {
+            return false;
+        }
+        let c = &self.rules.collect;
+        let has = |t: &str, r: &str| c.contains(&(t.to_string(), r.to_string()));
+        has("*", "*")
+            || has(&task.name, "*")
+            || names.iter().any(|n| has(&task.name, n) || has("*", n))
+    }
+
+    /// The task's `InstanceLimit`, if it sets a positive one (the first
+    /// statement for the task wins).
+    pub(super) fn instance_limit(&self, task: &Task) -> Option<u64> {
+        self.rules
+            .limit
+            .get(&task.name)
+            .and_then(|(n, _)| u64::try_from(*n).ok())
+            .filter(|n| *n > 0)
+    }
+}
+
+/// The instance a region argument gets (`NSMapper::map_task`): none without
+/// access, physical for reductions, virtual for an inner task's arguments,
+/// for arguments the application tags `VIRTUAL_MAP` and for `VIRTUAL` in the
+/// memory list (`is_virtual`), else physical.
+pub(super) fn instance_kind(task: &Task, arg: &RegionArg, is_virtual: bool) -> InstanceKind {
+    if arg.privilege == Privilege::None {
+        InstanceKind::NoAccess
+    } else if arg.privilege == Privilege::Reduce {
+        InstanceKind::Physical
+    } else if task.inner {
+        InstanceKind::InnerTask
+    } else if arg.virtual_by_app {
+        InstanceKind::VirtualByApp
+    } else if is_virtual {
+        InstanceKind::VirtualByMapper
+    } else {
+        InstanceKind::Physical
+    }
+}

@@ -1,0 +1,101 @@
+use std::collections::HashSet;
+
+use mapwright_grammar::ast::{self, StmtKind};
+
+use crate::decisions::Order;
+
+use super::codes::{code_summary, CODES};
+use super::layout::{fold_constraints, layout_text};
+use super::placement::{default_num_blocks, default_slicing, domain_points, MAX_PLACED_POINTS};
+use super::placer::{check_bounds, MachinePoint, PlacementError};
+
+#[test]
+fn default_blocks_follow_legion() {
+    // 4 processors over a (2, 2) domain: one block per point.
+    assert_eq!(default_num_blocks(4, &[2, 2]), vec![2, 2]);
+    // Primes go, largest first, to the dimension with most points per block.
+    assert_eq!(default_num_blocks(6, &[4, 9]), vec![2, 3]);
+    assert_eq!(default_num_blocks(8, &[2, 2, 2]), vec![2, 2, 2]);
+    assert_eq!(default_num_blocks(1, &[5, 5]), vec![1, 1]);
+    assert_eq!(default_num_blocks(7, &[1, 100]), vec![1, 7]);
+}
+
+#[test]
+fn default_slicing_deals_blocks_in_column_major_order() {
+    let s = default_slicing(&[2, 2], 4);
+    assert_eq!(s[&vec![0, 0]], 0);
+    assert_eq!(s[&vec![1, 0]], 1);
+    assert_eq!(s[&vec![0, 1]], 2);
+    assert_eq!(s[&vec![1, 1]], 3);
+    // 1-D: contiguous blocks, sizes differing by at most one.
+    let s = default_slicing(&[10], 4);
+    let counts = (0..4u64)
+        .map(|p| s.values().filter(|&&x| x == p).count())
+        .collect::<Vec<_>>();
+    assert_eq!(counts, vec![2, 3, 2, 3]);
+    assert_eq!(s[&vec![0]], 0);
+    assert_eq!(s[&vec![9]], 3);
+    // Fewer points than processors: empty blocks are skipped and do not
+    // consume a processor.
+    let s = default_slicing(&[2], 4);
+    assert_eq!(s.values().copied().collect::<Vec<_>>(), vec![0, 1]);
+    assert!(default_slicing(&[0], 4).is_empty());
+    assert!(default_slicing(&[4], 0).is_empty());
+}
+
+#[test]
+fn domain_points_are_row_major_and_bounded() {
+    assert_eq!(
+        domain_points(&[2, 2]),
+        vec![vec![0, 0], vec![0, 1], vec![1, 0], vec![1, 1]]
+    );
+    assert!(domain_points(&[]).is_empty());
+    assert_eq!(
+        domain_points(&[1 << 20, 1 << 20]).len() as u64,
+        MAX_PLACED_POINTS
+    );
+}
+
+#[test]
+fn later_constraints_of_a_family_win() {
+    let src = "Layout * * * AOS SOA F_order C_order Compact Exact Align<=64 Align==128;";
+    let parsed = mapwright_grammar::parse(src);
+    let StmtKind::Layout { constraints, .. } = &parsed.program.stmts[0].kind else {
+        panic!("not a layout");
+    };
+    let l = fold_constraints(constraints);
+    assert!(l.soa && l.compact && l.exact);
+    assert_eq!(l.order, Order::C);
+    assert_eq!(l.align, Some((ast::AlignOp::Eq, 128)));
+    assert_eq!(layout_text(&l), "SOA C_order Compact Exact Align==128");
+    assert_eq!(layout_text(&fold_constraints(&[])), "SOA F_order");
+}
+
+#[test]
+fn codes_are_unique_and_in_the_resolution_range() {
+    let mut seen = HashSet::new();
+    for c in CODES {
+        assert!(seen.insert(c.code), "duplicate {}", c.code);
+        assert!(c.code[1..].starts_with("03"), "{}", c.code);
+        assert!(
+            mapwright_grammar::codes::summary(c.code).is_none(),
+            "{} clashes with grammar",
+            c.code
+        );
+    }
+    assert!(code_summary("E0305").is_some());
+}
+
+#[test]
+fn reference_bound_checks() {
+    let ok = MachinePoint { node: 1, proc: 3 };
+    assert_eq!(check_bounds(ok, 2, 4), Ok(ok));
+    let Err(PlacementError::OutsideMachine { raw, .. }) =
+        check_bounds(MachinePoint { node: 0, proc: 4 }, 1, 4)
+    else {
+        panic!("expected an error");
+    };
+    assert_eq!(raw, "Slice processor index out of bound!\n4 >= 4\n");
+    assert!(check_bounds(MachinePoint { node: 2, proc: 0 }, 2, 4).is_err());
+    assert!(check_bounds(MachinePoint { node: 0, proc: -1 }, 2, 4).is_err());
+}
