@@ -114,8 +114,13 @@ mod tests {
         }
     }
 
+    /// The expert mapper of `name` in a file of its own: tests run in
+    /// parallel, and two writing one file would read each other's halves.
     fn expert_file(name: &str) -> std::path::PathBuf {
-        let dir = std::env::temp_dir().join(format!("mapwright-explain-{}", std::process::id()));
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let dir =
+            std::env::temp_dir().join(format!("mapwright-explain-{}-{n}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("temp dir");
         let path = dir.join(format!("{name}.mapper"));
         let text = mapwright_runtime::app::expert_mapper_text(name).expect("expert");
