@@ -702,3 +702,30 @@ fn an_unreachable_runtime_is_reported_before_the_loop_not_fatal() {
         "the file is untouched"
     );
 }
+
+#[test]
+fn bench_sim_validate_prints_the_table_and_the_orderings() {
+    let dir = temp_dir("validate");
+    // The shared wrapper logs, when this checkout sits next to them.
+    let logs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/apps/wrapper-logs");
+    let logs = logs.to_string_lossy().into_owned();
+    let (ok, table, stderr) = mapwright(&["bench", "sim-validate", "--logs", &logs], &dir);
+    assert!(ok, "{stderr}");
+    for needle in [
+        "predicted",
+        "measured",
+        "ratio",
+        "ordering",
+        "circuit",
+        "cannon.log",
+    ] {
+        assert!(table.contains(needle), "{needle}: {table}");
+    }
+    let last = table.lines().last().unwrap_or("");
+    assert!(
+        last.ends_with("orderings match") && last.contains(" of "),
+        "{table}"
+    );
+    // The paper's circuit 1.34x is a row the model says it cannot explain.
+    assert!(table.contains("not explained"), "{table}");
+}
