@@ -169,7 +169,7 @@ def tune(mapwright, app, machine, seed, iterations, base=None):
 def self_test(mapwright, machine):
     """Checks the encoding against a live `bench evaluate` (no OpenTuner
     needed): all-"base" is the naive mapper, and the point that gives cannon's
-    GEMMs the layout cuBLAS needs and spreads them runs at the expert's speed."""
+    GEMMs the layout cuBLAS needs and spreads them runs at least at the expert's speed."""
     space = json.loads(subprocess.check_output(
         [mapwright, "bench", "space", "--app", "cannon", "--machine", machine], text=True))
     params = dict(parameters(space))
@@ -183,7 +183,9 @@ def self_test(mapwright, machine):
         for name, value in good.items():
             assert value in params[name], (name, value, params[name])
         answer = evaluate(point(good))
-        assert answer["status"] == "ok" and abs(answer["normalized"] - 1.0) < 1e-3, answer
+        # Without the expert's InstanceLimit the next step's tiles are
+        # prefetched during the current GEMM: ~4.5 % above the expert.
+        assert answer["status"] == "ok" and 1.0 < answer["normalized"] < 1.06, answer
     finally:
         evaluate.close()
     print("self-test passed")

@@ -29,6 +29,8 @@
 //!   built and runs on host threads as the CPU reference (`runtime/CUDA.md`).
 //! - [`sim`]      the `sim` backend: a deterministic model of a Legion run of
 //!   resolved decisions on a machine (constants in `runtime/SIMULATION.md`).
+//! - [`validate`] the simulator against measured figures (the ASI paper's
+//!   relative results, wrapper-log timings): `bench sim-validate`.
 
 pub mod app;
 pub mod backend;
@@ -41,3 +43,4 @@ pub mod mspace;
 pub mod resolve_mapping;
 pub mod service;
 pub mod sim;
+pub mod validate;

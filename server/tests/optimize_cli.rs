@@ -365,8 +365,11 @@ fn bench_space_and_evaluate_speak_the_external_tuner_protocol() {
         .contains("no_such_task"));
     assert_eq!(answers[2]["status"], "bad_request");
     assert_eq!(answers[3]["status"], "ok");
+    // Without the expert's `InstanceLimit task_4 1` the next GEMM step's
+    // tiles are copied during the current one (runtime sim::gemm): ~4.5 %
+    // faster than the expert.
     let n = answers[3]["normalized"].as_f64().unwrap();
-    assert!((n - 1.0).abs() < 1e-3, "{n}");
+    assert!(n > 1.0 && n < 1.06, "{n}");
 }
 
 #[test]
@@ -552,8 +555,10 @@ fn optimize_runs_candidates_on_a_real_program() {
         "{first}"
     );
     let best = report["best_normalized"].as_f64().unwrap();
+    // At least the expert's speed; a candidate without its InstanceLimit
+    // prefetches the next step's tiles (~4.5 % faster).
     assert!(
-        (best - 1.0).abs() < 1e-3,
+        best > 1.0 - 1e-3 && best < 1.06,
         "normalized by the expert run the same way: {best}"
     );
 }
@@ -701,4 +706,31 @@ fn an_unreachable_runtime_is_reported_before_the_loop_not_fatal() {
         NAIVE,
         "the file is untouched"
     );
+}
+
+#[test]
+fn bench_sim_validate_prints_the_table_and_the_orderings() {
+    let dir = temp_dir("validate");
+    // The shared wrapper logs, when this checkout sits next to them.
+    let logs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/apps/wrapper-logs");
+    let logs = logs.to_string_lossy().into_owned();
+    let (ok, table, stderr) = mapwright(&["bench", "sim-validate", "--logs", &logs], &dir);
+    assert!(ok, "{stderr}");
+    for needle in [
+        "predicted",
+        "measured",
+        "ratio",
+        "ordering",
+        "circuit",
+        "cannon.log",
+    ] {
+        assert!(table.contains(needle), "{needle}: {table}");
+    }
+    let last = table.lines().last().unwrap_or("");
+    assert!(
+        last.ends_with("orderings match") && last.contains(" of "),
+        "{table}"
+    );
+    // The paper's circuit 1.34x is a row the model says it cannot explain.
+    assert!(table.contains("not explained"), "{table}");
 }

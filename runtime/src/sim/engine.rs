@@ -244,6 +244,7 @@ pub fn schedule(plan: &Plan, mem_bytes: Vec<u64>) -> Measured {
     let mut copy_finish = vec![0.0f64; topo.proc_count()];
     let mut compute = vec![0.0f64; topo.proc_count()];
     let mut copy_totals: HashMap<Resource, f64> = HashMap::new();
+    let mut gemm_totals: Vec<(Resource, f64)> = Vec::new();
     for pass in 0..2 {
         let measure = pass == 1;
         for (ti, t) in plan.tasks.iter().enumerate() {
@@ -254,6 +255,29 @@ pub fn schedule(plan: &Plan, mem_bytes: Vec<u64>) -> Measured {
             for l in 0..t.launches {
                 let phase = launch_phase(plan, ti, t, l, &mut coh);
                 if !timed {
+                    continue;
+                }
+                if let Some(g) = plan.gemm.as_ref().filter(|g| g.task == ti) {
+                    // The matmul's GEMM: per-step tile copies and overlap.
+                    let per_exec: Vec<f64> = t
+                        .units
+                        .iter()
+                        .zip(&phase.compute)
+                        .map(|(u, c)| c.1 / f64::from(u.execs.max(1)))
+                        .collect();
+                    let r = super::gemm::launch(
+                        plan,
+                        g,
+                        t,
+                        &phase.copies,
+                        &per_exec,
+                        &mut gemm_totals,
+                        &mut m.busy_s,
+                    );
+                    let launch_s = r.span + model::LEGION_LAUNCH_US * 1e-6;
+                    m.task_s[ti] += launch_s;
+                    m.iteration_s += launch_s;
+                    m.copy_s += r.exposed;
                     continue;
                 }
                 // Contention: copies on one resource share its bandwidth.
@@ -311,6 +335,9 @@ pub fn schedule(plan: &Plan, mem_bytes: Vec<u64>) -> Measured {
                 }
             }
         }
+    }
+    for (r, b) in gemm_totals {
+        *copy_totals.entry(r).or_insert(0.0) += b;
     }
     m.copy_bytes = copy_totals.into_iter().collect();
     m.setup_s = setup_time(plan);
@@ -377,6 +404,13 @@ fn launch_phase(plan: &Plan, ti: usize, t: &TaskPlan, l: u32, coh: &mut Coherenc
         // Cross-piece flows into this task.
         for f in plan.flows.iter().filter(|f| f.to == ti) {
             flow_copies(plan, f, t, u, &mut phase.copies);
+        }
+        // A 3-D matmul's partial A tiles fold into A's placement when it
+        // is read after the GEMMs (the placement task's last launch).
+        if let Some(g) = plan.gemm.as_ref() {
+            if g.reduce.as_ref().is_some_and(|r| r.placement == ti) && l + 1 == t.launches {
+                super::gemm::reduction_copies(plan, g, t, u.proc, u.piece, &mut phase.copies);
+            }
         }
         phase
             .compute
@@ -482,7 +516,11 @@ fn point_time(plan: &Plan, t: &TaskPlan, u: &Unit, l: u32, sharing: &dyn Fn(MemI
                 crate::app::Precision::Fp32 => g.gflops_fp32,
             };
             (
-                peak * 1e9 * model::compute_eff(t.kind, t.gemm),
+                peak * 1e9
+                    * model::compute_eff(
+                        t.kind,
+                        model::Kernel::of(t.gemm, &plan.app.communication.pattern),
+                    ),
                 g.launch_overhead_us,
             )
         }

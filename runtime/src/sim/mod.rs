@@ -12,6 +12,7 @@
 //! - `topology`  dense processor/memory ids, copy routes and link resources.
 //! - `plan`      decisions -> per-task units, argument memories, flows.
 //! - `engine`    failure checks and the steady-state iteration schedule.
+//! - `gemm`      per-algorithm tile schedules of the six DISTAL matmuls.
 //! - `output`    the programs' printed lines; seeded noise (splitmix64).
 //! - [`reference`] hand-built decisions (default, all-CPU, zero-copy,
 //!   expert-like) for tests, tables and benchmarks.
@@ -24,6 +25,7 @@
 //! `runtime/SIMULATION.md` for the constants and their sources.
 
 pub(crate) mod engine;
+pub(crate) mod gemm;
 pub mod model;
 pub(crate) mod output;
 pub(crate) mod plan;

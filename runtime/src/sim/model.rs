@@ -105,13 +105,63 @@ pub fn is_gpu(kind: ProcKind) -> bool {
     kind == ProcKind::Gpu
 }
 
-/// Fraction of peak flop rate a task reaches on `kind`.
-pub fn compute_eff(kind: ProcKind, gemm: bool) -> f64 {
-    match (is_gpu(kind), gemm) {
-        (true, true) => GEMM_EFF_GPU,
-        (true, false) => KERNEL_EFF_GPU,
-        (false, true) => GEMM_EFF_HOST,
-        (false, false) => KERNEL_EFF_HOST,
+/// Fraction of peak a generated GPU stencil kernel reaches when it is
+/// compute-bound. Stencil's kernels are bandwidth-bound at every mapping the
+/// simulator can express (a 2-D radius-2 star: ~9 flop per 16 B streamed,
+/// 0.6 flop/B against the P100's 7 flop/B balance), so this figure never
+/// decides a time; their rate is [`STREAM_EFF_GPU`]'s (BabelStream).
+pub const STENCIL_EFF_GPU: f64 = KERNEL_EFF_GPU;
+
+/// Fraction of peak circuit's irregular GPU kernels reach when
+/// compute-bound (`calculate_new_currents`: per-wire RK steps with
+/// pointer-indexed node reads, divergent branches on the wire's node kind).
+/// Guess, as [`KERNEL_EFF_GPU`]: no published figure for the Regent
+/// kernels; its host counterpart is [`KERNEL_EFF_HOST`].
+pub const IRREGULAR_EFF_GPU: f64 = KERNEL_EFF_GPU;
+
+/// The class of kernel a task runs, which decides the fraction of peak it
+/// reaches: a library GEMM, a structured stencil, an irregular
+/// (pointer-indexed) graph or mesh kernel, or other generated code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kernel {
+    /// A cuBLAS / BLAS GEMM (the DISTAL matmuls' leaf task).
+    Gemm,
+    /// A structured-grid stencil (stencil's `stencil`, `increment`).
+    Stencil,
+    /// Graph or unstructured-mesh kernels that index through pointers
+    /// (circuit, pennant).
+    Irregular,
+    /// Anything else (fills, placement and validation tasks).
+    Generic,
+}
+
+impl Kernel {
+    /// The kernel class of a task: GEMMs are the tasks a cuBLAS
+    /// constraint names; the others follow the application's
+    /// communication pattern (`halo`: stencil; `ghost-exchange`,
+    /// `unstructured-halo`: circuit, pennant).
+    pub fn of(gemm: bool, pattern: &str) -> Kernel {
+        if gemm {
+            Kernel::Gemm
+        } else if pattern == "halo" {
+            Kernel::Stencil
+        } else if pattern == "ghost-exchange" || pattern == "unstructured-halo" {
+            Kernel::Irregular
+        } else {
+            Kernel::Generic
+        }
+    }
+}
+
+/// Fraction of peak flop rate a kernel of class `kernel` reaches on `kind`.
+pub fn compute_eff(kind: ProcKind, kernel: Kernel) -> f64 {
+    match (is_gpu(kind), kernel) {
+        (true, Kernel::Gemm) => GEMM_EFF_GPU,
+        (true, Kernel::Stencil) => STENCIL_EFF_GPU,
+        (true, Kernel::Irregular) => IRREGULAR_EFF_GPU,
+        (true, Kernel::Generic) => KERNEL_EFF_GPU,
+        (false, Kernel::Gemm) => GEMM_EFF_HOST,
+        (false, _) => KERNEL_EFF_HOST,
     }
 }
 

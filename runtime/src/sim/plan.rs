@@ -133,6 +133,9 @@ pub struct Plan<'a> {
     pub flows: Vec<FlowPlan>,
     /// The dimension order the application's kernels walk fastest.
     pub native: Order,
+    /// The per-step communication schedule of a DISTAL matrix
+    /// multiplication (`sim::gemm`); its flows are not in `flows`.
+    pub gemm: Option<super::gemm::GemmPlan>,
 }
 
 /// Processor kinds in the order a default mapper prefers them.
@@ -228,13 +231,15 @@ impl<'a> Plan<'a> {
             tasks[i].launches = launches;
         }
 
-        let flows = plan_flows(app, &tasks);
+        let mut flows = plan_flows(app, &tasks);
+        let gemm = super::gemm::GemmPlan::build(app, &tasks, &mut flows);
         Ok(Plan {
             app,
             topo,
             tasks,
             flows,
             native,
+            gemm,
         })
     }
 }

@@ -312,8 +312,11 @@ fn experts_beat_poor_mappings_on_the_paper_machine() {
                 cpu.elapsed_s
             );
         } else {
-            // The GEMM tasks have only GPU variants: all-CPU falls back.
-            assert!(elapsed(&cpu) >= expert * 0.999, "{name}");
+            // The GEMM tasks have only GPU variants: all-CPU falls back to
+            // GPUs, without the expert's `InstanceLimit task_4 1`, so the
+            // next step's tiles are copied during the current GEMM
+            // (`sim::gemm`): up to one tile copy per step faster.
+            assert!(elapsed(&cpu) >= expert * 0.9, "{name}");
         }
         let one_gpu = build(
             &a,
@@ -690,10 +693,18 @@ fn resolved_experts_run_and_beat_resolved_cpu_mappers() {
         // The hand-built expert decisions agree with resolution.
         let reference = elapsed(&run(&expert_like(&a, &m), &a, &m));
         let e = elapsed(&o);
-        assert!(
-            (e / reference - 1.0).abs() < 0.1,
-            "{name}: resolved {e} reference {reference}"
-        );
+        if *name == "cosma" {
+            // The hand-built decisions place the placement tasks blockwise;
+            // the expert's `placement_shard` puts each B and A tile on the
+            // GPU of the GEMM point that owns it, which the per-tile
+            // schedule (`sim::gemm`) rewards: one 1.6 GB copy less each.
+            assert!(e < reference, "{name}: resolved {e} reference {reference}");
+        } else {
+            assert!(
+                (e / reference - 1.0).abs() < 0.1,
+                "{name}: resolved {e} reference {reference}"
+            );
+        }
         let cpu = simulate(&resolve(cpu_text, &a, &m), &a, &m, 0, 0.0);
         if ["circuit", "stencil", "pennant"].contains(name) {
             assert!(elapsed(&cpu) > 10.0 * e, "{name}");
@@ -751,4 +762,63 @@ fn ranks_on_one_node_share_its_links() {
         );
         assert!(!links.is_empty(), "{name}");
     }
+}
+
+/// The matmuls' own schedules (`sim::gemm`): the same mapping change moves
+/// them differently, for the reasons SIMULATION.md traces to their DISTAL
+/// schedules.
+#[test]
+fn matmul_schedules_respond_differently_to_the_same_change() {
+    let resolve = default_resolver();
+    let m = p100();
+    let gflops = |name: &str, text: &str| {
+        let a = app(name);
+        let o = simulate(&resolve(text, &a, &m), &a, &m, 0, 0.0);
+        assert!(o.status.is_ok(), "{name}: {}", o.raw_output);
+        o.throughput.unwrap()
+    };
+    let expert = |name: &str| crate::app::expert_mapper_text(name).unwrap().to_string();
+    let no_limit = |name: &str| expert(name).replace("InstanceLimit task_4 1;", "");
+    // One row of task_5 per GPU, steps mapped ahead: SUMMA's (and, inside a
+    // node, PUMMA's) broadcast lets a row's two points share each B tile;
+    // Cannon's skew gives them different tiles.
+    let rows = |name: &str| {
+        format!(
+            "{}\ndef rowgpu(Task task) {{ return m_2d[0, task.ipoint[0]]; }}\n\
+             IndexTaskMap task_5 rowgpu;\n",
+            no_limit(name)
+        )
+    };
+    let cannon = gflops("cannon", &rows("cannon"));
+    let summa = gflops("summa", &rows("summa"));
+    let pumma = gflops("pumma", &rows("pumma"));
+    assert!(summa > cannon * 1.05, "summa {summa} cannon {cannon}");
+    assert!(
+        (summa / pumma - 1.0).abs() < 1e-9,
+        "summa {summa} pumma {pumma}"
+    );
+    // Dropping InstanceLimit lets the stepped GEMMs prefetch their next
+    // tiles; the 3-D GEMMs are index launches and were already overlapped.
+    for name in ["cannon", "summa", "pumma", "solomonik"] {
+        let (e, n) = (gflops(name, &expert(name)), gflops(name, &no_limit(name)));
+        assert!(n > e * 1.02, "{name}: expert {e} without limit {n}");
+    }
+    for name in ["johnson", "cosma"] {
+        let (e, n) = (gflops(name, &expert(name)), gflops(name, &no_limit(name)));
+        assert!(
+            (n / e - 1.0).abs() < 1e-9,
+            "{name}: expert {e} without limit {n}"
+        );
+    }
+    // The families' experts differ: a 2-D step schedule, Solomonik's timed
+    // placement of A, the 3-D grids' reductions (johnson, cosma print per
+    // rank: four ranks on the node).
+    let c = gflops("cannon", &expert("cannon"));
+    let s = gflops("solomonik", &expert("solomonik"));
+    let j = 4.0 * gflops("johnson", &expert("johnson"));
+    let k = 4.0 * gflops("cosma", &expert("cosma"));
+    assert!(
+        c > s && s > j && j > k,
+        "cannon {c} solomonik {s} johnson {j} cosma {k}"
+    );
 }

@@ -8,6 +8,7 @@ mod apps;
 mod backend_args;
 mod bench_external;
 mod bench_optimize;
+mod bench_validate;
 mod calibrate;
 mod check;
 mod explain;
@@ -83,6 +84,10 @@ pub enum BenchCommand {
     /// Evaluates points of the space read as JSON lines on standard input,
     /// one JSON answer line each (the external tuners' protocol).
     Evaluate(bench_external::EvaluateArgs),
+    /// The simulator against every measured figure available (the ASI
+    /// paper's relative results, the wrapper logs' timing lines): predicted
+    /// vs measured, ratio, whether the ordering of variants matches.
+    SimValidate(bench_validate::SimValidateArgs),
 }
 
 /// Runs a parsed command line.
@@ -101,6 +106,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Bench(BenchCommand::Optimize(args)) => bench_optimize::bench(args),
         Command::Bench(BenchCommand::Space(args)) => bench_external::space(args),
         Command::Bench(BenchCommand::Evaluate(args)) => bench_external::evaluate(args),
+        Command::Bench(BenchCommand::SimValidate(args)) => bench_validate::run(args),
     }
 }
 

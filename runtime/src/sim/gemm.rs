@@ -1,0 +1,460 @@
+//! Per-algorithm communication schedules of the six DISTAL matrix
+//! multiplications (cannon, summa, pumma, solomonik, johnson, cosma).
+//!
+//! The generic flows of an application description say only "B shifts",
+//! "B is broadcast"; this module derives, from the algorithm's DISTAL
+//! schedule (`communicate`, `divide`, `stagger` statements of
+//! `test/tests-distributed.cpp` in Anjiang-Wei/taco, cited per pattern in
+//! `runtime/SIMULATION.md`), which tile each GEMM step reads, from the
+//! processor the placement tasks put it on, and which steps' copies can
+//! overlap which GEMMs:
+//!
+//! - **Stepped** (cannon, summa, pumma, solomonik): the GEMM is a single
+//!   task launched `K` times from every point `(i, j)` of an inner index
+//!   launch. Step `s` reads `B(i, k)` and `C(k, j)`, with `k = s`
+//!   (SUMMA's and, inside a node, PUMMA's broadcast) or `k = (s + i + j)
+//!   mod K` (Cannon's and Solomonik's `stagger`). `A(i, j)` stays put.
+//! - **Projected** (johnson, cosma): the GEMM is an index launch over a
+//!   3-D grid; point `(i, j, k)` reads the `B` tile placed on the face
+//!   `(i, 0, k)`, the `C` tile on `(0, j, k)` (each placement domain is the
+//!   GEMM grid with one axis collapsed), and its partial `A(i, j)` is
+//!   reduced into the placement of `A` on `(i, j, 0)`.
+//!
+//! Overlap: the points of an index launch are all mapped at once, so every
+//! copy is issued when the launch starts and a processor runs its GEMMs as
+//! their inputs arrive. The steps of a stepped GEMM are mapped ahead too,
+//! unless `InstanceLimit` on the GEMM task caps the tasks in flight at one
+//! per processor (the DISTAL experts' `InstanceLimit task_4 1`): the next
+//! step is then mapped, and its tiles copied, only when the previous step
+//! finished (the wrapper log `cannon.log` shows it: a GPU's next `task_4`
+//! is mapped one GEMM time after the previous one).
+
+use crate::app::{App, FlowKind, Launch};
+
+use super::plan::{FlowPlan, TaskPlan};
+use super::topology::{MemId, ProcId, Resource, Route, Topo};
+
+/// How the GEMM task's points find their tiles.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shape {
+    /// A single task launched `K` times per point of `parent`; `skew`
+    /// gives Cannon's staggered `k`.
+    Stepped { parent: usize, skew: bool },
+    /// An index launch whose points project onto the placement grids.
+    Projected,
+}
+
+/// Which operand of `A += B * C`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Operand {
+    B,
+    C,
+}
+
+/// One input operand the GEMM reads from a placement task's tiles.
+#[derive(Debug, Clone)]
+pub struct Input {
+    pub operand: Operand,
+    /// The placement task (task_2 / task_3) and its argument.
+    pub placement: usize,
+    pub placement_arg: usize,
+    /// The GEMM task's argument.
+    pub arg: usize,
+    /// Bytes of one tile.
+    pub bytes: f64,
+}
+
+/// The partial results a 3-D GEMM reduces into the placement of `A`.
+#[derive(Debug, Clone)]
+pub struct Reduce {
+    pub placement: usize,
+    pub placement_arg: usize,
+    pub arg: usize,
+    pub bytes: f64,
+}
+
+/// The schedule of an application's GEMM task.
+#[derive(Debug, Clone)]
+pub struct GemmPlan {
+    /// The GEMM (cuBLAS) task.
+    pub task: usize,
+    pub shape: Shape,
+    pub inputs: Vec<Input>,
+    pub reduce: Option<Reduce>,
+}
+
+/// The schedule a communication pattern names, if it is one of the six
+/// matrix multiplications'.
+fn shape_of(pattern: &str) -> Option<(bool, bool)> {
+    // (stepped, skew)
+    match pattern {
+        "systolic" | "2.5d" => Some((true, true)),
+        "broadcast" | "skewed-broadcast" => Some((true, false)),
+        "3d-broadcast-reduce" | "3d-grid" => Some((false, false)),
+        _ => None,
+    }
+}
+
+impl GemmPlan {
+    /// The GEMM schedule of `app`, or `None` for other applications. The
+    /// flows it takes over are removed from `flows`.
+    pub fn build(app: &App, tasks: &[TaskPlan], flows: &mut Vec<FlowPlan>) -> Option<GemmPlan> {
+        let (stepped, skew) = shape_of(app.communication.pattern.as_str())?;
+        let task = tasks.iter().position(|t| t.gemm && t.active)?;
+        let shape = if stepped {
+            let t = tasks[task].task;
+            if t.launch != Launch::Single {
+                return None;
+            }
+            let parent = tasks
+                .iter()
+                .position(|p| Some(p.task.name.as_str()) == t.parent.as_deref())?;
+            Shape::Stepped { parent, skew }
+        } else {
+            if tasks[task].task.launch != Launch::Index {
+                return None;
+            }
+            Shape::Projected
+        };
+        let mut inputs = Vec::new();
+        let mut reduce = None;
+        flows.retain(|f| {
+            let region = tasks[f.to].args.get(f.to_arg).map(|a| a.arg.name.as_str());
+            match f.kind {
+                FlowKind::Shift | FlowKind::Broadcast if f.to == task => {
+                    let operand = match region {
+                        Some("B") => Operand::B,
+                        Some("C") => Operand::C,
+                        _ => return true,
+                    };
+                    inputs.push(Input {
+                        operand,
+                        placement: f.from,
+                        placement_arg: f.from_arg,
+                        arg: f.to_arg,
+                        bytes: f.bytes,
+                    });
+                    false
+                }
+                FlowKind::Reduction if f.from == task && !stepped => {
+                    reduce = Some(Reduce {
+                        placement: f.to,
+                        placement_arg: f.to_arg,
+                        arg: f.from_arg,
+                        bytes: f.bytes,
+                    });
+                    false
+                }
+                // Solomonik at one replica (c = 1): the partial A of a
+                // task_5 point is the A tile its own GPU placed; what
+                // moves is followed by coherence.
+                FlowKind::Reduction if f.from == task => false,
+                _ => true,
+            }
+        });
+        Some(GemmPlan {
+            task,
+            shape,
+            inputs,
+            reduce,
+        })
+    }
+}
+
+/// Row-major coordinates of linear point `p` in `domain`.
+fn coords(p: u64, domain: &[u64]) -> [u64; 3] {
+    let mut out = [0u64; 3];
+    let mut rest = p;
+    for d in (0..domain.len().min(3)).rev() {
+        let e = domain[d].max(1);
+        out[d] = rest % e;
+        rest /= e;
+    }
+    out
+}
+
+/// Linear index in `domain` of `c`, each coordinate scaled from extent
+/// `ext` to the domain's (a collapsed face axis maps to 0).
+fn linear(c: &[u64; 3], ext: &[u64; 3], domain: &[u64]) -> u64 {
+    let mut p = 0u64;
+    for (d, &e) in domain.iter().enumerate().take(3) {
+        let e = e.max(1);
+        let x = (c[d] * e / ext[d].max(1)).min(e - 1);
+        p = p * e + x;
+    }
+    p
+}
+
+fn ext3(domain: &[u64]) -> [u64; 3] {
+    let mut e = [1u64; 3];
+    for (d, x) in domain.iter().enumerate().take(3) {
+        e[d] = (*x).max(1);
+    }
+    e
+}
+
+/// The placement piece of `input`'s tile read by GEMM unit `unit` at step
+/// `s`.
+fn tile(
+    plan: &super::plan::Plan,
+    g: &GemmPlan,
+    input: &Input,
+    unit_piece: u32,
+    s: u32,
+    steps: u32,
+) -> u64 {
+    let pdom = &plan.tasks[input.placement].task.domain;
+    match g.shape {
+        Shape::Stepped { parent, skew } => {
+            let dom = &plan.tasks[parent].task.domain;
+            let [i, j, _] = coords(u64::from(unit_piece), dom);
+            let e = ext3(dom);
+            let k_ext = u64::from(steps.max(1));
+            let s = u64::from(s);
+            let k = if skew { (s + i + j) % k_ext } else { s % k_ext };
+            match input.operand {
+                Operand::B => linear(&[i, k, 0], &[e[0], k_ext, 1], pdom),
+                Operand::C => linear(&[k, j, 0], &[k_ext, e[1], 1], pdom),
+            }
+        }
+        Shape::Projected => {
+            let dom = &plan.tasks[g.task].task.domain;
+            let c = coords(u64::from(unit_piece), dom);
+            linear(&c, &ext3(dom), pdom)
+        }
+    }
+}
+
+/// One copy a GEMM step waits for.
+struct Fetch {
+    /// Index of the (unit, step) job.
+    job: usize,
+    route: Route,
+    bytes: f64,
+}
+
+/// What one timed launch of the GEMM task took.
+pub struct Launched {
+    pub span: f64,
+    pub exposed: f64,
+}
+
+/// Times one launch of the GEMM task: the tile copies of every step
+/// (shared links share bandwidth among the copies issued together) and the
+/// GEMMs run one after another on each processor as their tiles arrive.
+///
+/// `base` are the launch's other copies (coherence, staging) per
+/// destination processor, `per_exec` the seconds of one execution of each
+/// unit. Bytes per resource are added to `totals`, busy time to `busy`.
+#[allow(clippy::too_many_arguments)]
+pub fn launch(
+    plan: &super::plan::Plan,
+    g: &GemmPlan,
+    t: &TaskPlan,
+    base: &[(ProcId, Route, f64)],
+    per_exec: &[f64],
+    totals: &mut Vec<(Resource, f64)>,
+    busy: &mut [f64],
+) -> Launched {
+    let topo = &plan.topo;
+    // Jobs: (unit index, step), in the order each processor runs them.
+    let mut jobs: Vec<(usize, u32)> = Vec::new();
+    for (ui, u) in t.units.iter().enumerate() {
+        for s in 0..u.execs.max(1) {
+            jobs.push((ui, s));
+        }
+    }
+    // Steps mapped ahead unless InstanceLimit holds the next one back.
+    let serial =
+        matches!(g.shape, Shape::Stepped { .. }) && t.instance_limit.is_some_and(|n| n <= 1);
+    let collect = t.collect_memory;
+    let mut fetches: Vec<Fetch> = Vec::new();
+    // (operand, tile, destination memory, job or 0) already copied.
+    let mut seen: Vec<(Operand, u64, MemId, u32)> = Vec::new();
+    for (job, &(ui, s)) in jobs.iter().enumerate() {
+        let u = &t.units[ui];
+        for input in &g.inputs {
+            let Some(ca) = t.args.get(input.arg) else {
+                continue;
+            };
+            let Some(dst) = topo.home(u.proc, ca.mem) else {
+                continue;
+            };
+            let placement = &plan.tasks[input.placement];
+            let Some(pa) = placement.args.get(input.placement_arg) else {
+                continue;
+            };
+            let piece = tile(plan, g, input, u.piece, s, u.execs);
+            let Some(owner) = placement.units.iter().find(|x| u64::from(x.piece) == piece) else {
+                continue;
+            };
+            let Some(src) = topo.home(owner.proc, pa.mem) else {
+                continue;
+            };
+            if src == dst {
+                continue;
+            }
+            // A tile already copied into this memory is reused: within the
+            // steps mapped together, and across steps unless CollectMemory
+            // frees each step's instances.
+            // Steps run one at a time and CollectMemory frees each one's
+            // instances: no reuse. Otherwise an instance once made stays.
+            let key_group = if serial && collect { job as u32 } else { 0 };
+            let key = (input.operand, piece, dst, key_group);
+            if seen.contains(&key) {
+                continue;
+            }
+            seen.push(key);
+            fetches.push(Fetch {
+                job,
+                route: topo.route(src, dst),
+                bytes: input.bytes,
+            });
+        }
+    }
+
+    // Contention per group of copies issued together: all of them when
+    // the steps are mapped ahead, one step at a time when they are not.
+    let groups = if serial {
+        jobs.iter().map(|j| j.1).max().unwrap_or(0) + 1
+    } else {
+        1
+    };
+    let mut ready = vec![0.0f64; jobs.len()];
+    let mut base_ready: Vec<(ProcId, f64)> = Vec::new();
+    let mut res: Vec<(Resource, f64, f64, f64)> = Vec::new();
+    for group in 0..groups {
+        res.clear();
+        let in_group = |f: &Fetch| !serial || jobs[f.job].1 == group;
+        let add = |res: &mut Vec<(Resource, f64, f64, f64)>, route: &Route, bytes: f64| {
+            for h in route.legs() {
+                match res.iter_mut().find(|r| r.0 == h.res) {
+                    Some(r) => {
+                        r.1 += bytes;
+                        r.2 = r.2.max(h.latency_s);
+                    }
+                    None => res.push((h.res, bytes, h.latency_s, h.bytes_per_s)),
+                }
+            }
+        };
+        if group == 0 {
+            for (_, route, bytes) in base {
+                add(&mut res, route, *bytes);
+            }
+        }
+        for f in fetches.iter().filter(|f| in_group(f)) {
+            add(&mut res, &f.route, f.bytes);
+        }
+        let finish = |res: &[(Resource, f64, f64, f64)], route: &Route| {
+            let mut fin: f64 = 0.0;
+            for h in route.legs() {
+                if let Some(r) = res.iter().find(|r| r.0 == h.res) {
+                    fin = fin.max(r.2 + r.1 / r.3);
+                }
+            }
+            fin
+        };
+        if group == 0 {
+            for (p, route, _) in base {
+                let fin = finish(&res, route);
+                match base_ready.iter_mut().find(|x| x.0 == *p) {
+                    Some(x) => x.1 = x.1.max(fin),
+                    None => base_ready.push((*p, fin)),
+                }
+            }
+        }
+        for f in fetches.iter().filter(|f| in_group(f)) {
+            ready[f.job] = ready[f.job].max(finish(&res, &f.route));
+        }
+        for r in &res {
+            match totals.iter_mut().find(|x| x.0 == r.0) {
+                Some(x) => x.1 += r.1,
+                None => totals.push((r.0, r.1)),
+            }
+        }
+    }
+
+    // Each processor runs its jobs in order.
+    let mut procs: Vec<(ProcId, f64, f64)> = Vec::new(); // (proc, clock, compute)
+    for (job, &(ui, _)) in jobs.iter().enumerate() {
+        let p = t.units[ui].proc;
+        let start = base_ready.iter().find(|x| x.0 == p).map_or(0.0, |x| x.1);
+        let slot = match procs.iter().position(|x| x.0 == p) {
+            Some(i) => i,
+            None => {
+                procs.push((p, start, 0.0));
+                procs.len() - 1
+            }
+        };
+        let exec = per_exec.get(ui).copied().unwrap_or(0.0);
+        let clock = procs[slot].1;
+        procs[slot].1 = if serial {
+            // Mapped when the previous step finished: its copies start then.
+            clock + ready[job] + exec
+        } else {
+            clock.max(start + ready[job]) + exec
+        };
+        procs[slot].2 += exec;
+    }
+    let mut span: f64 = 0.0;
+    let mut exposed: f64 = 0.0;
+    for &(p, clock, compute) in &procs {
+        span = span.max(clock);
+        exposed = exposed.max(clock - compute);
+        busy[p] += compute;
+    }
+    Launched { span, exposed }
+}
+
+/// Copies of the partial `A` tiles into the placement of `A` (3-D GEMMs),
+/// for consumer unit `piece` of the placement task on processor `proc`.
+pub fn reduction_copies(
+    plan: &super::plan::Plan,
+    g: &GemmPlan,
+    consumer: &TaskPlan,
+    proc: ProcId,
+    piece: u32,
+    out: &mut Vec<(ProcId, Route, f64)>,
+) {
+    let Some(r) = &g.reduce else {
+        return;
+    };
+    let topo: &Topo = &plan.topo;
+    let gemm = &plan.tasks[g.task];
+    let (Some(ga), Some(ca)) = (gemm.args.get(r.arg), consumer.args.get(r.placement_arg)) else {
+        return;
+    };
+    let Some(dst) = topo.home(proc, ca.mem) else {
+        return;
+    };
+    let dom = &gemm.task.domain;
+    let pdom = &consumer.task.domain;
+    for u in &gemm.units {
+        let c = coords(u64::from(u.piece), dom);
+        if linear(&c, &ext3(dom), pdom) != u64::from(piece) {
+            continue;
+        }
+        let Some(src) = topo.home(u.proc, ga.mem) else {
+            continue;
+        };
+        if src != dst {
+            out.push((proc, topo.route(src, dst), r.bytes));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn coordinates_are_row_major_and_faces_collapse() {
+        assert_eq!(coords(3, &[2, 2]), [1, 1, 0]);
+        assert_eq!(coords(5, &[2, 2, 2]), [1, 0, 1]);
+        // Johnson's B placement (2,1,2): point (1,1,1) reads the tile on (1,0,1).
+        assert_eq!(linear(&[1, 1, 1], &[2, 2, 2], &[2, 1, 2]), 3);
+        // Its C placement (1,2,2): (1,1,1) reads (0,1,1).
+        assert_eq!(linear(&[1, 1, 1], &[2, 2, 2], &[1, 2, 2]), 3);
+        assert_eq!(linear(&[1, 0, 0], &[2, 2, 1], &[2, 2, 1]), 2);
+    }
+}
