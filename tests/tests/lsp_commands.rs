@@ -98,10 +98,14 @@ fn optimize_reports_progress_and_applies_the_best_mapper_as_minimal_edits() {
         "{first}"
     );
     let last = reports[3]["params"]["value"]["message"].as_str().unwrap();
-    assert!(
-        last.contains("iteration 3/3") && last.contains("best 1.00x"),
-        "{last}"
-    );
+    // At or above the expert (the simulator's GEMM schedules let a mapper
+    // without the expert's InstanceLimit beat it).
+    let best: f64 = last
+        .rsplit("best ")
+        .next()
+        .and_then(|b| b.trim_end_matches('x').parse().ok())
+        .unwrap_or(0.0);
+    assert!(last.contains("iteration 3/3") && best >= 0.995, "{last}");
     assert_eq!(reports[3]["params"]["value"]["percentage"], 100);
 
     // One workspace edit, versioned, of minimal changes: an insertion.
