@@ -137,8 +137,30 @@ fn decision_differences(runner: &Runner<'_>, expert: &str, best: &str) -> Vec<St
     let (Some(e), Some(b)) = (runner.decisions(expert), runner.decisions(best)) else {
         return Vec::new();
     };
-    let (e, b) = (parameters(&e), parameters(&b));
     let mut out = Vec::new();
+    // What `parameters` leaves out: backpressure and instance collection
+    // (few, and often what decides a GEMM app), listed first.
+    for t in &b.tasks {
+        let Some(x) = e.tasks.iter().find(|x| x.task == t.task) else {
+            continue;
+        };
+        if x.instance_limit != t.instance_limit {
+            let show = |l: Option<u64>| l.map_or("none".to_string(), |n| n.to_string());
+            out.push(format!(
+                "instance_limit:{}: {} -> {}",
+                t.task,
+                show(x.instance_limit),
+                show(t.instance_limit)
+            ));
+        }
+        if x.collect_memory != t.collect_memory {
+            out.push(format!(
+                "collect:{}: {} -> {}",
+                t.task, x.collect_memory, t.collect_memory
+            ));
+        }
+    }
+    let (e, b) = (parameters(&e), parameters(&b));
     for (key, value) in &b {
         let before = e.get(key).map(String::as_str).unwrap_or("-");
         if before != value {
