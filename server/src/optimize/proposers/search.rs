@@ -36,7 +36,7 @@ use crate::autoguide::FeedbackMode;
 use crate::optimize::history::Record;
 use crate::optimize::rng::Rng;
 use crate::optimize::space::{
-    memories_for, propagated_layout, required_layout, IndexFn, LayoutChoice, Spec,
+    memories_for, propagated_layout, render, required_layout, IndexFn, LayoutChoice, Spec,
 };
 
 /// The rationale of a candidate that applies AutoGuide's edit.
@@ -132,7 +132,8 @@ impl SearchProposer {
                             || (stage(r) == a.stage
                                 && a.stage > 0
                                 && r.evaluation.status != a.status))
-                        && (ctx.resolve)(&r.source).is_some()
+                        // It compiled (the run kept its decisions).
+                        && r.evaluation.decisions.is_some()
                 }
             };
             let improved = self.anchor.as_ref().is_some_and(|a| r.score > a.score);
@@ -402,7 +403,9 @@ impl SearchProposer {
         // The evenest placement first: the points each processor gets,
         // read from the resolved candidates (no run needed).
         let imbalance = |spec: &Spec| -> f64 {
-            let text = ctx.render(&anchor.text, base, spec);
+            // The stacked form decides the same points as the in-place one
+            // (which is checked against it) for one resolve instead of several.
+            let text = render(&anchor.text, base, spec, ctx.app);
             let Some(d) = (ctx.resolve)(&text) else {
                 return f64::INFINITY;
             };
