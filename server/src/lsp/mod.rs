@@ -6,8 +6,12 @@
 //! without a server.
 //!
 //! Protocol glue (LSP types, async, state):
-//! - [`server`]          the `LanguageServer` impl: capability negotiation,
-//!   document sync, one thin handler per request.
+//! - [`server`]          the `LanguageServer` impl, protocol wiring only (one
+//!   line per method); each request family in its own submodule:
+//!   `capabilities` (initialize), `sync` (documents, settings, publishing),
+//!   `language` (completion, hover, tokens, symbols, ...), `goto`
+//!   (navigation), `editing` (formatting, code actions, lenses), `running`
+//!   (commands and `$/progress`).
 //! - [`state`]           open documents (owned `Arc` snapshots in a DashMap),
 //!   the negotiated encoding, settings, project files, semantic-token results.
 //! - [`config`]          settings (initializationOptions, workspace/configuration)

@@ -1,0 +1,314 @@
+//! Editing requests: formatting, code actions (quick fixes and source
+//! actions), code lenses.
+
+use mapwright_grammar::line_index::Encoding;
+use mapwright_grammar::Span;
+use serde_json::json;
+use tower_lsp::jsonrpc::Result;
+use tower_lsp::lsp_types::*;
+
+use crate::lsp::analysis::Analysis;
+use crate::lsp::code_actions::missing_machines;
+use crate::lsp::commands::{self};
+use crate::lsp::convert::{self, DiagnosticData, FixData};
+use crate::lsp::formatting::{format_document, format_selection};
+use crate::lsp::state::Document;
+use crate::lsp::target::{merged_diagnostics, Resolution};
+
+use super::*;
+
+/// Kind of the "Format" source action.
+pub(super) const SOURCE_FORMAT: &str = "source.format";
+/// Kind of the "Add missing `mgpu = Machine(GPU);`" source action.
+pub(super) const SOURCE_ADD_MACHINE: &str = "source.addMissingMachine";
+/// Kind of the "Explain mapping decisions" source action.
+pub(super) const SOURCE_EXPLAIN: &str = "source.explainMapping";
+/// Kind of the "Optimize this mapper" source action.
+pub(super) const SOURCE_OPTIMIZE: &str = "source.optimizeMapper";
+
+impl Backend {
+    pub(super) async fn handle_formatting(
+        &self,
+        params: DocumentFormattingParams,
+    ) -> Result<Option<Vec<TextEdit>>> {
+        let Some((doc, a)) = self.snapshot(&params.text_document.uri).await? else {
+            return Ok(None);
+        };
+        let enc = self.state.encoding();
+        let edits = self
+            .guarded("formatting", || {
+                proto::text_edits(&a, &format_document(&a), enc)
+            })
+            .await?;
+        self.unless_stale(&doc, Some(edits))
+    }
+
+    pub(super) async fn handle_range_formatting(
+        &self,
+        params: DocumentRangeFormattingParams,
+    ) -> Result<Option<Vec<TextEdit>>> {
+        let Some((doc, a)) = self.snapshot(&params.text_document.uri).await? else {
+            return Ok(None);
+        };
+        let enc = self.state.encoding();
+        let edits = self
+            .guarded("range formatting", || {
+                let range = convert::span(&a.index, params.range, enc);
+                proto::text_edits(&a, &format_selection(&a, range), enc)
+            })
+            .await?;
+        self.unless_stale(&doc, Some(edits))
+    }
+
+    pub(super) async fn handle_code_action(
+        &self,
+        params: CodeActionParams,
+    ) -> Result<Option<CodeActionResponse>> {
+        let uri = params.text_document.uri;
+        let Some((doc, a)) = self.snapshot(&uri).await? else {
+            return Ok(None);
+        };
+        let enc = self.state.encoding();
+        let target = self.state.target(&uri);
+        let resolution = target.as_ref().and_then(|t| doc.cached_resolution(t));
+        let has_app = target.as_ref().is_some_and(|t| t.app.is_some());
+        let actions = self
+            .guarded("code actions", || {
+                let mut out = code_actions(
+                    &uri,
+                    &doc,
+                    &a,
+                    resolution.as_deref(),
+                    &params.context,
+                    params.range,
+                    enc,
+                );
+                if has_app {
+                    out.extend(command_actions(&uri, &params.context.only));
+                }
+                out
+            })
+            .await?;
+        self.unless_stale(&doc, Some(actions))
+    }
+
+    pub(super) async fn handle_code_lens(
+        &self,
+        params: CodeLensParams,
+    ) -> Result<Option<Vec<CodeLens>>> {
+        let uri = params.text_document.uri;
+        if self.state.doc(&uri).is_none() {
+            return Ok(None);
+        }
+        let Some(target) = self.state.target(&uri).filter(|t| t.app.is_some()) else {
+            return Ok(None);
+        };
+        let settings = self.state.settings();
+        let project = self.state.project(&uri);
+        let proposer = project
+            .as_ref()
+            .and_then(|p| p.proposer.clone())
+            .or(settings.proposer.clone())
+            .unwrap_or_else(|| "search".into());
+        let at_top = Range::new(Position::new(0, 0), Position::new(0, 0));
+        let lens = |title: String, command: &str, show: bool| CodeLens {
+            range: at_top,
+            command: Some(Command {
+                title,
+                command: command.to_string(),
+                arguments: Some(vec![if show {
+                    json!({"uri": uri, "show": true})
+                } else {
+                    json!(uri)
+                }]),
+            }),
+            data: None,
+        };
+        let machine = target.machine_name().to_string();
+        Ok(Some(vec![
+            lens(
+                format!(
+                    "Optimize this mapper ({proposer}, {} iterations)",
+                    settings.optimize.iterations
+                ),
+                commands::OPTIMIZE,
+                false,
+            ),
+            lens(format!("Run on {machine}"), commands::RUN, false),
+            lens(
+                "Explain mapping decisions".to_string(),
+                commands::EXPLAIN,
+                true,
+            ),
+        ]))
+    }
+}
+
+/// True if an action of `kind` passes the request's `only` filter (a filter
+/// entry matches its own kind and every sub-kind: `source` matches
+/// `source.format`).
+pub(super) fn kind_allowed(only: &Option<Vec<CodeActionKind>>, kind: &CodeActionKind) -> bool {
+    match only {
+        None => true,
+        Some(list) => list.iter().any(|o| {
+            let (o, k) = (o.as_str(), kind.as_str());
+            k == o || k.starts_with(&format!("{o}."))
+        }),
+    }
+}
+
+/// The source actions that run a command: "Explain mapping decisions" and
+/// "Optimize this mapper".
+pub(super) fn command_actions(
+    uri: &Url,
+    only: &Option<Vec<CodeActionKind>>,
+) -> Vec<CodeActionOrCommand> {
+    let mut out = Vec::new();
+    for (kind, title, command) in [
+        (
+            SOURCE_EXPLAIN,
+            "Explain mapping decisions",
+            commands::EXPLAIN,
+        ),
+        (SOURCE_OPTIMIZE, "Optimize this mapper", commands::OPTIMIZE),
+    ] {
+        let kind = CodeActionKind::new(kind);
+        if !kind_allowed(only, &kind) {
+            continue;
+        }
+        out.push(CodeActionOrCommand::CodeAction(CodeAction {
+            title: title.to_string(),
+            kind: Some(kind),
+            command: Some(Command {
+                title: title.to_string(),
+                command: command.to_string(),
+                arguments: Some(vec![json!({"uri": uri, "show": true})]),
+            }),
+            ..Default::default()
+        }));
+    }
+    out
+}
+
+/// Quick fixes from the diagnostics' data, plus the source actions.
+pub(super) fn code_actions(
+    uri: &Url,
+    doc: &Document,
+    a: &Analysis,
+    resolution: Option<&Resolution>,
+    context: &CodeActionContext,
+    range: Range,
+    enc: Encoding,
+) -> Vec<CodeActionOrCommand> {
+    let mut out = Vec::new();
+    if kind_allowed(&context.only, &CodeActionKind::QUICKFIX) {
+        for d in &context.diagnostics {
+            let source = d.source.as_deref();
+            if source != Some("mapwright") && source != Some("autoguide") {
+                continue;
+            }
+            let fixes = match d
+                .data
+                .clone()
+                .and_then(|v| serde_json::from_value::<DiagnosticData>(v).ok())
+            {
+                Some(data) if data.version == doc.version => data.fixes,
+                // Fixes for another version would edit the wrong text.
+                Some(_) => continue,
+                // A client that drops `data`: recompute from the current
+                // parse (AutoGuide's fixes are not recomputed).
+                None if source == Some("mapwright") => {
+                    current_fixes(uri, doc, a, resolution, d, enc)
+                }
+                None => continue,
+            };
+            let preferred = fixes.len() == 1 && fixes[0].safe;
+            for fix in fixes {
+                out.push(CodeActionOrCommand::CodeAction(CodeAction {
+                    title: fix.title,
+                    kind: Some(CodeActionKind::QUICKFIX),
+                    diagnostics: Some(vec![d.clone()]),
+                    edit: Some(proto::workspace_edit(uri, fix.edits)),
+                    is_preferred: preferred.then_some(true),
+                    ..Default::default()
+                }));
+            }
+        }
+    }
+    let span = convert::span(&a.index, range, enc);
+    for m in missing_machines(a) {
+        let touches = m
+            .uses
+            .iter()
+            .any(|u| u.start <= span.end && span.start <= u.end);
+        let kind = if touches {
+            CodeActionKind::QUICKFIX
+        } else {
+            CodeActionKind::new(SOURCE_ADD_MACHINE)
+        };
+        if !kind_allowed(&context.only, &kind) {
+            continue;
+        }
+        let edit = TextEdit::new(
+            convert::range(&a.index, Span::at(m.insert_at), enc),
+            m.text.clone(),
+        );
+        out.push(CodeActionOrCommand::CodeAction(CodeAction {
+            title: format!("Add missing `{} = Machine({});`", m.name, m.kind),
+            kind: Some(kind),
+            edit: Some(proto::workspace_edit(uri, vec![edit])),
+            ..Default::default()
+        }));
+    }
+    let format_kind = CodeActionKind::new(SOURCE_FORMAT);
+    if kind_allowed(&context.only, &format_kind) {
+        let edits = format_document(a);
+        if !edits.is_empty() {
+            out.push(CodeActionOrCommand::CodeAction(CodeAction {
+                title: "Format".into(),
+                kind: Some(format_kind),
+                edit: Some(proto::workspace_edit(
+                    uri,
+                    proto::text_edits(a, &edits, enc),
+                )),
+                ..Default::default()
+            }));
+        }
+    }
+    out
+}
+
+/// The fixes of the current diagnostic with the same code and range as `d`.
+pub(super) fn current_fixes(
+    uri: &Url,
+    doc: &Document,
+    a: &Analysis,
+    resolution: Option<&Resolution>,
+    d: &Diagnostic,
+    enc: Encoding,
+) -> Vec<FixData> {
+    let all = merged_diagnostics(a, resolution);
+    let current = convert::diagnostics(uri, doc.version, &a.index, &all, enc, true);
+    current
+        .into_iter()
+        .find(|c| c.range == d.range && c.code == d.code)
+        .and_then(|c| c.data)
+        .and_then(|v| serde_json::from_value::<DiagnosticData>(v).ok())
+        .map(|data| data.fixes)
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn code_action_kind_filter() {
+        let only = Some(vec![CodeActionKind::SOURCE]);
+        assert!(kind_allowed(&only, &CodeActionKind::new(SOURCE_FORMAT)));
+        assert!(!kind_allowed(&only, &CodeActionKind::QUICKFIX));
+        assert!(kind_allowed(&None, &CodeActionKind::QUICKFIX));
+        let only = Some(vec![CodeActionKind::new("source.f")]);
+        assert!(!kind_allowed(&only, &CodeActionKind::new(SOURCE_FORMAT)));
+    }
+}

@@ -1,0 +1,609 @@
+//! `workspace/executeCommand`: explain, run and optimize on blocking threads
+//! with `$/progress`, cancellation, and applying the optimized mapper.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+use tower_lsp::jsonrpc::{Error, ErrorCode, Result};
+use tower_lsp::lsp_types::*;
+use tower_lsp::Client;
+
+use crate::lsp::commands::{self, CommandArgs, Setup, Step};
+use crate::lsp::diff::minimal_edits;
+use crate::lsp::state::{Document, State};
+
+use super::sync::publish;
+use super::*;
+
+/// Cleans up after `mapwright.optimize` however its future ends: marks the
+/// document free, forgets the progress token, and if the request was
+/// dropped before it finished (`$/cancelRequest`), stops the loop and ends
+/// the progress.
+struct Running {
+    state: Arc<State>,
+    client: Client,
+    uri: Url,
+    token: Option<ProgressToken>,
+    cancel: Arc<AtomicBool>,
+    done: bool,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.state.stop_optimizing(&self.uri);
+        if let Some(t) = &self.token {
+            self.state.end_progress(&token_key(t));
+        }
+        if self.done {
+            return;
+        }
+        self.cancel.store(true, Ordering::SeqCst);
+        if let (Some(token), Ok(handle)) =
+            (self.token.clone(), tokio::runtime::Handle::try_current())
+        {
+            let client = self.client.clone();
+            handle.spawn(async move {
+                client
+                    .send_notification::<notification::Progress>(ProgressParams {
+                        token,
+                        value: ProgressParamsValue::WorkDone(WorkDoneProgress::End(
+                            WorkDoneProgressEnd {
+                                message: Some("cancelled".into()),
+                            },
+                        )),
+                    })
+                    .await;
+            });
+        }
+    }
+}
+
+impl Backend {
+    pub(super) async fn handle_execute_command(
+        &self,
+        params: ExecuteCommandParams,
+    ) -> Result<Option<Value>> {
+        // A command sent right after `initialized` runs with the configured
+        // settings, not the defaults (see `State::set_ready`).
+        self.state
+            .wait_ready(crate::lsp::lifecycle::READY_FALLBACK)
+            .await;
+        let command = params.command.as_str();
+        match command {
+            DEBUG_PANIC_COMMAND => {
+                self.guarded("mapwright.debugPanic", || -> Option<Value> {
+                    panic!("mapwright.debugPanic was called (deliberate panic)")
+                })
+                .await
+            }
+            commands::EXPLAIN | commands::RUN | commands::OPTIMIZE => {
+                let args = commands::parse_args(&params.arguments)
+                    .map_err(|e| Error::invalid_params(format!("{command}: {e}")))?;
+                let result = match command {
+                    commands::EXPLAIN => self.explain(args).await,
+                    commands::RUN => self.run_mapper(args).await,
+                    _ => {
+                        self.optimize(args, params.work_done_progress_params.work_done_token)
+                            .await
+                    }
+                };
+                if let Err(e) = &result {
+                    self.log(
+                        MessageType::WARNING,
+                        format!("mapwright: {command} failed: {}", e.message),
+                    )
+                    .await;
+                }
+                result
+            }
+            other => Err(Error::invalid_params(format!("unknown command `{other}`"))),
+        }
+    }
+
+    /// `window/workDoneProgress/cancel`: stops the work behind the token.
+    pub async fn work_done_progress_cancel(&self, params: WorkDoneProgressCancelParams) {
+        let key = token_key(&params.token);
+        if !self.state.cancel_progress(&key) {
+            self.log(
+                MessageType::INFO,
+                format!("mapwright: cancel for unknown progress token {key}"),
+            )
+            .await;
+        }
+    }
+
+    /// The open document at `uri`, or an error for the command.
+    pub(super) fn open_doc(&self, uri: &Url) -> Result<Arc<Document>> {
+        self.state
+            .doc(uri)
+            .ok_or_else(|| Error::invalid_params(format!("{uri} is not open")))
+    }
+
+    /// What a run of `uri` needs (settings and project file), or why not.
+    pub(super) fn setup(&self, uri: &Url) -> Result<Setup> {
+        let target = self.state.target(uri);
+        let project = self.state.project(uri);
+        Setup::new(
+            target.as_deref(),
+            project.as_deref(),
+            &self.state.settings(),
+        )
+        .map_err(Error::invalid_params)
+    }
+
+    /// Runs `f` on a blocking thread under [`guard::catch`]; a panic
+    /// becomes an internal error (logged).
+    pub(super) async fn blocking<T: Send + 'static>(
+        &self,
+        what: &str,
+        f: impl FnOnce() -> T + Send + 'static,
+    ) -> Result<T> {
+        let msg = match tokio::task::spawn_blocking(move || guard::catch(f)).await {
+            Ok(Ok(v)) => return Ok(v),
+            Ok(Err(m)) => m,
+            Err(e) => e.to_string(),
+        };
+        let text = format!("mapwright: internal error in {what}: {msg}");
+        self.log(MessageType::ERROR, &text).await;
+        Err(Error {
+            code: ErrorCode::InternalError,
+            message: text.into(),
+            data: None,
+        })
+    }
+
+    /// Shows a command's text: as a document when the client can open one
+    /// (written under `.mapwright/` next to the mapper), else as a message.
+    pub(super) async fn show_text(&self, uri: &Url, name: &str, text: &str) {
+        if self.state.flags().show_document {
+            if let Ok(path) = uri.to_file_path() {
+                let stem = path
+                    .file_stem()
+                    .map(|s| s.to_string_lossy().into_owned())
+                    .unwrap_or_else(|| "mapper".into());
+                let dir = path
+                    .parent()
+                    .unwrap_or(std::path::Path::new("."))
+                    .join(".mapwright");
+                let file = dir.join(format!("{stem}.{name}.txt"));
+                let written =
+                    std::fs::create_dir_all(&dir).and_then(|_| std::fs::write(&file, text));
+                if let (Ok(()), Ok(file_uri)) = (written, Url::from_file_path(&file)) {
+                    let shown = self
+                        .client
+                        .show_document(ShowDocumentParams {
+                            uri: file_uri,
+                            external: Some(false),
+                            take_focus: Some(true),
+                            selection: None,
+                        })
+                        .await;
+                    if matches!(shown, Ok(true)) {
+                        return;
+                    }
+                }
+            }
+        }
+        self.client.show_message(MessageType::INFO, text).await;
+    }
+
+    /// `mapwright.explain`: the decisions as text (`text`, `summary`).
+    pub(super) async fn explain(&self, args: CommandArgs) -> Result<Option<Value>> {
+        let doc = self.open_doc(&args.uri)?;
+        let setup = self.setup(&args.uri)?;
+        let target = self
+            .state
+            .target(&args.uri)
+            .ok_or_else(|| Error::invalid_params("no application is configured"))?;
+        let d = doc.clone();
+        let text = self
+            .blocking("mapwright.explain", move || {
+                let r = d.resolution(&target);
+                r.decisions.as_ref().map(|decisions| {
+                    mapwright_runtime::resolve_mapping::render_decisions(
+                        decisions,
+                        &d.text,
+                        &setup.app,
+                        &setup.machine,
+                    )
+                })
+            })
+            .await?
+            .ok_or_else(|| Error::invalid_params("the mapping could not be resolved"))?;
+        if args.show {
+            self.show_text(&args.uri, "explain", &text).await;
+        }
+        let summary = text.lines().take(2).collect::<Vec<_>>().join("; ");
+        Ok(Some(json!({
+            "text": text,
+            "summary": summary,
+            "version": doc.version,
+        })))
+    }
+
+    /// `mapwright.run`: runs the mapper once; shows the result as a message
+    /// and AutoGuide's feedback as diagnostics until the next edit.
+    pub(super) async fn run_mapper(&self, args: CommandArgs) -> Result<Option<Value>> {
+        let doc = self.open_doc(&args.uri)?;
+        let setup = self.setup(&args.uri)?;
+        let text = doc.text.clone();
+        let result = self
+            .blocking("mapwright.run", move || commands::run_once(&setup, &text))
+            .await?
+            .map_err(Error::invalid_params)?;
+        let diags =
+            commands::feedback_diagnostics(&doc.text, doc.version, &result, self.state.encoding());
+        self.state.set_run_feedback(&doc.uri, doc.version, diags);
+        publish(&self.state, &self.client, doc.clone()).await;
+        let ty = if result.ok() {
+            MessageType::INFO
+        } else {
+            MessageType::WARNING
+        };
+        self.client
+            .show_message(ty, format!("Mapper run: {}", result.summary))
+            .await;
+        Ok(Some(result.to_json()))
+    }
+
+    pub(super) async fn progress(&self, token: &Option<ProgressToken>, value: WorkDoneProgress) {
+        if let Some(token) = token {
+            self.client
+                .send_notification::<notification::Progress>(ProgressParams {
+                    token: token.clone(),
+                    value: ProgressParamsValue::WorkDone(value),
+                })
+                .await;
+        }
+    }
+
+    /// The token to report progress with: the client's, or one the server
+    /// creates when the client supports that; its cancel flag is `cancel`.
+    pub(super) async fn progress_token(
+        &self,
+        given: Option<ProgressToken>,
+        cancel: &Arc<AtomicBool>,
+    ) -> Option<ProgressToken> {
+        let token = match given {
+            Some(t) => t,
+            None if self.state.flags().work_done_progress => {
+                let t =
+                    NumberOrString::String(self.state.next_progress_token("mapwright-optimize"));
+                let created = self
+                    .client
+                    .send_request::<request::WorkDoneProgressCreate>(WorkDoneProgressCreateParams {
+                        token: t.clone(),
+                    })
+                    .await;
+                if let Err(e) = created {
+                    self.log(
+                        MessageType::WARNING,
+                        format!("mapwright: window/workDoneProgress/create failed: {e}"),
+                    )
+                    .await;
+                    return None;
+                }
+                t
+            }
+            None => return None,
+        };
+        self.state
+            .register_progress(token_key(&token), cancel.clone());
+        Some(token)
+    }
+
+    /// `mapwright.optimize`: the optimizer loop in the background with
+    /// progress, then the best mapper applied as one edit of minimal text
+    /// changes if the document did not change meanwhile, else offered as a
+    /// new document.
+    pub(super) async fn optimize(
+        &self,
+        args: CommandArgs,
+        given_token: Option<ProgressToken>,
+    ) -> Result<Option<Value>> {
+        let uri = args.uri.clone();
+        let doc = self.open_doc(&uri)?;
+        let setup = self.setup(&uri)?;
+        // Configuration problems are reported before anything starts.
+        setup.proposer().map_err(Error::invalid_params)?;
+        setup.executor().map_err(Error::invalid_params)?;
+        let cancel = Arc::new(AtomicBool::new(false));
+        if !self.state.start_optimizing(&uri, cancel.clone()) {
+            return Err(Error::invalid_params(format!(
+                "{uri} is already being optimized"
+            )));
+        }
+        let token = self.progress_token(given_token, &cancel).await;
+        let mut running = Running {
+            state: self.state.clone(),
+            client: self.client.clone(),
+            uri: uri.clone(),
+            token: token.clone(),
+            cancel: cancel.clone(),
+            done: false,
+        };
+        self.progress(
+            &token,
+            WorkDoneProgress::Begin(WorkDoneProgressBegin {
+                title: "Optimizing mapper".into(),
+                cancellable: Some(true),
+                message: Some(format!(
+                    "{} · {} iterations · {} on {} ({})",
+                    setup.proposer,
+                    setup.optimize.iterations,
+                    setup.app.name,
+                    setup.machine.name,
+                    setup.runtime_name()
+                )),
+                percentage: Some(0),
+            }),
+        )
+        .await;
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Step>();
+        let text = doc.text.clone();
+        let path = uri.to_file_path().ok();
+        let loop_setup = setup.clone();
+        let loop_cancel = cancel.clone();
+        let handle = tokio::task::spawn_blocking(move || {
+            guard::catch(move || {
+                let mut step = |s: Step| {
+                    let _ = tx.send(s);
+                };
+                commands::optimize_blocking(
+                    &loop_setup,
+                    &text,
+                    path.as_deref(),
+                    loop_cancel,
+                    &mut step,
+                )
+            })
+        });
+        while let Some(step) = rx.recv().await {
+            self.progress(
+                &token,
+                WorkDoneProgress::Report(WorkDoneProgressReport {
+                    cancellable: Some(true),
+                    message: Some(step.message()),
+                    percentage: Some(step.percentage()),
+                }),
+            )
+            .await;
+        }
+        let failure = match handle.await {
+            Ok(Ok(Ok(optimized))) => {
+                let value = self.finish_optimize(&doc, &setup, optimized).await;
+                let summary = value["summary"].as_str().unwrap_or("done").to_string();
+                self.progress(
+                    &token,
+                    WorkDoneProgress::End(WorkDoneProgressEnd {
+                        message: Some(summary),
+                    }),
+                )
+                .await;
+                running.done = true;
+                return Ok(Some(value));
+            }
+            Ok(Ok(Err(msg))) => Error::invalid_params(msg),
+            Ok(Err(panic)) => Error {
+                code: ErrorCode::InternalError,
+                message: format!("mapwright: internal error in mapwright.optimize: {panic}").into(),
+                data: None,
+            },
+            Err(join) => Error {
+                code: ErrorCode::InternalError,
+                message: format!("mapwright: internal error in mapwright.optimize: {join}").into(),
+                data: None,
+            },
+        };
+        self.progress(
+            &token,
+            WorkDoneProgress::End(WorkDoneProgressEnd {
+                message: Some(failure.message.to_string()),
+            }),
+        )
+        .await;
+        running.done = true;
+        Err(failure)
+    }
+
+    /// Applies or offers the best mapper; returns the command's result.
+    pub(super) async fn finish_optimize(
+        &self,
+        doc: &Arc<Document>,
+        setup: &Setup,
+        optimized: commands::Optimized,
+    ) -> Value {
+        let report = &optimized.report;
+        let best = report.best_mapper.clone();
+        let initial = report.records.first().and_then(|r| r.normalized);
+        let candidates = report.records.len().saturating_sub(1);
+        let mut new_document: Option<Url> = None;
+        let mut applied = false;
+        let summary = if report.cancelled {
+            format!(
+                "cancelled after {candidates} candidate(s); the mapper was left unchanged (best so far {})",
+                commands::times(report.best_normalized)
+            )
+        } else if !report.improved() || best == doc.text {
+            format!(
+                "no candidate beat the mapper as written ({} the expert mapper after {candidates} candidate(s)); nothing to apply",
+                commands::times(initial)
+            )
+        } else {
+            let current = self.state.doc(&doc.uri);
+            let result = match &current {
+                Some(c) if c.version == doc.version => self.apply_in_place(doc, &best).await,
+                Some(c) => Err(format!(
+                    "the mapper changed while the optimizer ran (version {} -> {})",
+                    doc.version, c.version
+                )),
+                None => Err("the mapper was closed while the optimizer ran".to_string()),
+            };
+            match result {
+                Ok(()) => {
+                    applied = true;
+                    format!(
+                        "applied the best mapper (iteration {}): {} the expert mapper, was {}",
+                        report.best_iteration,
+                        commands::times(report.best_normalized),
+                        commands::times(initial)
+                    )
+                }
+                Err(why) => {
+                    new_document = self.offer_document(&doc.uri, &best).await;
+                    let offered = match &new_document {
+                        Some(u) => format!("; it is offered as {u}"),
+                        None => "; it is in the command's result".to_string(),
+                    };
+                    format!(
+                        "{why}, so the best mapper (iteration {}, {} the expert mapper) was not applied{offered}",
+                        report.best_iteration,
+                        commands::times(report.best_normalized)
+                    )
+                }
+            }
+        };
+        let ty = if applied || report.cancelled || !report.improved() {
+            MessageType::INFO
+        } else {
+            MessageType::WARNING
+        };
+        self.client
+            .show_message(ty, format!("Mapper optimize: {summary}"))
+            .await;
+        json!({
+            "best_normalized": report.best_normalized,
+            "best_iteration": report.best_iteration,
+            "initial_normalized": initial,
+            "applied": applied,
+            "cancelled": report.cancelled,
+            "candidates": candidates,
+            "summary": summary,
+            "report_dir": optimized.report_dir.as_ref().map(|d| d.display().to_string()),
+            "new_document": new_document,
+            "best_mapper": best,
+            "proposer": setup.proposer,
+            "runtime": setup.runtime_name(),
+        })
+    }
+
+    /// One `workspace/applyEdit` of minimal changes from `doc`'s text to
+    /// `best`, versioned when the client supports it.
+    pub(super) async fn apply_in_place(
+        &self,
+        doc: &Arc<Document>,
+        best: &str,
+    ) -> std::result::Result<(), String> {
+        let flags = self.state.flags();
+        if !flags.apply_edit {
+            return Err("the editor cannot apply workspace edits".into());
+        }
+        let enc = self.state.encoding();
+        let edits = guard::catch(|| {
+            let a = doc.analysis();
+            proto::text_edits(&a, &minimal_edits(&doc.text, best), enc)
+        })
+        .map_err(|msg| format!("internal error computing the edit: {msg}"))?;
+        let edit = if flags.document_changes {
+            WorkspaceEdit {
+                document_changes: Some(DocumentChanges::Edits(vec![TextDocumentEdit {
+                    text_document: OptionalVersionedTextDocumentIdentifier {
+                        uri: doc.uri.clone(),
+                        version: Some(doc.version),
+                    },
+                    edits: edits.into_iter().map(OneOf::Left).collect(),
+                }])),
+                ..Default::default()
+            }
+        } else {
+            proto::workspace_edit(&doc.uri, edits)
+        };
+        let response = self
+            .client
+            .send_request::<request::ApplyWorkspaceEdit>(ApplyWorkspaceEditParams {
+                label: Some("Optimize mapper".into()),
+                edit,
+            })
+            .await
+            .map_err(|e| format!("workspace/applyEdit failed: {e}"))?;
+        if response.applied {
+            Ok(())
+        } else {
+            Err(format!(
+                "the editor did not apply the edit{}",
+                response
+                    .failure_reason
+                    .map(|r| format!(" ({r})"))
+                    .unwrap_or_default()
+            ))
+        }
+    }
+
+    /// Offers `best` as `NAME.optimized.mapper` next to the mapper: created
+    /// through the editor when it can create files, else written to disk;
+    /// shown when the editor can show documents.
+    pub(super) async fn offer_document(&self, uri: &Url, best: &str) -> Option<Url> {
+        let path = uri.to_file_path().ok()?;
+        let new_path = commands::optimized_path(&path);
+        let new_uri = Url::from_file_path(&new_path).ok()?;
+        let flags = self.state.flags();
+        let mut created = false;
+        if flags.apply_edit && flags.document_changes && flags.create_files {
+            let edit = WorkspaceEdit {
+                document_changes: Some(DocumentChanges::Operations(vec![
+                    DocumentChangeOperation::Op(ResourceOp::Create(CreateFile {
+                        uri: new_uri.clone(),
+                        options: Some(CreateFileOptions {
+                            overwrite: Some(true),
+                            ignore_if_exists: None,
+                        }),
+                        annotation_id: None,
+                    })),
+                    DocumentChangeOperation::Edit(TextDocumentEdit {
+                        text_document: OptionalVersionedTextDocumentIdentifier {
+                            uri: new_uri.clone(),
+                            version: None,
+                        },
+                        edits: vec![OneOf::Left(TextEdit::new(
+                            Range::default(),
+                            best.to_string(),
+                        ))],
+                    }),
+                ])),
+                ..Default::default()
+            };
+            created = self
+                .client
+                .send_request::<request::ApplyWorkspaceEdit>(ApplyWorkspaceEditParams {
+                    label: Some("Optimized mapper".into()),
+                    edit,
+                })
+                .await
+                .is_ok_and(|r| r.applied);
+        }
+        if !created && std::fs::write(&new_path, best).is_err() {
+            return None;
+        }
+        if flags.show_document {
+            let _ = self
+                .client
+                .show_document(ShowDocumentParams {
+                    uri: new_uri.clone(),
+                    external: Some(false),
+                    take_focus: Some(true),
+                    selection: None,
+                })
+                .await;
+        }
+        Some(new_uri)
+    }
+}
+
+/// The key of a progress token in the state's cancel table.
+pub(super) fn token_key(t: &ProgressToken) -> String {
+    match t {
+        NumberOrString::Number(n) => format!("#{n}"),
+        NumberOrString::String(s) => s.clone(),
+    }
+}

@@ -1,0 +1,394 @@
+//! Document sync and diagnostics: open/change/save/close, settings and
+//! workspace changes, publishing, malformed messages, `mapwright/documentInfo`.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use mapwright_grammar::line_index::Encoding;
+use serde_json::{json, Value};
+use tower_lsp::jsonrpc::{Error, ErrorCode, Result};
+use tower_lsp::lsp_types::*;
+use tower_lsp::Client;
+
+use crate::lsp::config::PROJECT_FILE;
+use crate::lsp::convert::{self};
+use crate::lsp::state::{Change, Document, State};
+use crate::lsp::target::{merged_diagnostics, Target};
+
+use super::*;
+
+impl Backend {
+    pub(super) async fn handle_did_open(&self, params: DidOpenTextDocumentParams) {
+        let d = params.text_document;
+        let doc = self.state.open(d.uri.clone(), d.version, d.text);
+        self.refresh_project(&d.uri).await;
+        publish(&self.state, &self.client, doc).await;
+    }
+
+    pub(super) async fn handle_did_change(&self, params: DidChangeTextDocumentParams) {
+        let uri = params.text_document.uri;
+        let version = params.text_document.version;
+        // Applied before any `.await`: see the module comment.
+        let change = guard::catch(|| self.state.change(&uri, version, &params.content_changes));
+        let doc = match change {
+            Ok(Change::Applied(doc)) => Some(doc),
+            Ok(Change::OutOfOrder { doc, have }) => {
+                self.log(
+                    MessageType::WARNING,
+                    format!(
+                        "mapwright: change to {uri} has version {version}, not above {have}; applied as sent (the editor's text is authoritative)"
+                    ),
+                )
+                .await;
+                Some(doc)
+            }
+            Ok(Change::Unknown) => {
+                self.log(
+                    MessageType::WARNING,
+                    format!("mapwright: change to {uri}, which is not open"),
+                )
+                .await;
+                None
+            }
+            Err(msg) => {
+                self.log(
+                    MessageType::ERROR,
+                    format!("mapwright: internal error applying a change to {uri}: {msg}"),
+                )
+                .await;
+                None
+            }
+        };
+        if let Some(doc) = doc {
+            {
+                let state = self.state.clone();
+                let client = self.client.clone();
+                let delay = Duration::from_millis(self.state.settings().diagnostics.debounce_ms);
+                tokio::spawn(async move {
+                    // (A zero sleep would still wait for the timer's next
+                    // millisecond tick.)
+                    if !delay.is_zero() {
+                        tokio::time::sleep(delay).await;
+                    }
+                    publish(&state, &client, doc).await;
+                });
+            }
+        }
+    }
+
+    pub(super) async fn handle_did_save(&self, params: DidSaveTextDocumentParams) {
+        if let Some(doc) = self.state.doc(&params.text_document.uri) {
+            publish(&self.state, &self.client, doc).await;
+        }
+    }
+
+    pub(super) async fn handle_did_close(&self, params: DidCloseTextDocumentParams) {
+        let uri = params.text_document.uri;
+        self.state.close(&uri);
+        self.client.publish_diagnostics(uri, Vec::new(), None).await;
+    }
+
+    pub(super) async fn handle_did_change_configuration(
+        &self,
+        params: DidChangeConfigurationParams,
+    ) {
+        // Clients either push the settings or send `null` and expect a pull.
+        let pushed = params.settings.is_object()
+            && params.settings.as_object().is_some_and(|o| !o.is_empty());
+        if pushed {
+            if let Err(e) = self.state.update_settings(&params.settings) {
+                self.log(MessageType::WARNING, format!("mapwright: {e}"))
+                    .await;
+            }
+        } else {
+            self.pull_configuration().await;
+        }
+        self.state.forget_targets();
+        self.republish_all().await;
+    }
+
+    pub(super) async fn handle_did_change_workspace_folders(
+        &self,
+        params: DidChangeWorkspaceFoldersParams,
+    ) {
+        let mut folders = self.state.folders();
+        let removed: Vec<_> = params
+            .event
+            .removed
+            .iter()
+            .filter_map(|f| f.uri.to_file_path().ok())
+            .collect();
+        folders.retain(|f| !removed.contains(f));
+        folders.extend(
+            params
+                .event
+                .added
+                .iter()
+                .filter_map(|f| f.uri.to_file_path().ok()),
+        );
+        self.state.set_folders(folders);
+        self.state.forget_targets();
+        for doc in self.state.all_docs() {
+            self.refresh_project(&doc.uri).await;
+        }
+        self.republish_all().await;
+    }
+
+    pub(super) async fn handle_did_change_watched_files(
+        &self,
+        params: DidChangeWatchedFilesParams,
+    ) {
+        let touches_project = params
+            .changes
+            .iter()
+            .any(|c| c.uri.path().ends_with(PROJECT_FILE));
+        let touches_description = params.changes.iter().any(|c| {
+            c.uri
+                .to_file_path()
+                .is_ok_and(|p| self.state.target_reads(&p))
+        });
+        if !touches_project && !touches_description {
+            return;
+        }
+        self.state.forget_targets();
+        for doc in self.state.all_docs() {
+            self.refresh_project(&doc.uri).await;
+        }
+        self.republish_all().await;
+    }
+
+    /// Finds and loads the project file of `uri`, logging problems.
+    pub(super) async fn refresh_project(&self, uri: &Url) {
+        let result = self.state.refresh_project(uri);
+        match result {
+            Ok(Some(p)) => {
+                self.log(
+                    MessageType::INFO,
+                    format!(
+                        "mapwright: {} uses {} (app: {}, machine: {})",
+                        uri,
+                        p.path.display(),
+                        p.app.as_deref().unwrap_or("-"),
+                        p.machine.as_deref().unwrap_or("-")
+                    ),
+                )
+                .await
+            }
+            Ok(None) => {}
+            Err(e) => {
+                self.log(MessageType::WARNING, format!("mapwright: {e}"))
+                    .await;
+            }
+        }
+    }
+
+    /// Pulls `workspace/configuration` (section `mapwright`) if the client
+    /// supports it, and applies it.
+    pub(super) async fn pull_configuration(&self) {
+        if !self.state.flags().configuration {
+            return;
+        }
+        let items = vec![ConfigurationItem {
+            scope_uri: None,
+            section: Some("mapwright".into()),
+        }];
+        match self.client.configuration(items).await {
+            Ok(values) => {
+                if let Some(v) = values.first() {
+                    if let Err(e) = self.state.update_settings(v) {
+                        self.log(MessageType::WARNING, format!("mapwright: {e}"))
+                            .await;
+                    }
+                }
+            }
+            Err(e) => {
+                self.log(
+                    MessageType::WARNING,
+                    format!("mapwright: workspace/configuration failed: {e}"),
+                )
+                .await
+            }
+        }
+    }
+
+    /// Re-publishes diagnostics of every open document (after settings or
+    /// project files changed), and asks the client to refresh what depends
+    /// on the application and machine (code lenses, inlay hints).
+    pub(super) async fn republish_all(&self) {
+        for doc in self.state.all_docs() {
+            publish(&self.state, &self.client, doc).await;
+        }
+        let flags = self.state.flags();
+        if flags.code_lens_refresh {
+            let _ = self.client.code_lens_refresh().await;
+        }
+        if flags.inlay_hint_refresh {
+            let _ = self.client.inlay_hint_refresh().await;
+        }
+    }
+
+    /// The stand-in for a message that could not be decoded (see
+    /// [`crate::lsp::transport`]): answered with the JSON-RPC error it deserves.
+    pub async fn malformed_message(&self, params: Value) -> Result<Value> {
+        let problem = params["problem"].as_str().unwrap_or("invalid");
+        let (log, error) = if problem == "parse" {
+            (
+                "mapwright: received a message that is not JSON".to_string(),
+                Error::parse_error(),
+            )
+        } else if let Some(method) = problem.strip_prefix("unknown: ") {
+            (
+                format!("mapwright: unknown request {method}"),
+                Error {
+                    code: ErrorCode::MethodNotFound,
+                    message: format!("method not found: {method}").into(),
+                    data: None,
+                },
+            )
+        } else if let Some(what) = problem.strip_prefix("too large: ") {
+            let text = format!("message too large: {what}; skipped");
+            (
+                format!("mapwright: {text}"),
+                Error {
+                    code: ErrorCode::InvalidRequest,
+                    message: text.into(),
+                    data: None,
+                },
+            )
+        } else {
+            (
+                "mapwright: received JSON that is not a JSON-RPC message".to_string(),
+                Error::invalid_request(),
+            )
+        };
+        self.log(MessageType::ERROR, log).await;
+        Err(error)
+    }
+
+    /// `mapwright/documentInfo`: version, encoding, project and settings.
+    pub async fn document_info(&self, params: DocumentInfoParams) -> Result<Value> {
+        let uri = params.text_document.uri;
+        let doc = self.state.doc(&uri);
+        let project = self.state.project(&uri);
+        Ok(json!({
+            "open": doc.is_some(),
+            "version": doc.as_ref().map(|d| d.version),
+            "positionEncoding": match self.state.encoding() {
+                Encoding::Utf8 => "utf-8",
+                Encoding::Utf16 => "utf-16",
+            },
+            "project": project.map(|p| json!({
+                "path": (!p.path.as_os_str().is_empty()).then(|| p.path.display().to_string()),
+                "app": p.app,
+                "machine": p.machine,
+            })),
+            "settings": self.state.settings(),
+            "workspaceFolders": self.state.folders().iter().map(|f| f.display().to_string()).collect::<Vec<_>>(),
+        }))
+    }
+}
+
+/// Computes and publishes the diagnostics of `doc` if it is still the
+/// current version (a newer version publishes its own): the front end's,
+/// the mapping resolution's when an application or machine is configured
+/// (computed on a blocking thread: resolution verifies its quick fixes by
+/// resolving again), problems loading them, and AutoGuide's feedback of the
+/// last `mapwright.run` of this version.
+pub(super) async fn publish(state: &Arc<State>, client: &Client, doc: Arc<Document>) {
+    // Before the settings are final, nothing is published: `initialized`
+    // republishes every open document once they are (see `State::set_ready`).
+    if !state.is_current(&doc) || !state.is_ready() {
+        return;
+    }
+    let enc = state.encoding();
+    let flags = state.flags();
+    let enabled = state.settings().diagnostics.enable;
+    let target = if enabled {
+        state.target(&doc.uri)
+    } else {
+        None
+    };
+    let project_uri = state
+        .project(&doc.uri)
+        .filter(|p| !p.path.as_os_str().is_empty())
+        .and_then(|p| Url::from_file_path(&p.path).ok());
+    let compute = {
+        let doc = doc.clone();
+        let target = target.clone();
+        let state = state.clone();
+        move || {
+            guard::catch(|| {
+                // A newer version may have arrived while this one waited
+                // for a blocking thread: it publishes its own.
+                if !enabled || !state.is_current(&doc) {
+                    return Vec::new();
+                }
+                let a = doc.analysis();
+                let resolution = target.as_ref().map(|t| doc.resolution(t));
+                let all = merged_diagnostics(&a, resolution.as_deref());
+                let mut out = convert::diagnostics(
+                    &doc.uri,
+                    doc.version,
+                    &a.index,
+                    &all,
+                    enc,
+                    flags.related_information,
+                );
+                if let Some(t) = &target {
+                    out.extend(target_problems(t, project_uri.as_ref()));
+                }
+                out
+            })
+        }
+    };
+    let result = if target.is_some() {
+        match tokio::task::spawn_blocking(compute).await {
+            Ok(r) => r,
+            Err(e) => Err(e.to_string()),
+        }
+    } else {
+        compute()
+    };
+    match result {
+        Ok(mut diags) => {
+            if enabled {
+                diags.extend(state.run_feedback(&doc.uri, doc.version));
+            }
+            if state.is_current(&doc) {
+                client
+                    .publish_diagnostics(doc.uri.clone(), diags, Some(doc.version))
+                    .await;
+            }
+        }
+        Err(msg) => {
+            client
+                .log_message(
+                    MessageType::ERROR,
+                    format!("mapwright: internal error computing diagnostics: {msg}"),
+                )
+                .await
+        }
+    }
+}
+
+/// Problems loading the application or machine, as a warning on the first
+/// character (pointing at the project file when there is one).
+pub(super) fn target_problems(t: &Target, project: Option<&Url>) -> Vec<Diagnostic> {
+    t.problems
+        .iter()
+        .map(|p| Diagnostic {
+            range: Range::new(Position::new(0, 0), Position::new(0, 0)),
+            severity: Some(DiagnosticSeverity::WARNING),
+            code: Some(NumberOrString::String("project".into())),
+            source: Some("mapwright".into()),
+            message: format!("application/machine not loaded: {p}"),
+            related_information: project.map(|u| {
+                vec![DiagnosticRelatedInformation {
+                    location: Location::new(u.clone(), Range::default()),
+                    message: format!("configured in {PROJECT_FILE}"),
+                }]
+            }),
+            ..Default::default()
+        })
+        .collect()
+}
