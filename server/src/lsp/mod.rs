@@ -14,6 +14,8 @@
 //!   and `mapwright.toml` discovery.
 //! - [`convert`]         byte spans <-> LSP positions in the negotiated encoding;
 //!   grammar diagnostics -> LSP diagnostics (fixes kept in `data`).
+//! - [`diagnostic_extras`] tags (`Unnecessary`, `Deprecated`) and the
+//!   `codeDescription` link to `docs/codes.md`.
 //! - [`proto`]           the pure results below -> LSP types.
 //! - [`commands`]        `mapwright.explain`, `mapwright.run` and
 //!   `mapwright.optimize` (arguments, setup from settings and project file,
@@ -61,6 +63,7 @@ pub mod completion;
 pub mod config;
 pub mod convert;
 pub mod cursor;
+pub mod diagnostic_extras;
 pub mod diff;
 pub mod docs;
 pub mod folding;
