@@ -57,6 +57,17 @@ pub fn reparse(old: &Parsed, old_source: &str, new_source: &str) -> (Parsed, Rep
     }
 }
 
+/// The analysis of `new_source` after an edit of `old_source` (parsed as
+/// `old`): the syntax tree re-parsed incrementally, then names and checks
+/// recomputed over the whole tree (they cross statements: a rename in one
+/// statement changes unused-name and undefined-name findings elsewhere).
+/// Always equal to `analyze(new_source)`.
+pub fn reanalyze(old: &Parsed, old_source: &str, new_source: &str) -> (crate::Analysis, Reparse) {
+    let (parsed, how) = reparse(old, old_source, new_source);
+    let checked = crate::check::check(&parsed, new_source);
+    (crate::Analysis { parsed, checked }, how)
+}
+
 /// The byte range that differs between two texts: `(start, old_end, new_end)`,
 /// from their common prefix and suffix (on char boundaries).
 pub fn changed_range(old: &str, new: &str) -> (usize, usize, usize) {

@@ -32,7 +32,11 @@ fn unused_and_unreachable_code_is_tagged_and_every_code_links_to_its_page_sectio
         assert!(href.starts_with("file://"), "{href}");
         assert!(href.ends_with(&format!("codes.md#{code}")), "{href}");
         // The linked page exists and has the code's section.
-        let path = href.trim_start_matches("file://").split('#').next().unwrap();
+        let path = href
+            .trim_start_matches("file://")
+            .split('#')
+            .next()
+            .unwrap();
         let page = std::fs::read_to_string(path).expect("the codes page was written");
         assert!(page.contains(&format!("\n## {}\n", code.to_ascii_uppercase())));
     }
