@@ -42,3 +42,41 @@ fn unused_and_unreachable_code_is_tagged_and_every_code_links_to_its_page_sectio
     }
     assert_eq!(s.shutdown(), Some(0));
 }
+
+#[test]
+fn selection_ranges_grow_outwards_and_declaration_is_the_first_definition() {
+    let mut s = Server::start();
+    let uri = doc_uri("selection");
+    let text = "m = Machine(GPU);\nm = Machine(CPU);\ndef f(Task t) {\n    return m[0, t.ipoint[0] + 1];\n}\nIndexTaskMap foo f;\n";
+    s.open(&uri, text);
+    let enc = mapwright_grammar::line_index::Encoding::Utf16;
+    let at = text.find("ipoint").unwrap() + 2;
+    let result = s.request(
+        "textDocument/selectionRange",
+        serde_json::json!({"textDocument": {"uri": uri}, "positions": [pos(text, at, enc)]}),
+    );
+    let mut texts = Vec::new();
+    let mut node = &result[0];
+    while !node.is_null() {
+        let start = offset(text, &node["range"]["start"], enc);
+        let end = offset(text, &node["range"]["end"], enc);
+        texts.push(&text[start..end]);
+        node = &node["parent"];
+    }
+    assert_eq!(texts[0], "ipoint");
+    assert!(texts.contains(&"t.ipoint[0] + 1"), "{texts:?}");
+    assert!(
+        texts.contains(&"return m[0, t.ipoint[0] + 1];"),
+        "{texts:?}"
+    );
+    assert_eq!(*texts.last().unwrap(), text);
+
+    // `m` is defined twice; the first definition wins and is the declaration.
+    let use_at = text.find("return m").unwrap() + 7;
+    let params = s.at(&uri, text, use_at);
+    let definitions = s.request("textDocument/definition", params.clone());
+    assert_eq!(definitions.as_array().map(Vec::len), Some(2));
+    let declaration = s.request("textDocument/declaration", params);
+    assert_eq!(offset(text, &declaration["range"]["start"], enc), 0);
+    assert_eq!(s.shutdown(), Some(0));
+}

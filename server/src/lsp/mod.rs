@@ -44,6 +44,7 @@
 //! - [`completion`], [`hover`], [`signature`], [`inlay`]: the built-in providers
 //!   and signature help.
 //! - [`navigation`]      definition, references, rename, document highlight.
+//! - [`selection`]       selection ranges, declaration (the first definition).
 //! - [`symbols`]         document outline and workspace symbols.
 //! - [`folding`]         function bodies, multi-line statements, comment blocks.
 //! - [`semantic_tokens`] token classification and full/delta encoding.
@@ -75,6 +76,7 @@ pub mod lifecycle;
 pub mod navigation;
 pub mod proto;
 pub mod providers;
+pub mod selection;
 pub mod semantic_tokens;
 pub mod server;
 pub mod signature;

@@ -29,7 +29,7 @@ use super::formatting::{format_document, format_selection};
 use super::providers::{InlayQuery, Query};
 use super::state::{Change, ClientFlags, Document, State};
 use super::target::{merged_diagnostics, Resolution, Target};
-use super::{folding, guard, navigation, proto, semantic_tokens, signature, symbols};
+use super::{folding, guard, navigation, proto, selection, semantic_tokens, signature, symbols};
 
 /// The hidden command that panics on purpose, to prove a panic inside a
 /// handler leaves the server running.
@@ -537,6 +537,8 @@ fn capabilities(enc: Encoding) -> ServerCapabilities {
             work_done_progress_options: Default::default(),
         }),
         definition_provider: Some(OneOf::Left(true)),
+        declaration_provider: Some(DeclarationCapability::Simple(true)),
+        selection_range_provider: Some(SelectionRangeProviderCapability::Simple(true)),
         references_provider: Some(OneOf::Left(true)),
         document_highlight_provider: Some(OneOf::Left(true)),
         document_symbol_provider: Some(OneOf::Left(true)),
@@ -937,6 +939,51 @@ impl LanguageServer for Backend {
                 1 => locs.into_iter().next().map(GotoDefinitionResponse::Scalar),
                 _ => Some(GotoDefinitionResponse::Array(locs)),
             }
+        })
+        .await
+    }
+
+    async fn goto_declaration(
+        &self,
+        params: request::GotoDeclarationParams,
+    ) -> Result<Option<request::GotoDeclarationResponse>> {
+        let pos = params.text_document_position_params;
+        let Some((_, a)) = self.snapshot(&pos.text_document.uri).await? else {
+            return Ok(None);
+        };
+        let enc = self.state.encoding();
+        self.guarded("go to declaration", || {
+            let offset = convert::offset(&a.index, pos.position, enc);
+            let span = selection::declaration(&a, offset)?;
+            let locs = proto::locations(&a, &pos.text_document.uri, &[span], enc);
+            locs.into_iter()
+                .next()
+                .map(request::GotoDeclarationResponse::Scalar)
+        })
+        .await
+    }
+
+    async fn selection_range(
+        &self,
+        params: SelectionRangeParams,
+    ) -> Result<Option<Vec<SelectionRange>>> {
+        let Some((_, a)) = self.snapshot(&params.text_document.uri).await? else {
+            return Ok(None);
+        };
+        let enc = self.state.encoding();
+        self.guarded("selection ranges", || {
+            let ranges = params.positions.iter().map(|p| {
+                let offset = convert::offset(&a.index, *p, enc);
+                let spans = selection::selection_spans(&a, offset);
+                // Built outermost first, each the parent of the next.
+                spans.iter().rev().fold(None, |parent, span| {
+                    Some(SelectionRange {
+                        range: convert::range(&a.index, *span, enc),
+                        parent: parent.map(Box::new),
+                    })
+                })
+            });
+            ranges.collect::<Option<Vec<_>>>()
         })
         .await
     }
