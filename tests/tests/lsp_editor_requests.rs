@@ -80,3 +80,28 @@ fn selection_ranges_grow_outwards_and_declaration_is_the_first_definition() {
     assert_eq!(offset(text, &declaration["range"]["start"], enc), 0);
     assert_eq!(s.shutdown(), Some(0));
 }
+
+#[test]
+fn typing_a_semicolon_formats_that_statement_only() {
+    let mut s = Server::start();
+    let uri = doc_uri("on-type");
+    let text = "Task  *  GPU;\nRegion  * *  GPU FBMEM;\n";
+    s.open(&uri, text);
+    let enc = mapwright_grammar::line_index::Encoding::Utf16;
+    let after = text.find("FBMEM;").unwrap() + 6;
+    let edits = s.request(
+        "textDocument/onTypeFormatting",
+        serde_json::json!({
+            "textDocument": {"uri": uri},
+            "position": pos(text, after, enc),
+            "ch": ";",
+            "options": {"tabSize": 4, "insertSpaces": true},
+        }),
+    );
+    let edits = edits.as_array().cloned().unwrap_or_default();
+    assert_eq!(
+        apply_edits(text, &edits, enc),
+        "Task  *  GPU;\nRegion * * GPU FBMEM;\n"
+    );
+    assert_eq!(s.shutdown(), Some(0));
+}

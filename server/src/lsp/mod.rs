@@ -49,6 +49,7 @@
 //! - [`folding`]         function bodies, multi-line statements, comment blocks.
 //! - [`semantic_tokens`] token classification and full/delta encoding.
 //! - [`formatting`]      formatter output as minimal edits (via [`diff`]).
+//! - [`on_type`]         formatting after `;` and `}`.
 //! - [`code_actions`]    diagnostic fixes and source actions.
 //!
 //! Invariants: a panic in one request becomes an error response and a log
@@ -74,6 +75,7 @@ pub mod hover;
 pub mod inlay;
 pub mod lifecycle;
 pub mod navigation;
+pub mod on_type;
 pub mod proto;
 pub mod providers;
 pub mod selection;

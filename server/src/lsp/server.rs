@@ -29,7 +29,9 @@ use super::formatting::{format_document, format_selection};
 use super::providers::{InlayQuery, Query};
 use super::state::{Change, ClientFlags, Document, State};
 use super::target::{merged_diagnostics, Resolution, Target};
-use super::{folding, guard, navigation, proto, selection, semantic_tokens, signature, symbols};
+use super::{
+    folding, guard, navigation, on_type, proto, selection, semantic_tokens, signature, symbols,
+};
 
 /// The hidden command that panics on purpose, to prove a panic inside a
 /// handler leaves the server running.
@@ -539,6 +541,7 @@ fn capabilities(enc: Encoding) -> ServerCapabilities {
         definition_provider: Some(OneOf::Left(true)),
         declaration_provider: Some(DeclarationCapability::Simple(true)),
         selection_range_provider: Some(SelectionRangeProviderCapability::Simple(true)),
+        document_on_type_formatting_provider: Some(on_type::capability()),
         references_provider: Some(OneOf::Left(true)),
         document_highlight_provider: Some(OneOf::Left(true)),
         document_symbol_provider: Some(OneOf::Left(true)),
@@ -1245,6 +1248,24 @@ impl LanguageServer for Backend {
             .guarded("range formatting", || {
                 let range = convert::span(&a.index, params.range, enc);
                 proto::text_edits(&a, &format_selection(&a, range), enc)
+            })
+            .await?;
+        self.unless_stale(&doc, Some(edits))
+    }
+
+    async fn on_type_formatting(
+        &self,
+        params: DocumentOnTypeFormattingParams,
+    ) -> Result<Option<Vec<TextEdit>>> {
+        let pos = params.text_document_position;
+        let Some((doc, a)) = self.snapshot(&pos.text_document.uri).await? else {
+            return Ok(None);
+        };
+        let enc = self.state.encoding();
+        let edits = self
+            .guarded("on-type formatting", || {
+                let offset = convert::offset(&a.index, pos.position, enc);
+                proto::text_edits(&a, &on_type::on_type(&a, offset, &params.ch), enc)
             })
             .await?;
         self.unless_stale(&doc, Some(edits))
