@@ -105,3 +105,30 @@ fn typing_a_semicolon_formats_that_statement_only() {
     );
     assert_eq!(s.shutdown(), Some(0));
 }
+
+#[test]
+fn semantic_tokens_of_a_range_are_those_of_the_full_result_on_its_lines() {
+    let mut s = Server::start();
+    let uri = doc_uri("semantic-range");
+    let text = "Task * GPU;\nm = Machine(GPU);\nRegion * * GPU FBMEM;\n";
+    s.open(&uri, text);
+    let enc = mapwright_grammar::line_index::Encoding::Utf16;
+    let full = s.request(
+        "textDocument/semanticTokens/full",
+        serde_json::json!({"textDocument": {"uri": uri}}),
+    );
+    let all = s.request(
+        "textDocument/semanticTokens/range",
+        serde_json::json!({"textDocument": {"uri": uri}, "range": range(text, 0, text.len(), enc)}),
+    );
+    assert_eq!(all["data"], full["data"]);
+    let line2 = text.find('m').unwrap();
+    let part = s.request(
+        "textDocument/semanticTokens/range",
+        serde_json::json!({"textDocument": {"uri": uri}, "range": range(text, line2, line2 + 17, enc)}),
+    );
+    let part = part["data"].as_array().unwrap();
+    assert!(!part.is_empty() && part.len() < full["data"].as_array().unwrap().len());
+    assert_eq!(part[0], 1, "the first token is on line 1");
+    assert_eq!(s.shutdown(), Some(0));
+}

@@ -48,6 +48,7 @@
 //! - [`symbols`]         document outline and workspace symbols.
 //! - [`folding`]         function bodies, multi-line statements, comment blocks.
 //! - [`semantic_tokens`] token classification and full/delta encoding.
+//! - [`semantic_range`]  the tokens of a range.
 //! - [`formatting`]      formatter output as minimal edits (via [`diff`]).
 //! - [`on_type`]         formatting after `;` and `}`.
 //! - [`code_actions`]    diagnostic fixes and source actions.
@@ -79,6 +80,7 @@ pub mod on_type;
 pub mod proto;
 pub mod providers;
 pub mod selection;
+pub mod semantic_range;
 pub mod semantic_tokens;
 pub mod server;
 pub mod signature;

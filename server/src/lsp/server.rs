@@ -27,6 +27,7 @@ use super::convert::{self, DiagnosticData, FixData};
 use super::diff::minimal_edits;
 use super::formatting::{format_document, format_selection};
 use super::providers::{InlayQuery, Query};
+use super::semantic_range;
 use super::state::{Change, ClientFlags, Document, State};
 use super::target::{merged_diagnostics, Resolution, Target};
 use super::{
@@ -577,7 +578,7 @@ fn capabilities(enc: Encoding) -> ServerCapabilities {
                         .collect(),
                 },
                 full: Some(SemanticTokensFullOptions::Delta { delta: Some(true) }),
-                range: None,
+                range: Some(true),
                 work_done_progress_options: Default::default(),
             },
         )),
@@ -1149,6 +1150,26 @@ impl LanguageServer for Backend {
         let id = self.state.store_semantic(&uri, data.clone());
         Ok(Some(SemanticTokensResult::Tokens(SemanticTokens {
             result_id: Some(id),
+            data: proto::semantic_tokens(&data),
+        })))
+    }
+
+    async fn semantic_tokens_range(
+        &self,
+        params: SemanticTokensRangeParams,
+    ) -> Result<Option<SemanticTokensRangeResult>> {
+        let Some((_, a)) = self.snapshot(&params.text_document.uri).await? else {
+            return Ok(None);
+        };
+        let enc = self.state.encoding();
+        let data = self
+            .guarded("semantic tokens of a range", || {
+                let range = convert::span(&a.index, params.range, enc);
+                semantic_range::tokens_in_range(&a, range, enc)
+            })
+            .await?;
+        Ok(Some(SemanticTokensRangeResult::Tokens(SemanticTokens {
+            result_id: None,
             data: proto::semantic_tokens(&data),
         })))
     }
