@@ -120,8 +120,109 @@ pub const CODES: &[CodeInfo] = &[
         summary: "missing processor or memory field",
     },
     CodeInfo {
+        code: "E0125",
+        summary: "expression nested too deeply (more than 64 levels)",
+    },
+    CodeInfo {
         code: "W0126",
         summary: "integer literal too large",
+    },
+    CodeInfo {
+        code: "E0201",
+        summary: "undefined name",
+    },
+    CodeInfo {
+        code: "E0202",
+        summary: "a mapping statement names something that is not a defined function",
+    },
+    CodeInfo {
+        code: "E0203",
+        summary: "a mapping statement names a function defined later in the file",
+    },
+    CodeInfo {
+        code: "E0204",
+        summary: "a mapping function must take exactly one `Task` parameter",
+    },
+    CodeInfo {
+        code: "E0205",
+        summary: "a function that never returns",
+    },
+    CodeInfo {
+        code: "W0206",
+        summary: "unreachable statement after `return`",
+    },
+    CodeInfo {
+        code: "E0207",
+        summary: "wrong number of arguments in a call",
+    },
+    CodeInfo {
+        code: "E0208",
+        summary: "a call that passes or expects a Task",
+    },
+    CodeInfo {
+        code: "E0209",
+        summary: "operands of the wrong type",
+    },
+    CodeInfo {
+        code: "E0210",
+        summary: "wrong number of indices for a machine model",
+    },
+    CodeInfo {
+        code: "E0211",
+        summary: "a property or method applied to a value of the wrong type",
+    },
+    CodeInfo {
+        code: "E0212",
+        summary: "fewer arguments than `{}` placeholders in `print`",
+    },
+    CodeInfo {
+        code: "W0212",
+        summary: "more arguments than `{}` placeholders in `print`",
+    },
+    CodeInfo {
+        code: "W0213",
+        summary: "unused function",
+    },
+    CodeInfo {
+        code: "W0214",
+        summary: "unused variable or parameter",
+    },
+    CodeInfo {
+        code: "E0215",
+        summary: "a name defined twice (a function and a variable, or two kinds)",
+    },
+    CodeInfo {
+        code: "W0216",
+        summary: "a second definition of a function, ignored",
+    },
+    CodeInfo {
+        code: "W0217",
+        summary: "a second assignment to a name, ignored",
+    },
+    CodeInfo {
+        code: "W0218",
+        summary: "a mapping rule shadowed by an earlier rule for the same selection",
+    },
+    CodeInfo {
+        code: "E0219",
+        summary: "a value that cannot be stored in a variable",
+    },
+    CodeInfo {
+        code: "E0220",
+        summary: "a mapping function that does not return a processor",
+    },
+    CodeInfo {
+        code: "W0220",
+        summary:
+            "a mapping function that returns a plain tuple, not a processor of a machine model",
+    },
+    CodeInfo {
+        code: "E0221",
+        summary: "a call of something that is not a function",
+    },
+    CodeInfo {
+        code: "W0222",
+        summary: "a layout constraint overridden later in the same statement",
     },
 ];
 

@@ -7,6 +7,8 @@
 //!   precedences, error recovery and targeted diagnostics; always returns a tree.
 //! - [`diagnostic`]  diagnostics as data: code, severity, span, message, fixes.
 //! - [`line_index`]  byte offset <-> (line, UTF-8 / UTF-16 column).
+//! - [`incremental`] re-parse after an edit: only the top-level statements
+//!   it can affect, the rest reused with shifted spans.
 //! - [`resolve`]     name resolution: symbols, definitions, references.
 //! - [`check`]       static semantics: types, definitions, mapping-rule shadowing.
 //! - [`format`]      the formatter (keeps every comment, idempotent).
@@ -20,6 +22,7 @@ pub mod check;
 pub mod codes;
 pub mod diagnostic;
 pub mod format;
+pub mod incremental;
 pub mod line_index;
 pub mod parser;
 pub mod resolve;

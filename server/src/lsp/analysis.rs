@@ -7,6 +7,7 @@ use std::collections::HashMap;
 
 use mapwright_grammar::ast::{Program, Stmt, StmtKind};
 use mapwright_grammar::check::Ty;
+use mapwright_grammar::incremental::reanalyze;
 use mapwright_grammar::resolve::{Resolved, Scope, SymbolKind};
 use mapwright_grammar::token::{Token, TokenKind};
 use mapwright_grammar::{analyze, Diagnostic, LineIndex, Parsed, Span};
@@ -32,7 +33,18 @@ impl Analysis {
     /// panics on any input (the grammar's invariant); the LSP layer still
     /// guards against it.
     pub fn new(text: &str) -> Analysis {
-        let front = analyze(text);
+        Analysis::from_front_end(text, analyze(text))
+    }
+
+    /// The analysis of `text`, an edited version of `prev`'s text: only the
+    /// top-level statements the edit can affect are parsed again (see
+    /// `mapwright_grammar::incremental`); the result equals [`Analysis::new`].
+    pub fn after_edit(prev: &Analysis, text: &str) -> Analysis {
+        let (front, _) = reanalyze(&prev.parsed, &prev.text, text);
+        Analysis::from_front_end(text, front)
+    }
+
+    fn from_front_end(text: &str, front: mapwright_grammar::Analysis) -> Analysis {
         let diagnostics = front.diagnostics();
         let mapwright_grammar::Analysis { parsed, checked } = front;
         Analysis {
@@ -170,6 +182,24 @@ mod tests {
         assert_eq!(a.token_at(11).map(|t| t.kind), Some(TokenKind::Ident));
         assert_eq!(a.token_at(13).map(|t| t.kind), Some(TokenKind::ProcGpu));
         assert!(a.token_at(99).is_none());
+    }
+
+    #[test]
+    fn an_analysis_after_an_edit_equals_a_fresh_one() {
+        let before = "m = Machine(GPU);\nTask * GPU;\ndef f(Task t) {\n    return m[0, 0];\n}\nIndexTaskMap foo f;\nx = 1;\n";
+        let prev = Analysis::new(before);
+        for after in [
+            before.replace("m[0, 0]", "m[1, 0]"),
+            before.replace("x = 1;", "x = y;"),
+            before.replace("}\n", ""),
+        ] {
+            let inc = Analysis::after_edit(&prev, &after);
+            let full = Analysis::new(&after);
+            assert_eq!(inc.parsed.program, full.parsed.program);
+            assert_eq!(inc.diagnostics, full.diagnostics);
+            assert_eq!(inc.resolved.symbols, full.resolved.symbols);
+            assert_eq!(inc.text, after);
+        }
     }
 
     #[test]

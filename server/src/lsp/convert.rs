@@ -135,7 +135,7 @@ pub fn diagnostics(
                     })
                     .collect(),
             };
-            lsp::Diagnostic {
+            super::diagnostic_extras::annotated(lsp::Diagnostic {
                 range: range(index, d.span, enc),
                 severity: Some(severity(d.severity)),
                 code: Some(NumberOrString::String(d.code.to_string())),
@@ -145,7 +145,7 @@ pub fn diagnostics(
                 related_information: (related_support && !related.is_empty()).then_some(related),
                 tags: None,
                 data: serde_json::to_value(data).ok(),
-            }
+            })
         })
         .collect()
 }

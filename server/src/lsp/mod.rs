@@ -18,6 +18,8 @@
 //!   and `mapwright.toml` discovery.
 //! - [`convert`]         byte spans <-> LSP positions in the negotiated encoding;
 //!   grammar diagnostics -> LSP diagnostics (fixes kept in `data`).
+//! - [`diagnostic_extras`] tags (`Unnecessary`, `Deprecated`) and the
+//!   `codeDescription` link to `docs/codes.md`.
 //! - [`proto`]           the pure results below -> LSP types.
 //! - [`commands`]        `mapwright.explain`, `mapwright.run` and
 //!   `mapwright.optimize` (arguments, setup from settings and project file,
@@ -46,10 +48,13 @@
 //! - [`completion`], [`hover`], [`signature`], [`inlay`]: the built-in providers
 //!   and signature help.
 //! - [`navigation`]      definition, references, rename, document highlight.
+//! - [`selection`]       selection ranges, declaration (the first definition).
 //! - [`symbols`]         document outline and workspace symbols.
 //! - [`folding`]         function bodies, multi-line statements, comment blocks.
 //! - [`semantic_tokens`] token classification and full/delta encoding.
+//! - [`semantic_range`]  the tokens of a range.
 //! - [`formatting`]      formatter output as minimal edits (via [`diff`]).
+//! - [`on_type`]         formatting after `;` and `}`.
 //! - [`code_actions`]    diagnostic fixes and source actions.
 //!
 //! Invariants: a panic in one request becomes an error response and a log
@@ -65,6 +70,7 @@ pub mod completion;
 pub mod config;
 pub mod convert;
 pub mod cursor;
+pub mod diagnostic_extras;
 pub mod diff;
 pub mod docs;
 pub mod folding;
@@ -74,8 +80,11 @@ pub mod hover;
 pub mod inlay;
 pub mod lifecycle;
 pub mod navigation;
+pub mod on_type;
 pub mod proto;
 pub mod providers;
+pub mod selection;
+pub mod semantic_range;
 pub mod semantic_tokens;
 pub mod server;
 pub mod signature;

@@ -41,7 +41,10 @@ use super::convert;
 use super::providers::Query;
 use super::state::{Document, State};
 use super::target::{Resolution, Target};
-use super::{folding, guard, navigation, proto, semantic_tokens, signature, symbols};
+use super::{
+    folding, guard, navigation, on_type, proto, selection, semantic_range, semantic_tokens,
+    signature, symbols,
+};
 
 /// The hidden command that panics on purpose, to prove a panic inside a
 /// handler leaves the server running.
@@ -260,6 +263,20 @@ impl LanguageServer for Backend {
         self.handle_goto_definition(params).await
     }
 
+    async fn goto_declaration(
+        &self,
+        params: request::GotoDeclarationParams,
+    ) -> Result<Option<request::GotoDeclarationResponse>> {
+        self.handle_goto_declaration(params).await
+    }
+
+    async fn selection_range(
+        &self,
+        params: SelectionRangeParams,
+    ) -> Result<Option<Vec<SelectionRange>>> {
+        self.handle_selection_range(params).await
+    }
+
     async fn references(&self, params: ReferenceParams) -> Result<Option<Vec<Location>>> {
         self.handle_references(params).await
     }
@@ -308,6 +325,13 @@ impl LanguageServer for Backend {
         self.handle_semantic_tokens_full(params).await
     }
 
+    async fn semantic_tokens_range(
+        &self,
+        params: SemanticTokensRangeParams,
+    ) -> Result<Option<SemanticTokensRangeResult>> {
+        self.handle_semantic_tokens_range(params).await
+    }
+
     async fn semantic_tokens_full_delta(
         &self,
         params: SemanticTokensDeltaParams,
@@ -328,6 +352,13 @@ impl LanguageServer for Backend {
         params: DocumentRangeFormattingParams,
     ) -> Result<Option<Vec<TextEdit>>> {
         self.handle_range_formatting(params).await
+    }
+
+    async fn on_type_formatting(
+        &self,
+        params: DocumentOnTypeFormattingParams,
+    ) -> Result<Option<Vec<TextEdit>>> {
+        self.handle_on_type_formatting(params).await
     }
 
     async fn code_action(&self, params: CodeActionParams) -> Result<Option<CodeActionResponse>> {

@@ -27,6 +27,9 @@ pub struct Document {
     pub version: i32,
     pub text: String,
     analysis: OnceLock<Arc<Analysis>>,
+    /// The last analysed earlier version, to re-analyse from incrementally;
+    /// dropped once this version's analysis exists.
+    base: Mutex<Option<Arc<Analysis>>>,
     /// This version resolved against the target it was last asked about.
     resolution: Mutex<Option<(Arc<Target>, Arc<Resolution>)>>,
 }
@@ -38,8 +41,23 @@ impl Document {
             version,
             text,
             analysis: OnceLock::new(),
+            base: Mutex::new(None),
             resolution: Mutex::new(None),
         }
+    }
+
+    /// The next version of `prev`, analysed (when asked) incrementally from
+    /// `prev`'s analysis or, if `prev` was never analysed, from the one
+    /// `prev` would have started from.
+    pub fn edited(prev: &Document, version: i32, text: String) -> Document {
+        let base = prev
+            .analysis
+            .get()
+            .cloned()
+            .or_else(|| prev.base.lock().unwrap_or_else(|e| e.into_inner()).clone());
+        let doc = Document::new(prev.uri.clone(), version, text);
+        *doc.base.lock().unwrap_or_else(|e| e.into_inner()) = base;
+        doc
     }
 
     /// This version resolved against `target` (computed once per target).
@@ -66,7 +84,13 @@ impl Document {
     /// The analysis of this version (computed once).
     pub fn analysis(&self) -> Arc<Analysis> {
         self.analysis
-            .get_or_init(|| Arc::new(Analysis::new(&self.text)))
+            .get_or_init(|| {
+                let base = self.base.lock().unwrap_or_else(|e| e.into_inner()).take();
+                Arc::new(match base {
+                    Some(prev) => Analysis::after_edit(&prev, &self.text),
+                    None => Analysis::new(&self.text),
+                })
+            })
             .clone()
     }
 }
@@ -237,7 +261,7 @@ impl State {
         // The document takes the editor's version, even a lower one: later
         // versioned edits and diagnostics must match what the editor has.
         // (Stale results are recognised by identity, not by version.)
-        let doc = Arc::new(Document::new(uri.clone(), version, text));
+        let doc = Arc::new(Document::edited(&entry, version, text));
         *entry = doc.clone();
         if version <= have {
             Change::OutOfOrder { doc, have }

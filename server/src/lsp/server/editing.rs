@@ -60,6 +60,24 @@ impl Backend {
         self.unless_stale(&doc, Some(edits))
     }
 
+    pub(super) async fn handle_on_type_formatting(
+        &self,
+        params: DocumentOnTypeFormattingParams,
+    ) -> Result<Option<Vec<TextEdit>>> {
+        let pos = params.text_document_position;
+        let Some((doc, a)) = self.snapshot(&pos.text_document.uri).await? else {
+            return Ok(None);
+        };
+        let enc = self.state.encoding();
+        let edits = self
+            .guarded("on-type formatting", || {
+                let offset = convert::offset(&a.index, pos.position, enc);
+                proto::text_edits(&a, &on_type::on_type(&a, offset, &params.ch), enc)
+            })
+            .await?;
+        self.unless_stale(&doc, Some(edits))
+    }
+
     pub(super) async fn handle_code_action(
         &self,
         params: CodeActionParams,

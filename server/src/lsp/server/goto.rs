@@ -114,4 +114,49 @@ impl Backend {
             Err(why) => Err(Error::invalid_params(why)),
         }
     }
+
+    pub(super) async fn handle_goto_declaration(
+        &self,
+        params: request::GotoDeclarationParams,
+    ) -> Result<Option<request::GotoDeclarationResponse>> {
+        let pos = params.text_document_position_params;
+        let Some((_, a)) = self.snapshot(&pos.text_document.uri).await? else {
+            return Ok(None);
+        };
+        let enc = self.state.encoding();
+        self.guarded("go to declaration", || {
+            let offset = convert::offset(&a.index, pos.position, enc);
+            let span = selection::declaration(&a, offset)?;
+            let locs = proto::locations(&a, &pos.text_document.uri, &[span], enc);
+            locs.into_iter()
+                .next()
+                .map(request::GotoDeclarationResponse::Scalar)
+        })
+        .await
+    }
+
+    pub(super) async fn handle_selection_range(
+        &self,
+        params: SelectionRangeParams,
+    ) -> Result<Option<Vec<SelectionRange>>> {
+        let Some((_, a)) = self.snapshot(&params.text_document.uri).await? else {
+            return Ok(None);
+        };
+        let enc = self.state.encoding();
+        self.guarded("selection ranges", || {
+            let ranges = params.positions.iter().map(|p| {
+                let offset = convert::offset(&a.index, *p, enc);
+                let spans = selection::selection_spans(&a, offset);
+                // Built outermost first, each the parent of the next.
+                spans.iter().rev().fold(None, |parent, span| {
+                    Some(SelectionRange {
+                        range: convert::range(&a.index, *span, enc),
+                        parent: parent.map(Box::new),
+                    })
+                })
+            });
+            ranges.collect::<Option<Vec<_>>>()
+        })
+        .await
+    }
 }

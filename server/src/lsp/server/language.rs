@@ -129,6 +129,26 @@ impl Backend {
         })))
     }
 
+    pub(super) async fn handle_semantic_tokens_range(
+        &self,
+        params: SemanticTokensRangeParams,
+    ) -> Result<Option<SemanticTokensRangeResult>> {
+        let Some((_, a)) = self.snapshot(&params.text_document.uri).await? else {
+            return Ok(None);
+        };
+        let enc = self.state.encoding();
+        let data = self
+            .guarded("semantic tokens of a range", || {
+                let range = convert::span(&a.index, params.range, enc);
+                semantic_range::tokens_in_range(&a, range, enc)
+            })
+            .await?;
+        Ok(Some(SemanticTokensRangeResult::Tokens(SemanticTokens {
+            result_id: None,
+            data: proto::semantic_tokens(&data),
+        })))
+    }
+
     pub(super) async fn handle_semantic_tokens_full_delta(
         &self,
         params: SemanticTokensDeltaParams,

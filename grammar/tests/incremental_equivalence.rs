@@ -1,0 +1,212 @@
+//! Equivalence of incremental and full analysis: after random edit sequences
+//! on corpus files (public and probes), the incremental re-parse gives the
+//! same tree (spans included), tokens, comments and diagnostics as a full
+//! parse, and checking it gives the same diagnostics and names.
+//!
+//! The edits are what an editor sends while someone types: single
+//! characters (letters, digits, punctuation, `#`, newlines), deletions,
+//! whole statements and pasted pieces of the file itself. The test also
+//! counts the edits that took the incremental path, so it fails if that
+//! path is never exercised.
+
+use std::cell::Cell;
+use std::path::Path;
+
+use mapwright_grammar::check::check;
+use mapwright_grammar::incremental::{reparse, Reparse};
+use mapwright_grammar::token::TokenKind;
+use mapwright_grammar::{parse, Parsed};
+use proptest::prelude::*;
+
+fn corpus_files() -> Vec<String> {
+    let mut out = Vec::new();
+    for folder in ["public", "probes"] {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../shared/corpus")
+            .join(folder);
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        let mut names: Vec<_> = entries.flatten().map(|e| e.path()).collect();
+        names.sort();
+        for path in names {
+            if path.extension().is_some_and(|e| e == "mapper") {
+                let bytes = std::fs::read(&path).unwrap_or_default();
+                out.push(String::from_utf8_lossy(&bytes).into_owned());
+            }
+        }
+    }
+    out
+}
+
+const INSERTS: &[&str] = &[
+    "a",
+    "x",
+    "_",
+    "1",
+    "0",
+    " ",
+    "\n",
+    ";",
+    "}",
+    "{",
+    "(",
+    ")",
+    ",",
+    "#",
+    "*",
+    "+",
+    "=",
+    ".",
+    "\"",
+    "GPU",
+    "Task",
+    "def",
+    "return ",
+    "Task * GPU;\n",
+    "m = Machine(CPU);\n",
+    "def g(Task t) {\n  return 1;\n}\n",
+    "IndexTaskMap t g;\n",
+    "é",
+];
+
+/// One edit: where (a fraction of the text), how much to delete, what to
+/// insert (a fixed fragment or a piece of the text itself).
+#[derive(Debug, Clone)]
+struct Edit {
+    at: f64,
+    delete: usize,
+    insert: Insert,
+}
+
+#[derive(Debug, Clone)]
+enum Insert {
+    Fragment(usize),
+    Paste { from: f64, len: usize },
+}
+
+fn edit() -> impl Strategy<Value = Edit> {
+    let insert = prop_oneof![
+        4 => (0..INSERTS.len()).prop_map(Insert::Fragment),
+        1 => (0.0..1.0f64, 0usize..60).prop_map(|(from, len)| Insert::Paste { from, len }),
+    ];
+    let delete = prop_oneof![3 => Just(0usize), 2 => 1usize..3, 1 => 3usize..40];
+    (0.0..1.0f64, delete, insert).prop_map(|(at, delete, insert)| Edit { at, delete, insert })
+}
+
+fn floor_boundary(s: &str, mut i: usize) -> usize {
+    i = i.min(s.len());
+    while !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+fn apply(text: &str, e: &Edit) -> String {
+    let at = floor_boundary(text, (e.at * text.len() as f64) as usize);
+    let end = floor_boundary(text, at + e.delete);
+    let inserted = match e.insert {
+        Insert::Fragment(i) => INSERTS[i].to_string(),
+        Insert::Paste { from, len } => {
+            let a = floor_boundary(text, (from * text.len() as f64) as usize);
+            text[a..floor_boundary(text, a + len)].to_string()
+        }
+    };
+    format!("{}{}{}", &text[..at], inserted, &text[end..])
+}
+
+fn same_parse(inc: &Parsed, full: &Parsed) -> Result<(), String> {
+    if inc.program != full.program {
+        return Err("trees differ".into());
+    }
+    if inc.tokens != full.tokens || inc.comments != full.comments {
+        return Err("tokens or comments differ".into());
+    }
+    if inc.diagnostics != full.diagnostics {
+        return Err("diagnostics differ".into());
+    }
+    Ok(())
+}
+
+fn same_check(inc: &Parsed, full: &Parsed, source: &str) -> Result<(), String> {
+    let (a, b) = (check(inc, source), check(full, source));
+    if a.diagnostics != b.diagnostics {
+        return Err("check diagnostics differ".into());
+    }
+    if a.resolved.symbols != b.resolved.symbols
+        || a.resolved.references != b.resolved.references
+        || a.resolved.unresolved != b.resolved.unresolved
+    {
+        return Err("names differ".into());
+    }
+    if a.symbol_types != b.symbol_types || a.returns != b.returns {
+        return Err("types differ".into());
+    }
+    Ok(())
+}
+
+thread_local! {
+    static INCREMENTAL_EDITS: Cell<usize> = const { Cell::new(0) };
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 192, ..ProptestConfig::default() })]
+
+    #[test]
+    fn incremental_and_full_analysis_agree(
+        file in any::<prop::sample::Index>(),
+        edits in prop::collection::vec(edit(), 1..12),
+    ) {
+        let files = corpus_files();
+        prop_assume!(!files.is_empty());
+        let mut text = files[file.index(files.len())].clone();
+        let mut parsed = parse(&text);
+        for e in &edits {
+            let next = apply(&text, e);
+            let (inc, how) = reparse(&parsed, &text, &next);
+            if matches!(how, Reparse::Incremental { .. }) {
+                INCREMENTAL_EDITS.with(|n| n.set(n.get() + 1));
+            }
+            let full = parse(&next);
+            if let Err(why) = same_parse(&inc, &full).and_then(|_| same_check(&inc, &full, &next)) {
+                return Err(TestCaseError::fail(format!(
+                    "{why} after {e:?} ({how:?})\n--- before\n{text}\n--- after\n{next}"
+                )));
+            }
+            text = next;
+            parsed = inc;
+        }
+    }
+}
+
+/// The property above only means something if edits take the incremental
+/// path: typing inside statements of a clean corpus file mostly should.
+#[test]
+fn typing_inside_statements_takes_the_incremental_path() {
+    let files = corpus_files();
+    assert!(!files.is_empty(), "no corpus files found");
+    let (mut incremental, mut total) = (0, 0);
+    for text in &files {
+        let parsed = parse(text);
+        // By design a syntax error nearby forces a full parse, and so does
+        // an edit in a file too short to have statements on both sides.
+        if !parsed.diagnostics.is_empty() || parsed.program.stmts.len() < 3 {
+            continue;
+        }
+        // Extend names across the file (`foo` -> `fooz`), as typing does.
+        let step = (parsed.tokens.len() / 20).max(1);
+        for t in parsed.tokens.iter().step_by(step) {
+            if t.kind == TokenKind::Ident {
+                let next = format!("{}z{}", &text[..t.span.end], &text[t.span.end..]);
+                let (inc, how) = reparse(&parsed, text, &next);
+                assert!(same_parse(&inc, &parse(&next)).is_ok());
+                total += 1;
+                incremental += matches!(how, Reparse::Incremental { .. }) as usize;
+            }
+        }
+    }
+    assert!(
+        total > 100 && incremental * 10 > total * 9,
+        "{incremental} of {total} edits were incremental"
+    );
+}

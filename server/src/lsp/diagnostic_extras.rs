@@ -1,0 +1,111 @@
+//! What editors show besides a diagnostic's text: tags (`Unnecessary`
+//! greys out unused and unreachable code, `Deprecated` strikes through
+//! legacy forms) and the `codeDescription` link to the code's section of
+//! the codes page (`docs/codes.md`).
+//!
+//! Link target: the page is compiled into the binary and written once per
+//! version to the OS temporary directory (`<tmp>/mapwright-<version>/codes.md`),
+//! and each diagnostic links to `file://…/codes.md#e0201`. So the link works
+//! offline, without a checkout, and always describes the codes this binary
+//! emits (a URL into a repository would describe whatever version is there,
+//! and the project has no public address to point at). If the file cannot
+//! be written, diagnostics go out without a link.
+
+use std::sync::OnceLock;
+
+use tower_lsp::lsp_types::{CodeDescription, Diagnostic, DiagnosticTag, NumberOrString, Url};
+
+/// The codes page, as shipped.
+pub const CODES_PAGE: &str = include_str!("../../../docs/codes.md");
+
+/// Codes whose span is code that does nothing: unused, unreachable, or a
+/// rule or constraint that never takes effect.
+const UNNECESSARY: &[&str] = &[
+    "W0206", // unreachable statement after `return`
+    "W0213", // unused function
+    "W0214", // unused variable or parameter
+    "W0216", // second definition of a function, ignored
+    "W0217", // second assignment, ignored
+    "W0218", // mapping rule shadowed by an earlier one
+    "W0222", // constraint overridden in the same statement
+    "W0307", // Layout statement silently shadowed
+    "W0308", // `IndexTaskMap *` never consulted
+    "W0314", // `Exact` without `Compact` has no effect
+    "W0315", // rule for a kind never used never applies
+    "W0316", // map statement of the wrong launch kind never applies
+];
+
+/// Legacy statement forms the DSL no longer accepts.
+const DEPRECATED: &[&str] = &["E0107", "E0108"];
+
+/// The tags an editor should show for `code`.
+pub fn tags(code: &str) -> Option<Vec<DiagnosticTag>> {
+    if UNNECESSARY.contains(&code) {
+        Some(vec![DiagnosticTag::UNNECESSARY])
+    } else if DEPRECATED.contains(&code) {
+        Some(vec![DiagnosticTag::DEPRECATED])
+    } else {
+        None
+    }
+}
+
+/// The link to `code`'s section of `page` (a URL of the codes page).
+pub fn code_link(page: &Url, code: &str) -> Url {
+    let mut url = page.clone();
+    url.set_fragment(Some(&code.to_ascii_lowercase()));
+    url
+}
+
+/// The URL of the codes page written out for this binary, if it could be.
+fn page_url() -> Option<&'static Url> {
+    static PAGE: OnceLock<Option<Url>> = OnceLock::new();
+    PAGE.get_or_init(|| {
+        let dir = std::env::temp_dir().join(format!("mapwright-{}", env!("CARGO_PKG_VERSION")));
+        let path = dir.join("codes.md");
+        let current = std::fs::read_to_string(&path).is_ok_and(|t| t == CODES_PAGE);
+        if !current {
+            std::fs::create_dir_all(&dir).ok()?;
+            std::fs::write(&path, CODES_PAGE).ok()?;
+        }
+        Url::from_file_path(&path).ok()
+    })
+    .as_ref()
+}
+
+/// `d` with its tags and code link filled in.
+pub fn annotated(mut d: Diagnostic) -> Diagnostic {
+    if let Some(NumberOrString::String(code)) = &d.code {
+        d.tags = tags(code);
+        d.code_description = page_url().map(|page| CodeDescription {
+            href: code_link(page, code),
+        });
+    }
+    d
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_tagged_code_is_a_known_code_with_a_section_on_the_page() {
+        for code in UNNECESSARY.iter().chain(DEPRECATED) {
+            let known = mapwright_grammar::codes::summary(code)
+                .or_else(|| mapwright_runtime::resolve_mapping::code_summary(code));
+            assert!(known.is_some(), "{code} is not in the codes tables");
+            assert!(CODES_PAGE.contains(&format!("\n## {code}\n")), "{code}");
+        }
+    }
+
+    #[test]
+    fn links_point_at_the_code_section() {
+        let page = Url::parse("file:///tmp/mapwright-0/codes.md").unwrap();
+        assert_eq!(
+            code_link(&page, "E0201").as_str(),
+            "file:///tmp/mapwright-0/codes.md#e0201"
+        );
+        assert_eq!(tags("W0214"), Some(vec![DiagnosticTag::UNNECESSARY]));
+        assert_eq!(tags("E0107"), Some(vec![DiagnosticTag::DEPRECATED]));
+        assert_eq!(tags("E0201"), None);
+    }
+}
