@@ -4,11 +4,13 @@ use super::*;
 
 impl<'a> Parser<'a> {
     pub(super) fn peek(&self) -> Option<T> {
-        self.toks.get(self.pos).map(|t| t.kind)
+        self.toks.get(self.pos).map(|t| parser_kind(t, self.src))
     }
 
     pub(super) fn peek_at(&self, n: usize) -> Option<T> {
-        self.toks.get(self.pos + n).map(|t| t.kind)
+        self.toks
+            .get(self.pos + n)
+            .map(|t| parser_kind(t, self.src))
     }
 
     pub(super) fn at(&self, kind: T) -> bool {
@@ -50,17 +52,6 @@ impl<'a> Parser<'a> {
         }
     }
 
-    /// Zero-based line of `offset`; lines end at `\n`, `\r\n` or a lone `\r`,
-    /// as in [`crate::LineIndex`].
-    pub(super) fn line_of(&self, offset: usize) -> usize {
-        let bytes = &self.src.as_bytes()[..offset.min(self.src.len())];
-        bytes
-            .iter()
-            .enumerate()
-            .filter(|&(i, &b)| b == b'\n' || (b == b'\r' && bytes.get(i + 1) != Some(&b'\n')))
-            .count()
-    }
-
     /// True if the current token starts on a later line than the previous token ends.
     pub(super) fn on_new_line(&self) -> bool {
         if self.pos == 0 {
@@ -75,12 +66,18 @@ impl<'a> Parser<'a> {
         }
     }
 
-    /// Column (in bytes) of the first non-blank character of the line holding `offset`.
-    pub(super) fn line_indent(&self, offset: usize) -> usize {
-        let line_start = self.src[..offset]
+    /// Start of the line holding `offset`; lines end at `\n`, `\r\n` or a
+    /// lone `\r`, as in [`crate::LineIndex`].
+    pub(super) fn line_start(&self, offset: usize) -> usize {
+        self.src[..offset]
             .rfind(['\n', '\r'])
             .map(|i| i + 1)
-            .unwrap_or(0);
+            .unwrap_or(0)
+    }
+
+    /// Column (in bytes) of the first non-blank character of the line
+    /// starting at `line_start`.
+    pub(super) fn indent_at(&self, line_start: usize) -> usize {
         self.src[line_start..]
             .bytes()
             .take_while(|b| *b == b' ' || *b == b'\t')

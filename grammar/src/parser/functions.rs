@@ -211,14 +211,24 @@ impl<'a> Parser<'a> {
         params: Vec<Param>,
     ) -> PResult<StmtKind> {
         let colon = self.bump();
-        let def_indent = self.line_indent(def_span.start);
-        let def_line = self.line_of(def_span.start);
+        let def_line_start = self.line_start(def_span.start);
+        let def_indent = self.indent_at(def_line_start);
+        // The line of the token under consideration (start, indentation),
+        // advanced by scanning each byte once: a body of many statements on
+        // one long line stays linear.
+        let mut line = (def_line_start, def_indent);
+        let mut scanned_to = def_span.start;
         let mut body = Vec::new();
         let saved_semis = self.python_semis.replace(Vec::new());
         let mut clean = true;
         while let Some(tok) = self.toks.get(self.pos) {
-            let line = self.line_of(tok.span.start);
-            if line != def_line && self.line_indent(tok.span.start) <= def_indent {
+            let at = tok.span.start.max(scanned_to);
+            if let Some(i) = self.src[scanned_to..at].rfind(['\n', '\r']) {
+                let start = scanned_to + i + 1;
+                line = (start, self.indent_at(start));
+            }
+            scanned_to = at;
+            if line.0 != def_line_start && line.1 <= def_indent {
                 break;
             }
             let start = self.pos;

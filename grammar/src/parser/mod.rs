@@ -32,7 +32,7 @@ mod program;
 mod statements;
 
 use crate::ast::*;
-use crate::diagnostic::{Diagnostic, Fix};
+use crate::diagnostic::{CappedDiagnostics, Diagnostic, Fix};
 use crate::suggest::closest;
 use crate::token::{lex, Token, TokenKind as T};
 use crate::Span;
@@ -57,38 +57,36 @@ impl Parsed {
 /// Parses a whole mapper file.
 pub fn parse(source: &str) -> Parsed {
     let lexed = lex(source);
-    // The parser sees `&`/`|` as the `&&`/`||` the user evidently meant and an
-    // unterminated string as a string, so a lexical error costs one diagnostic.
-    let tokens: Vec<Token> = lexed
-        .tokens
-        .iter()
-        .map(|t| {
-            let kind = match (t.kind, t.span.text(source)) {
-                (T::BadChar, "&") => T::AndAnd,
-                (T::BadChar, "|") => T::OrOr,
-                (T::UnterminatedStr, _) => T::Str,
-                (k, _) => k,
-            };
-            Token { kind, span: t.span }
-        })
-        .collect();
     let mut p = Parser {
         src: source,
-        toks: &tokens,
+        toks: &lexed.tokens,
         pos: 0,
-        diags: Vec::new(),
+        // Lexical diagnostics first, then the parser's, under one cap.
+        diags: CappedDiagnostics::resume(lexed.diagnostics, lexed.diagnostics_dropped),
         python_semis: None,
         depth: 0,
     };
     let program = p.program();
-    let mut diagnostics = lexed.diagnostics;
-    diagnostics.extend(p.diags);
+    let mut diagnostics = p.diags.into_vec();
     diagnostics.sort_by_key(|d| (d.span.start, d.span.end));
     Parsed {
         program,
         diagnostics,
         tokens: lexed.tokens,
         comments: lexed.comments,
+    }
+}
+
+/// The kind the parser sees for `token`: `&`/`|` as the `&&`/`||` the user
+/// evidently meant and an unterminated string as a string, so a lexical
+/// error costs one diagnostic. Mapped here, on the fly, rather than in a
+/// second token vector, which would cost 24 bytes per token.
+fn parser_kind(token: &Token, source: &str) -> T {
+    match (token.kind, token.span.text(source)) {
+        (T::BadChar, "&") => T::AndAnd,
+        (T::BadChar, "|") => T::OrOr,
+        (T::UnterminatedStr, _) => T::Str,
+        (k, _) => k,
     }
 }
 
@@ -100,7 +98,7 @@ struct Parser<'a> {
     src: &'a str,
     toks: &'a [Token],
     pos: usize,
-    diags: Vec<Diagnostic>,
+    diags: CappedDiagnostics,
     /// Inside a Python-style body: where `;` would go, instead of diagnostics.
     python_semis: Option<Vec<usize>>,
     /// Current expression nesting: one per recursive production entered and
