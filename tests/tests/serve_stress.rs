@@ -231,3 +231,50 @@ fn a_wrong_or_missing_token_gets_401_when_a_token_is_set() {
     // Health needs no token.
     assert_eq!(server.call("GET", "/healthz", "", None).0, 200);
 }
+
+/// A command backend whose program hangs, floods its output or dies by a
+/// signal: each request still gets its answer, at the program's timeout.
+#[test]
+fn command_programs_that_hang_flood_or_die_are_stopped() {
+    let dir = std::env::temp_dir().join(format!("mw-serve-stress-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (name, body, expected) in [
+        ("hang.sh", "sleep 60\n", "timeout"),
+        ("flood.sh", "yes flood\n", "timeout"),
+        ("die.sh", "kill -KILL $$\n", "error"),
+    ] {
+        let prog = dir.join(name);
+        std::fs::write(&prog, format!("#!/bin/sh\n{body}")).unwrap();
+        let template = format!("sh {} {{mapper}}", prog.display());
+        let server = Server::start(
+            &[
+                "--backend",
+                "command",
+                "--command",
+                &template,
+                "--run-timeout",
+                "3",
+            ],
+            None,
+        );
+        let t0 = Instant::now();
+        let (status, body) = server.call("POST", "/v1/run", RUN, None);
+        let took = t0.elapsed();
+        assert!(took < Duration::from_secs(10), "{name}: {took:?}");
+        let v: serde_json::Value = serde_json::from_str(&body).unwrap_or_default();
+        let outcome = v["status"].as_str().unwrap_or("");
+        eprintln!(
+            "command {name}: HTTP {status}, run status {outcome}, after {:.1} s",
+            took.as_secs_f64()
+        );
+        assert_eq!((status, outcome), (200, expected), "{name}: {body}");
+        // The command backend keeps at most 1 MiB of a program's output.
+        let output = v["raw_output"].as_str().unwrap_or("");
+        assert!(
+            output.len() <= (1 << 20) + 200,
+            "{name}: output not capped ({} bytes)",
+            output.len()
+        );
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
