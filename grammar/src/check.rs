@@ -21,7 +21,7 @@ use std::collections::HashMap;
 use serde::Serialize;
 
 use crate::ast::*;
-use crate::diagnostic::{line_extent, line_or_span, Diagnostic, Fix};
+use crate::diagnostic::{line_extent, line_or_span, CappedDiagnostics, Diagnostic, Fix};
 use crate::parser::Parsed;
 use crate::resolve::{resolve, Resolved, SymbolKind};
 use crate::suggest::closest;
@@ -134,7 +134,7 @@ pub fn check(parsed: &Parsed, source: &str) -> Checked {
         source,
         program,
         resolved: &resolved,
-        diags: Vec::new(),
+        diags: CappedDiagnostics::default(),
         symbol_types: HashMap::new(),
         returns: HashMap::new(),
         in_progress: Vec::new(),
@@ -180,7 +180,7 @@ pub fn check(parsed: &Parsed, source: &str) -> Checked {
         returns,
         ..
     } = c;
-    let mut diagnostics = diags;
+    let mut diagnostics = diags.into_vec();
     diagnostics.sort_by_key(|d| (d.span.start, d.span.end));
     Checked {
         diagnostics,
@@ -194,7 +194,7 @@ struct Checker<'a> {
     source: &'a str,
     program: &'a Program,
     resolved: &'a Resolved,
-    diags: Vec<Diagnostic>,
+    diags: CappedDiagnostics,
     symbol_types: HashMap<usize, Ty>,
     returns: HashMap<String, Ty>,
     /// Functions whose return type is being inferred (recursion guard).

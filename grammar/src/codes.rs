@@ -20,6 +20,10 @@ pub const CODES: &[CodeInfo] = &[
         summary: "unterminated string",
     },
     CodeInfo {
+        code: "I0001",
+        summary: "more diagnostics than reported (at most 1000 per file and stage)",
+    },
+    CodeInfo {
         code: "E0100",
         summary: "syntax error: unexpected token",
     },

@@ -79,19 +79,24 @@ impl Fix {
 }
 
 /// From the start of `span`'s first line to just after its last line's
-/// newline (clamped to `source`; never panics on a stale span).
+/// line break (clamped to `source`; never panics on a stale span). Lines end
+/// at `\n`, `\r\n` or a lone `\r`, as in [`crate::LineIndex`].
 pub fn line_extent(source: &str, span: Span) -> (usize, usize) {
     let s = span.start.min(source.len());
     let e = span.end.min(source.len());
     let start = source
         .get(..s)
-        .and_then(|t| t.rfind('\n'))
+        .and_then(|t| t.rfind(['\n', '\r']))
         .map(|i| i + 1)
         .unwrap_or(0);
     let end = source
         .get(e..)
-        .and_then(|t| t.find('\n'))
-        .map(|i| e + i + 1)
+        .and_then(|t| t.find(['\n', '\r']))
+        .map(|i| {
+            let crlf = source.as_bytes()[e + i] == b'\r'
+                && source.as_bytes().get(e + i + 1) == Some(&b'\n');
+            e + i + if crlf { 2 } else { 1 }
+        })
         .unwrap_or(source.len());
     (start, end)
 }
@@ -220,6 +225,71 @@ impl Diagnostic {
     }
 }
 
+/// Most diagnostics kept for one stage of one file (lexing and parsing
+/// together; checking): past this a file is noise, not code, and a
+/// diagnostic per bad byte would cost far more memory than the input (about
+/// 300 bytes each). The rest are counted and summed up in one final `I0001`,
+/// as rustc and ruff do.
+pub const MAX_DIAGNOSTICS: usize = 1000;
+
+/// Diagnostics of one stage, at most [`MAX_DIAGNOSTICS`] kept (the first
+/// ones pushed); the others are only counted.
+#[derive(Debug, Clone, Default)]
+pub struct CappedDiagnostics {
+    kept: Vec<Diagnostic>,
+    /// Where the first diagnostic left out was, and how many were.
+    dropped: Option<(Span, usize)>,
+}
+
+impl CappedDiagnostics {
+    /// Continues a stage's list (e.g. the parser's after the lexer's).
+    pub fn resume(kept: Vec<Diagnostic>, dropped: Option<(Span, usize)>) -> Self {
+        let mut capped = CappedDiagnostics::default();
+        for d in kept {
+            capped.push(d);
+        }
+        if let Some((span, n)) = dropped {
+            let first = capped.dropped.map_or(span, |(s, _)| s.min(span));
+            let before = capped.dropped.map_or(0, |(_, m)| m);
+            capped.dropped = Some((first, before + n));
+        }
+        capped
+    }
+
+    pub fn push(&mut self, d: Diagnostic) {
+        if self.kept.len() < MAX_DIAGNOSTICS {
+            self.kept.push(d);
+        } else {
+            let (first, n) = self.dropped.unwrap_or((d.span, 0));
+            self.dropped = Some((first.min(d.span), n + 1));
+        }
+    }
+
+    /// The kept diagnostics and what was left out, without the summary.
+    pub fn into_parts(self) -> (Vec<Diagnostic>, Option<(Span, usize)>) {
+        (self.kept, self.dropped)
+    }
+
+    /// The kept diagnostics, followed by one `I0001` saying how many more
+    /// there were, if any.
+    pub fn into_vec(self) -> Vec<Diagnostic> {
+        let mut out = self.kept;
+        if let Some((span, n)) = self.dropped {
+            out.push(
+                Diagnostic::info(
+                    "I0001",
+                    span,
+                    format!("{n} more diagnostic(s) not reported, the first of them here"),
+                )
+                .with_note(format!(
+                    "at most {MAX_DIAGNOSTICS} are reported per file and stage; fix the ones above first"
+                )),
+            );
+        }
+        out
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -231,6 +301,33 @@ mod tests {
             vec![(Span::new(0, 1), "X".into()), (Span::new(3, 3), ";".into())],
         );
         assert_eq!(fix.apply("abc").as_deref(), Some("Xbc;"));
+    }
+
+    #[test]
+    fn diagnostics_past_the_cap_are_counted_not_kept() {
+        let mut capped = CappedDiagnostics::default();
+        for i in 0..MAX_DIAGNOSTICS + 5 {
+            capped.push(Diagnostic::error("E0001", Span::at(i), "x"));
+        }
+        let all = capped.into_vec();
+        assert_eq!(all.len(), MAX_DIAGNOSTICS + 1);
+        let last = &all[MAX_DIAGNOSTICS];
+        assert_eq!((last.code, last.span), ("I0001", Span::at(MAX_DIAGNOSTICS)));
+        assert!(last.message.starts_with("5 more"), "{}", last.message);
+    }
+
+    #[test]
+    fn line_extent_knows_every_line_break() {
+        for (src, line) in [
+            ("a\nbc\nd", "bc\n"),
+            ("a\r\nbc\r\nd", "bc\r\n"),
+            ("a\rbc\rd", "bc\r"),
+            ("a\rbc", "bc"),
+        ] {
+            let at = src.find('b').unwrap();
+            let (start, end) = line_extent(src, Span::new(at, at + 1));
+            assert_eq!(&src[start..end], line, "{src:?}");
+        }
     }
 
     #[test]

@@ -38,7 +38,7 @@ pub fn format(source: &str) -> String {
 
 /// Formats a file that has already been parsed.
 pub fn format_parsed(source: &str, parsed: &Parsed) -> String {
-    if parsed.program.stmts.is_empty() {
+    if parsed.program.stmts.is_empty() || too_many_errors(parsed) {
         return source.to_string();
     }
     let mut f = Formatter::new(source, parsed);
@@ -51,6 +51,9 @@ pub fn format_parsed(source: &str, parsed: &Parsed) -> String {
 /// nothing would change or no statement overlaps.
 pub fn format_range(source: &str, range: Span) -> Option<TextEdit> {
     let parsed = parse(source);
+    if too_many_errors(&parsed) {
+        return None;
+    }
     let stmts = &parsed.program.stmts;
     let overlapping: Vec<usize> = (0..stmts.len())
         .filter(|&i| {
@@ -73,8 +76,8 @@ pub fn format_range(source: &str, range: Span) -> Option<TextEdit> {
     while text.ends_with('\n') {
         text.pop();
     }
-    let text = if f.crlf {
-        text.replace('\n', "\r\n")
+    let text = if f.line_break != "\n" {
+        text.replace('\n', f.line_break)
     } else {
         text
     };
@@ -86,6 +89,28 @@ pub fn format_range(source: &str, range: Span) -> Option<TextEdit> {
     }
 }
 
+/// True when some syntax diagnostics were left out (see
+/// [`crate::diagnostic::MAX_DIAGNOSTICS`]): the formatter copies statements
+/// with errors verbatim, so it must know every one of them; such a file is
+/// left as it is.
+fn too_many_errors(parsed: &Parsed) -> bool {
+    parsed.diagnostics.iter().any(|d| d.code == "I0001")
+}
+
+/// The file's line break (that of its first line): the output keeps it.
+fn line_break_of(src: &str) -> &'static str {
+    match src.find(['\n', '\r']) {
+        Some(i) if src[i..].starts_with("\r\n") => "\r\n",
+        Some(i) if src[i..].starts_with('\r') => "\r",
+        _ => "\n",
+    }
+}
+
+/// Replaces `\r\n` and a lone `\r` by `\n`.
+fn to_lf(text: &str) -> String {
+    text.replace("\r\n", "\n").replace('\r', "\n")
+}
+
 struct Formatter<'a> {
     src: &'a str,
     tokens: &'a [Token],
@@ -95,7 +120,11 @@ struct Formatter<'a> {
     /// Statement spans that hold an error: copied verbatim.
     error_offsets: Vec<usize>,
     out: String,
-    crlf: bool,
+    /// `\n`, `\r\n` or `\r`: the output is built with `\n`, then converted.
+    line_break: &'static str,
+    /// Every comment before this index is used (comments are in source
+    /// order), so the searches below start here: linear, not quadratic.
+    next_unused: usize,
     last_trailing_end: usize,
 }
 
@@ -118,9 +147,8 @@ impl<'a> Formatter<'a> {
                 .map(|d| d.span.start)
                 .collect(),
             out: String::new(),
-            crlf: src
-                .find('\n')
-                .is_some_and(|i| i > 0 && src.as_bytes()[i - 1] == b'\r'),
+            line_break: line_break_of(src),
+            next_unused: 0,
             last_trailing_end: 0,
         }
     }
@@ -134,24 +162,40 @@ impl<'a> Formatter<'a> {
         if !self.out.ends_with('\n') {
             self.out.push('\n');
         }
-        if self.crlf {
-            self.out.replace('\n', "\r\n")
+        if self.line_break != "\n" {
+            self.out.replace('\n', self.line_break)
         } else {
             self.out
         }
     }
 
     fn has_error(&self, span: Span) -> bool {
+        // The offsets are sorted (diagnostics come in source order).
+        let first = self.error_offsets.partition_point(|&o| o < span.start);
         self.error_offsets
-            .iter()
-            .any(|&o| span.start <= o && o <= span.end)
+            .get(first)
+            .is_some_and(|&o| o <= span.end)
     }
 
+    /// Line breaks between two offsets: `\n`, `\r\n` or a lone `\r`.
     fn newlines_between(&self, a: usize, b: usize) -> usize {
-        self.src
-            .get(a..b)
-            .map(|s| s.matches('\n').count())
-            .unwrap_or(0)
+        let Some(text) = self.src.get(a..b) else {
+            return 0;
+        };
+        let bytes = text.as_bytes();
+        bytes
+            .iter()
+            .enumerate()
+            .filter(|&(i, &c)| c == b'\n' || (c == b'\r' && bytes.get(i + 1) != Some(&b'\n')))
+            .count()
+    }
+
+    /// Index of the first comment not yet used.
+    fn first_unused(&mut self) -> usize {
+        while self.next_unused < self.comments.len() && self.used[self.next_unused] {
+            self.next_unused += 1;
+        }
+        self.next_unused
     }
 
     fn comment_text(&self, c: &Token) -> &'a str {
@@ -190,9 +234,12 @@ impl<'a> Formatter<'a> {
         indent: usize,
         mut prev_end: Option<usize>,
     ) -> Option<usize> {
-        for i in 0..self.comments.len() {
+        for i in self.first_unused()..self.comments.len() {
             let c = self.comments[i];
-            if self.used[i] || c.span.start >= limit {
+            if c.span.start >= limit {
+                break;
+            }
+            if self.used[i] {
                 continue;
             }
             self.used[i] = true;
@@ -212,7 +259,7 @@ impl<'a> Formatter<'a> {
     /// Appends the comment that follows `end` on the same line, if any.
     /// Returns the end of what was consumed.
     fn trailing_comment(&mut self, end: usize) -> usize {
-        for i in 0..self.comments.len() {
+        for i in self.first_unused()..self.comments.len() {
             let c = self.comments[i];
             if self.used[i] || c.span.start < end {
                 continue;
@@ -266,13 +313,14 @@ impl<'a> Formatter<'a> {
 
     /// Copies a statement's text as written (minus `\r`), marking its comments used.
     fn verbatim(&mut self, span: Span) {
-        for (i, c) in self.comments.iter().enumerate() {
-            if span.start <= c.span.start && c.span.start < span.end {
-                self.used[i] = true;
+        let first = self.comments.partition_point(|c| c.span.start < span.start);
+        for (i, c) in self.comments.iter().enumerate().skip(first) {
+            if c.span.start >= span.end {
+                break;
             }
+            self.used[i] = true;
         }
-        self.out
-            .push_str(&span.text(self.src).replace("\r\n", "\n"));
+        self.out.push_str(&to_lf(span.text(self.src)));
     }
 
     /// Emits the tokens inside `span` on one line with canonical spacing;
@@ -285,9 +333,12 @@ impl<'a> Formatter<'a> {
             .iter()
             .take_while(|t| t.span.end <= span.end)
         {
-            for i in 0..self.comments.len() {
+            for i in self.first_unused()..self.comments.len() {
                 let c = self.comments[i];
-                if self.used[i] || c.span.start >= tok.span.start || c.span.start < span.start {
+                if c.span.start >= tok.span.start {
+                    break;
+                }
+                if self.used[i] || c.span.start < span.start {
                     continue;
                 }
                 self.used[i] = true;
@@ -425,6 +476,18 @@ mod tests {
     #[test]
     fn crlf_is_preserved() {
         fmt_eq("Task *GPU;\r\nx=1;\r\n", "Task * GPU;\r\nx = 1;\r\n");
+    }
+
+    #[test]
+    fn a_lone_cr_is_a_line_break() {
+        // The comment ends at the `\r`: `y=2;` is code, and the blank line stays.
+        fmt_eq("x=1; // c\r\ry=2;\r", "x = 1; // c\r\ry = 2;\r");
+    }
+
+    #[test]
+    fn a_file_with_more_errors_than_reported_is_left_alone() {
+        let src = "x = ;\n".repeat(crate::diagnostic::MAX_DIAGNOSTICS + 1);
+        assert_eq!(format(&src), src);
     }
 
     #[test]

@@ -8,7 +8,7 @@
 
 use logos::Logos;
 
-use crate::diagnostic::{Diagnostic, Fix};
+use crate::diagnostic::{CappedDiagnostics, Diagnostic, Fix};
 use crate::Span;
 
 /// Kinds of tokens. Comments and errors are included so the lexer never
@@ -16,8 +16,9 @@ use crate::Span;
 #[derive(Logos, Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[logos(skip r"[ \t\r\x07\n]+")]
 pub enum TokenKind {
-    #[regex(r"//[^\n]*")]
-    #[regex(r"#[^\n]*")]
+    // A comment ends at any line break: `\n`, `\r\n` or a lone `\r`.
+    #[regex(r"//[^\n\r]*")]
+    #[regex(r"#[^\n\r]*")]
     Comment,
 
     // Statement keywords.
@@ -435,54 +436,118 @@ pub struct Token {
 /// diagnostics.
 #[derive(Debug, Clone, Default)]
 pub struct Lexed {
-    /// Tokens the parser sees (no comments). Bad characters and unterminated
-    /// strings are left out here; they are reported in `diagnostics`.
+    /// Tokens the parser sees (no comments). A run of adjacent bad
+    /// characters is one `BadChar` token; it and unterminated strings are
+    /// reported in `diagnostics`.
     pub tokens: Vec<Token>,
     /// Every comment, in source order.
     pub comments: Vec<Token>,
+    /// At most [`crate::diagnostic::MAX_DIAGNOSTICS`] (see `diagnostics_dropped` for the rest).
     pub diagnostics: Vec<Diagnostic>,
+    /// Where the first lexical diagnostic past the cap was, and how many
+    /// were left out.
+    pub diagnostics_dropped: Option<(Span, usize)>,
 }
 
 /// Lexes `source` completely. Never fails: unknown characters become
-/// diagnostics (code `E0001`) and unterminated strings `E0002`.
+/// diagnostics (code `E0001`, one per run of adjacent ones) and unterminated
+/// strings `E0002`.
 pub fn lex(source: &str) -> Lexed {
-    let mut out = Lexed::default();
+    let mut tokens = Vec::new();
+    let mut comments = Vec::new();
+    let mut diagnostics = CappedDiagnostics::default();
+    // The run of adjacent bad characters being collected: its span and
+    // how many characters it has.
+    let mut bad_run: Option<(Span, usize)> = None;
     let mut lexer = TokenKind::lexer(source);
     while let Some(result) = lexer.next() {
         let span = Span::from(lexer.span());
-        match result {
-            Ok(TokenKind::Comment) => out.comments.push(Token {
+        let Ok(kind) = result else {
+            // Extend the error to a whole UTF-8 character so messages and
+            // edits never split one.
+            let start = span.start;
+            let ch = source[start..].chars().next().unwrap_or('\u{fffd}');
+            let end = start + ch.len_utf8();
+            if end > span.end {
+                lexer.bump(end - span.end);
+            }
+            bad_run = match bad_run {
+                Some((run, n)) if run.end == start => Some((run.to(Span::new(start, end)), n + 1)),
+                other => {
+                    end_bad_run(other, source, &mut tokens, &mut diagnostics);
+                    Some((Span::new(start, end), 1))
+                }
+            };
+            continue;
+        };
+        end_bad_run(bad_run.take(), source, &mut tokens, &mut diagnostics);
+        match kind {
+            TokenKind::Comment => comments.push(Token {
                 kind: TokenKind::Comment,
                 span,
             }),
-            Ok(TokenKind::UnterminatedStr) => {
-                out.diagnostics.push(unterminated_string(source, span));
+            TokenKind::UnterminatedStr => {
+                diagnostics.push(unterminated_string(source, span));
                 // Keep a string token so `print("abc);` still parses as a print.
-                out.tokens.push(Token {
+                tokens.push(Token {
                     kind: TokenKind::UnterminatedStr,
                     span,
                 });
             }
-            Ok(kind) => out.tokens.push(Token { kind, span }),
-            Err(()) => {
-                // Extend the error to a whole UTF-8 character so messages and
-                // edits never split one.
-                let start = span.start;
-                let ch = source[start..].chars().next().unwrap_or('\u{fffd}');
-                let end = start + ch.len_utf8();
-                if end > span.end {
-                    lexer.bump(end - span.end);
-                }
-                let span = Span::new(start, end);
-                out.diagnostics.push(bad_character(ch, span, source));
-                out.tokens.push(Token {
-                    kind: TokenKind::BadChar,
-                    span,
-                });
-            }
+            kind => tokens.push(Token { kind, span }),
         }
     }
-    out
+    end_bad_run(bad_run, source, &mut tokens, &mut diagnostics);
+    let (diagnostics, diagnostics_dropped) = diagnostics.into_parts();
+    Lexed {
+        tokens,
+        comments,
+        diagnostics,
+        diagnostics_dropped,
+    }
+}
+
+/// Reports a finished run of adjacent bad characters as one token and one
+/// diagnostic: random bytes or a pasted binary are one problem per run, not
+/// one per byte.
+fn end_bad_run(
+    run: Option<(Span, usize)>,
+    source: &str,
+    tokens: &mut Vec<Token>,
+    diagnostics: &mut CappedDiagnostics,
+) {
+    let Some((span, count)) = run else {
+        return;
+    };
+    tokens.push(Token {
+        kind: TokenKind::BadChar,
+        span,
+    });
+    let first = source[span.start..].chars().next().unwrap_or('\u{fffd}');
+    if count == 1 {
+        diagnostics.push(bad_character(first, span, source));
+    } else {
+        diagnostics.push(bad_characters(count, span, source));
+    }
+}
+
+/// Several adjacent bad characters: one diagnostic, showing at most the
+/// first few of them.
+fn bad_characters(count: usize, span: Span, source: &str) -> Diagnostic {
+    const SHOWN: usize = 8;
+    let shown: String = span
+        .text(source)
+        .chars()
+        .take(SHOWN)
+        .flat_map(char::escape_default)
+        .collect();
+    let more = if count > SHOWN { "..." } else { "" };
+    Diagnostic::error(
+        "E0001",
+        span,
+        format!("{count} unrecognized characters `{shown}{more}`"),
+    )
+    .with_note("only comments may contain non-ASCII text or control characters")
 }
 
 fn unterminated_string(source: &str, span: Span) -> Diagnostic {
@@ -540,6 +605,7 @@ fn bad_character(ch: char, span: Span, source: &str) -> Diagnostic {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::diagnostic::MAX_DIAGNOSTICS;
 
     fn kinds(src: &str) -> Vec<TokenKind> {
         lex(src).tokens.iter().map(|t| t.kind).collect()
@@ -569,5 +635,25 @@ mod tests {
         let codes: Vec<_> = l.diagnostics.iter().map(|d| d.code).collect();
         assert_eq!(codes, vec!["E0001", "E0002", "E0001"]);
         assert_eq!(l.diagnostics[2].span.len(), 2);
+    }
+
+    #[test]
+    fn a_run_of_bad_characters_is_one_diagnostic() {
+        let l = lex("x = 1 \u{1}\u{2}éé$ + 2; y = $;");
+        let codes: Vec<_> = l.diagnostics.iter().map(|d| d.code).collect();
+        assert_eq!(codes, vec!["E0001", "E0001"]);
+        assert!(l.diagnostics[0].message.starts_with("5 unrecognized"));
+        assert_eq!(l.diagnostics[0].span.len(), 7);
+        let bad = l.tokens.iter().filter(|t| t.kind == TokenKind::BadChar);
+        assert_eq!(bad.count(), 2);
+    }
+
+    #[test]
+    fn lexical_diagnostics_are_capped() {
+        let src = "$ ".repeat(MAX_DIAGNOSTICS + 10);
+        let l = lex(&src);
+        assert_eq!(l.diagnostics.len(), MAX_DIAGNOSTICS);
+        let (span, n) = l.diagnostics_dropped.expect("the rest are counted");
+        assert_eq!((span.start, n), (2 * MAX_DIAGNOSTICS, 10));
     }
 }

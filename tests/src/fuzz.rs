@@ -13,10 +13,16 @@
 //! - splicing of two seeds at token boundaries;
 //! - repetition of a token span (deep nesting and long chains).
 //!
-//! One execution in four is an editor session instead
-//! ([`crate::passes::run_editor`]): a seed edited by `didChange` range edits
-//! at random positions (past line ends, inside characters, in UTF-8 or
-//! UTF-16), with the language server's features run after each edit.
+//! Executions are light or heavy. A light one runs the cheap passes: parse,
+//! check, rendered and JSON diagnostics, whole and range formatting. One in
+//! [`Config::heavy_every`] is heavy: resolution and `explain` against one
+//! application (rotating over the nine), or, one heavy execution in four, an
+//! editor session ([`crate::passes::run_editor`]): a seed edited by
+//! `didChange` range edits at random positions (past line ends, inside
+//! characters, in UTF-8 or UTF-16), with the language server's features run
+//! after each edit. Heavy executions cost 10-50 times a light one, so the
+//! fraction decides the speed; [`Report`] counts each kind, so a figure says
+//! what ran.
 //!
 //! The run is deterministic for a seed, bounded by a count and a time, and
 //! reports executions per second. A crash is returned with its input, so a
@@ -364,6 +370,9 @@ pub struct Config {
     /// Resolve against every target each execution (slower), or against one,
     /// rotating, so each target sees a share of the inputs.
     pub all_targets_each_time: bool,
+    /// One execution in this many is heavy (resolution or an editor
+    /// session); 1 makes every execution heavy.
+    pub heavy_every: u64,
     /// Write each input here before running it: what a crash that
     /// `catch_unwind` cannot catch (an abort, the OOM killer) leaves behind.
     pub trace: Option<PathBuf>,
@@ -380,6 +389,14 @@ pub struct Crash {
 #[derive(Debug, Clone)]
 pub struct Report {
     pub execs: u64,
+    /// Light executions (parse, check, render, fmt only).
+    pub light: u64,
+    /// Heavy executions that resolved against applications (after the
+    /// light passes), and how many resolutions they ran in all.
+    pub resolve: u64,
+    pub resolutions: u64,
+    /// Heavy executions that were editor sessions.
+    pub editor: u64,
     pub elapsed: Duration,
     pub crashes: Vec<Crash>,
 }
@@ -399,6 +416,8 @@ pub fn run(seeds: &[String], targets: &[Target], config: &Config) -> Report {
     let start = Instant::now();
     let mut crashes = Vec::new();
     let mut execs = 0u64;
+    let (mut light, mut resolve, mut resolutions, mut editor_sessions) = (0u64, 0u64, 0u64, 0u64);
+    let heavy_every = config.heavy_every.max(1);
     let hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(|_| {}));
     while execs < config.max_execs && start.elapsed() < config.max_time {
@@ -413,8 +432,10 @@ pub fn run(seeds: &[String], targets: &[Target], config: &Config) -> Report {
             }
             input.truncate(cut);
         }
-        let editor = rng.below(4) == 0;
+        let heavy = execs.is_multiple_of(heavy_every);
+        let editor = heavy && rng.below(4) == 0;
         if editor {
+            editor_sessions += 1;
             let (edits, offsets, enc) = editor_session(&input, seeds, &mut rng);
             if let Some(path) = &config.trace {
                 let _ = std::fs::write(
@@ -438,12 +459,20 @@ pub fn run(seeds: &[String], targets: &[Target], config: &Config) -> Report {
         if let Some(path) = &config.trace {
             let _ = std::fs::write(path, &input);
         }
-        let chosen: &[Target] = if config.all_targets_each_time || targets.is_empty() {
+        let chosen: &[Target] = if !heavy || targets.is_empty() {
+            &[]
+        } else if config.all_targets_each_time {
             targets
         } else {
-            let i = (execs as usize) % targets.len();
+            let i = (resolve as usize) % targets.len();
             &targets[i..i + 1]
         };
+        if chosen.is_empty() {
+            light += 1;
+        } else {
+            resolve += 1;
+            resolutions += chosen.len() as u64;
+        }
         if let Err(message) = run_caught(&input, chosen) {
             if crashes.len() < 20 {
                 crashes.push(Crash { input, message });
@@ -454,6 +483,10 @@ pub fn run(seeds: &[String], targets: &[Target], config: &Config) -> Report {
     std::panic::set_hook(hook);
     Report {
         execs,
+        light,
+        resolve,
+        resolutions,
+        editor: editor_sessions,
         elapsed: start.elapsed(),
         crashes,
     }

@@ -43,15 +43,20 @@ fn a_bounded_fuzz_run_finds_no_crash() {
             max_execs: 20_000,
             max_time: Duration::from_secs(30),
             all_targets_each_time: false,
+            heavy_every: 4,
             trace: None,
         },
     );
     eprintln!(
-        "fuzz: seed {seed}: {} executions in {:.1} s ({:.0}/s, debug build)",
+        "fuzz: seed {seed}: {} executions in {:.1} s ({:.0}/s, debug build): {} light, {} resolving, {} editor sessions",
         report.execs,
         report.elapsed.as_secs_f64(),
-        report.execs_per_second()
+        report.execs_per_second(),
+        report.light,
+        report.resolve,
+        report.editor
     );
+    assert_eq!(report.light + report.resolve + report.editor, report.execs);
     assert!(report.execs > 0);
     if let Some(c) = report.crashes.first() {
         panic!(

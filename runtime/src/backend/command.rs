@@ -534,6 +534,20 @@ mod tests {
     }
 
     #[test]
+    fn an_endless_flood_is_stopped_at_the_timeout_and_capped() {
+        let (dir, prog) = script("#!/bin/sh\nyes flood\n");
+        let mut cfg = CommandConfig::new(format!("sh {}", prog.display()));
+        cfg.timeout = Duration::from_millis(500);
+        cfg.max_output_bytes = 1000;
+        let t0 = Instant::now();
+        let o = CommandBackend::new(cfg).run(&request("x"));
+        assert!(t0.elapsed() < Duration::from_secs(5), "{:?}", t0.elapsed());
+        assert_eq!(o.status.as_str(), "timeout");
+        assert!(o.raw_output.len() < 1200, "{}", o.raw_output.len());
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
     fn output_is_capped() {
         let (dir, prog) =
             script("#!/bin/sh\nyes 0123456789 | head -c 100000\necho\necho 'ELAPSED TIME = 1 s'\n");

@@ -9,6 +9,50 @@ use std::io::{BufRead, BufReader, Read, Write};
 /// Most bytes of request line plus headers accepted.
 pub const MAX_HEAD_BYTES: usize = 16 * 1024;
 
+/// A connection read under one deadline for the whole request: each read
+/// waits at most until the deadline, so a client that trickles a byte at a
+/// time (slowloris) loses its connection when the deadline passes instead of
+/// resetting a per-read timeout forever.
+pub struct Deadline<'a> {
+    stream: &'a std::net::TcpStream,
+    until: std::time::Instant,
+}
+
+impl<'a> Deadline<'a> {
+    pub fn new(stream: &'a std::net::TcpStream, within: std::time::Duration) -> Deadline<'a> {
+        Deadline {
+            stream,
+            until: std::time::Instant::now() + within,
+        }
+    }
+}
+
+impl Read for Deadline<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let left = self
+            .until
+            .saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                "the request took too long to arrive",
+            ));
+        }
+        self.stream.set_read_timeout(Some(left))?;
+        let mut stream = self.stream;
+        stream.read(buf)
+    }
+}
+
+/// 408 when the client was too slow (see [`Deadline`]), else 400.
+fn read_error(what: &str, e: &std::io::Error) -> HttpError {
+    let slow = matches!(
+        e.kind(),
+        std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock
+    );
+    HttpError::new(if slow { 408 } else { 400 }, format!("{what}: {e}"))
+}
+
 /// A parsed request.
 #[derive(Debug, Clone)]
 pub struct Request {
@@ -58,7 +102,7 @@ pub fn read_request(stream: impl Read, max_body: usize) -> Result<Request, HttpE
             .by_ref()
             .take((MAX_HEAD_BYTES - head_bytes.min(MAX_HEAD_BYTES)) as u64 + 1)
             .read_line(line)
-            .map_err(|e| HttpError::new(400, format!("cannot read the request: {e}")))?;
+            .map_err(|e| read_error("cannot read the request", &e))?;
         head_bytes += n;
         if head_bytes > MAX_HEAD_BYTES {
             return Err(HttpError::new(431, "request header too large"));
@@ -124,7 +168,7 @@ pub fn read_request(stream: impl Read, max_body: usize) -> Result<Request, HttpE
     let mut body = vec![0u8; len];
     reader
         .read_exact(&mut body)
-        .map_err(|e| HttpError::new(400, format!("cannot read the request body: {e}")))?;
+        .map_err(|e| read_error("cannot read the request body", &e))?;
     req.body = body;
     Ok(req)
 }

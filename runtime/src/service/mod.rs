@@ -16,8 +16,8 @@
 //! and for the command backend its template, are fixed when the service
 //! starts; a client's machine is accepted only where the configuration
 //! allows it (the simulator), never for a real program. Limits: request
-//! heads of 16 KiB, bodies of `max_body` bytes, a read timeout per
-//! connection, a bounded number of open connections (503 beyond), a worker
+//! heads of 16 KiB, bodies of `max_body` bytes, one deadline for reading
+//! a whole request (slowloris clients are cut off), a bounded number of open connections (503 beyond), a worker
 //! pool with a bounded queue (429 with `Retry-After` when full), and a
 //! per-run timeout (503). A run that times out keeps its worker until the
 //! backend returns (the command backend kills its program at its own
@@ -62,7 +62,8 @@ pub struct ServiceConfig {
     pub max_body: usize,
     /// Longest a request waits for its run (queueing included).
     pub run_timeout: Duration,
-    /// Longest a connection may take to send its request.
+    /// Longest a connection may take to send its whole request (one
+    /// deadline, so a client sending a byte at a time is cut off too).
     pub read_timeout: Duration,
     /// Most connections open at once (503 beyond).
     pub max_connections: usize,
@@ -258,9 +259,10 @@ fn same(a: &str, b: &str) -> bool {
 }
 
 fn handle(shared: &Shared, stream: TcpStream) {
-    let _ = stream.set_read_timeout(Some(shared.config.read_timeout));
     let _ = stream.set_write_timeout(Some(shared.config.read_timeout));
-    let (status, body, extra) = match http::read_request(&stream, shared.config.max_body) {
+    // One deadline for the whole request, not per read: see `http::Deadline`.
+    let reader = http::Deadline::new(&stream, shared.config.read_timeout);
+    let (status, body, extra) = match http::read_request(reader, shared.config.max_body) {
         Ok(req) => route(shared, &req),
         Err(e) => (e.status, error_json(&e.message), Vec::new()),
     };

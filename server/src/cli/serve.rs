@@ -59,12 +59,19 @@ pub struct ServeArgs {
     /// Longest a request waits for its run, seconds.
     #[arg(long, default_value_t = 600.0)]
     pub run_timeout: f64,
+    /// Longest a client may take to send its whole request, seconds (one
+    /// deadline, so a client trickling a byte at a time is cut off).
+    #[arg(long, default_value_t = 10.0)]
+    pub read_timeout: f64,
 }
 
 pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let machine = load_machine(&args.machine, None)?;
     if !(args.run_timeout.is_finite() && args.run_timeout > 0.0) {
         bail!("--run-timeout must be a positive number of seconds");
+    }
+    if !(args.read_timeout.is_finite() && args.read_timeout > 0.0) {
+        bail!("--read-timeout must be a positive number of seconds");
     }
     let token = std::env::var(&args.token_env)
         .ok()
@@ -93,6 +100,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     config.queue = args.queue.max(1);
     config.max_body = args.max_body;
     config.run_timeout = Duration::from_secs_f64(args.run_timeout);
+    config.read_timeout = Duration::from_secs_f64(args.read_timeout);
     let machine_name = config.machine.name.clone();
     let authed = config.token.is_some();
     let service = Service::start(config, backend.clone()).context("starting the service")?;

@@ -1,13 +1,17 @@
 //! The fuzzer's long run, independent of the `mapwright` binary:
 //!
 //! ```sh
-//! cargo run --release -p mapwright-tests --bin fuzz -- --seconds 600 [--seed N] [--execs N] [--corpus DIR] [--out DIR] [--trace FILE]
+//! cargo run --release -p mapwright-tests --bin fuzz -- --seconds 600 [--seed N] [--execs N] [--corpus DIR] [--out DIR] [--heavy-every N] [--trace FILE]
 //! ```
 //!
 //! `--trace FILE` writes each input to FILE before running it, so a crash
 //! that cannot be caught (an abort, the OOM killer) leaves its input there.
 //!
-//! Prints executions per second and the total; writes each crashing input
+//! `--heavy-every N` (default 8): one execution in N resolves against an
+//! application or is an editor session, the others run the cheap passes
+//! only (see `src/fuzz.rs`).
+//!
+//! Prints executions per second, the total and the count of each kind; writes each crashing input
 //! to `--out` (default `fuzz-crashes/`) and exits 1 if there was one.
 
 use std::path::PathBuf;
@@ -25,6 +29,7 @@ fn main() -> ExitCode {
     let mut out = PathBuf::from("fuzz-crashes");
     let mut all_targets = false;
     let mut trace = None;
+    let mut heavy_every = 8u64;
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
         let mut value = || args.next().unwrap_or_default();
@@ -36,8 +41,9 @@ fn main() -> ExitCode {
             "--out" => out = PathBuf::from(value()),
             "--all-targets" => all_targets = true,
             "--trace" => trace = Some(PathBuf::from(value())),
+            "--heavy-every" => heavy_every = value().parse().unwrap_or(heavy_every),
             _ => {
-                eprintln!("usage: fuzz [--seconds N] [--execs N] [--seed N] [--corpus DIR] [--out DIR] [--all-targets] [--trace FILE]");
+                eprintln!("usage: fuzz [--seconds N] [--execs N] [--seed N] [--corpus DIR] [--out DIR] [--all-targets] [--heavy-every N] [--trace FILE]");
                 return ExitCode::from(2);
             }
         }
@@ -56,6 +62,7 @@ fn main() -> ExitCode {
             max_execs: execs,
             max_time: Duration::from_secs(seconds),
             all_targets_each_time: all_targets,
+            heavy_every,
             trace,
         },
     );
@@ -67,6 +74,10 @@ fn main() -> ExitCode {
         seeds.len(),
         targets.len(),
         report.crashes.len()
+    );
+    println!(
+        "per kind: {} light (parse, check, render, fmt), {} resolving ({} resolutions + explain), {} editor sessions (one in {heavy_every} heavy)",
+        report.light, report.resolve, report.resolutions, report.editor
     );
     if report.crashes.is_empty() {
         return ExitCode::SUCCESS;

@@ -1,0 +1,155 @@
+//! The parser: tokens -> [`Program`] + diagnostics. Never fails, never panics.
+//!
+//! A hand-written recursive-descent parser with precedence climbing. It
+//! accepts exactly the language of the reference bison grammar
+//! (`src/compiler/parser.y`), including the outcomes of its precedence
+//! declarations (`a?b:c?d:e` is `(a?b:c)?d:e`; `*a+b` is `(*a)+b`; a lone `*`
+//! before `-` or `*` is the wildcard). It reports the first error of a
+//! statement at the token where the reference's LALR automaton fails, so error
+//! lines agree with the reference; then it resynchronises at the next `;` or
+//! statement keyword so the rest of the file still parses.
+//!
+//! Why not a combinator library: the error position must match an LALR
+//! automaton token for token, and the targeted diagnostics below need the
+//! surrounding context (line breaks, indentation, the next statement), which
+//! is simplest to express directly. The grammar is small and stable.
+//!
+//! Module map:
+//! - [`cursor`]       token access: peek, bump, line breaks, indentation.
+//! - [`errors`]       recording diagnostics: expected-X, `;` recovery, keywords as names.
+//! - [`program`]      the whole file and top-level error recovery.
+//! - [`statements`]   the mapping statements (Task, Region, Layout, IndexTaskMap, ...).
+//! - [`functions`]    `def` functions, their bodies and Python-style body recovery.
+//! - [`precedence`]   the binary-operator table and precedence climbing, depth bound.
+//! - [`expressions`]  primary and postfix expressions: literals, calls, indexing, tuples.
+
+mod cursor;
+mod errors;
+mod expressions;
+mod functions;
+mod precedence;
+mod program;
+mod statements;
+
+use crate::ast::*;
+use crate::diagnostic::{CappedDiagnostics, Diagnostic, Fix};
+use crate::suggest::closest;
+use crate::token::{lex, Token, TokenKind as T};
+use crate::Span;
+
+/// The result of parsing: always a program, plus every diagnostic (lexical and
+/// syntactic, in source order), the significant tokens and the comments.
+#[derive(Debug, Clone)]
+pub struct Parsed {
+    pub program: Program,
+    pub diagnostics: Vec<Diagnostic>,
+    pub tokens: Vec<Token>,
+    pub comments: Vec<Token>,
+}
+
+impl Parsed {
+    /// True if there is at least one error-severity diagnostic.
+    pub fn has_errors(&self) -> bool {
+        self.diagnostics.iter().any(|d| d.is_error())
+    }
+}
+
+/// Parses a whole mapper file.
+pub fn parse(source: &str) -> Parsed {
+    let lexed = lex(source);
+    let mut p = Parser {
+        src: source,
+        toks: &lexed.tokens,
+        pos: 0,
+        // Lexical diagnostics first, then the parser's, under one cap.
+        diags: CappedDiagnostics::resume(lexed.diagnostics, lexed.diagnostics_dropped),
+        python_semis: None,
+        depth: 0,
+    };
+    let program = p.program();
+    let mut diagnostics = p.diags.into_vec();
+    diagnostics.sort_by_key(|d| (d.span.start, d.span.end));
+    Parsed {
+        program,
+        diagnostics,
+        tokens: lexed.tokens,
+        comments: lexed.comments,
+    }
+}
+
+/// The kind the parser sees for `token`: `&`/`|` as the `&&`/`||` the user
+/// evidently meant and an unterminated string as a string, so a lexical
+/// error costs one diagnostic. Mapped here, on the fly, rather than in a
+/// second token vector, which would cost 24 bytes per token.
+fn parser_kind(token: &Token, source: &str) -> T {
+    match (token.kind, token.span.text(source)) {
+        (T::BadChar, "&") => T::AndAnd,
+        (T::BadChar, "|") => T::OrOr,
+        (T::UnterminatedStr, _) => T::Str,
+        (k, _) => k,
+    }
+}
+
+/// A failed production; its diagnostic has already been recorded.
+struct Failed;
+type PResult<T> = Result<T, Failed>;
+
+struct Parser<'a> {
+    src: &'a str,
+    toks: &'a [Token],
+    pos: usize,
+    diags: CappedDiagnostics,
+    /// Inside a Python-style body: where `;` would go, instead of diagnostics.
+    python_semis: Option<Vec<usize>>,
+    /// Current expression nesting: one per recursive production entered and
+    /// one per link of a left-deep chain built in a loop (`a.b.c`, `f(1)(2)`,
+    /// `a[0][1]`, `a + b + c`). Bounded, so that hostile input can exhaust
+    /// neither the parser's stack nor, by building a huge tree, the stack of
+    /// any later pass.
+    depth: usize,
+}
+
+/// Deepest expression nesting accepted, and the deepest tree the parser
+/// hands on (see [`Parser::statement_expr`]); real mappers stay below 10.
+///
+/// Every later pass recurses over expressions freely because of this bound,
+/// so it is sized for the smallest stack they run on: a 2 MiB test thread
+/// of a debug build (`tests/tests/deep_input.rs` runs the whole pipeline
+/// on the deepest accepted trees there).
+pub const MAX_NESTING: usize = 64;
+
+const CONSTRAINT_NAMES: &[&str] = &[
+    "SOA", "AOS", "C_order", "F_order", "Compact", "Exact", "Align",
+];
+
+fn proc_kind(k: T) -> Option<ProcKind> {
+    Some(match k {
+        T::ProcCpu => ProcKind::CPU,
+        T::ProcGpu => ProcKind::GPU,
+        T::ProcIo => ProcKind::IO,
+        T::ProcPy => ProcKind::PY,
+        T::ProcProc => ProcKind::PROC,
+        T::ProcOmp => ProcKind::OMP,
+        _ => return None,
+    })
+}
+
+fn mem_kind(k: T) -> Option<MemKind> {
+    Some(match k {
+        T::MemSysmem => MemKind::SYSMEM,
+        T::MemFbmem => MemKind::FBMEM,
+        T::MemRdmem => MemKind::RDMEM,
+        T::MemZcmem => MemKind::ZCMEM,
+        T::MemSockmem => MemKind::SOCKMEM,
+        T::MemVirtual => MemKind::VIRTUAL,
+        _ => return None,
+    })
+}
+
+/// The value of an integer literal; saturates instead of overflowing.
+fn int_value(text: &str) -> i64 {
+    text.parse::<i64>().unwrap_or(i64::MAX)
+}
+
+#[cfg(test)]
+mod tests;

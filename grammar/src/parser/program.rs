@@ -1,0 +1,76 @@
+//! The whole file and top-level error recovery.
+
+use super::*;
+
+impl<'a> Parser<'a> {
+    pub(super) fn program(&mut self) -> Program {
+        let mut stmts = Vec::new();
+        while self.pos < self.toks.len() {
+            let start = self.pos;
+            match self.top_stmt() {
+                Ok(stmt) => stmts.push(stmt),
+                Err(Failed) => {
+                    self.recover_top(start);
+                    let span = self.toks[start].span.to(Span::at(self.prev_end()));
+                    stmts.push(Stmt {
+                        kind: StmtKind::Error,
+                        span,
+                    });
+                }
+            }
+        }
+        if self.toks.is_empty() {
+            self.push(
+                Diagnostic::error(
+                    "E0109",
+                    Span::at(self.src.len()),
+                    "a mapper needs at least one statement",
+                )
+                .with_note("the reference rejects empty and comment-only files")
+                .with_fix(Fix::unsafe_(
+                    "add a default task placement",
+                    vec![(Span::at(self.src.len()), self.eof_insert("Task * GPU,CPU;"))],
+                )),
+            );
+        }
+        Program { stmts }
+    }
+
+    pub(super) fn eof_insert(&self, text: &str) -> String {
+        if self.src.is_empty() || self.src.ends_with('\n') {
+            format!("{text}\n")
+        } else {
+            format!("\n{text}\n")
+        }
+    }
+
+    /// Skips the rest of a broken top-level statement: up to and including the
+    /// next `;` outside braces, or up to a statement keyword that begins a line.
+    pub(super) fn recover_top(&mut self, start: usize) {
+        if self.pos == start {
+            self.bump();
+        }
+        let mut depth = 0usize;
+        while let Some(kind) = self.peek() {
+            match kind {
+                T::LBrace => depth += 1,
+                T::RBrace if depth > 0 => depth -= 1,
+                T::RBrace => {
+                    self.bump();
+                    return;
+                }
+                T::Semi if depth == 0 => {
+                    self.bump();
+                    return;
+                }
+                k if depth == 0 && self.on_new_line() && self.begins_statement(k) => return,
+                _ => {}
+            }
+            self.bump();
+        }
+    }
+
+    pub(super) fn begins_statement(&self, kind: T) -> bool {
+        kind.starts_statement() || (kind == T::Ident && self.peek_at(1) == Some(T::Assign))
+    }
+}
