@@ -232,6 +232,9 @@ impl Diagnostic {
 /// as rustc and ruff do.
 pub const MAX_DIAGNOSTICS: usize = 1000;
 
+/// The code of the final note that counts the diagnostics left out.
+pub const CAPPED_CODE: &str = "I0001";
+
 /// Diagnostics of one stage, at most [`MAX_DIAGNOSTICS`] kept (the first
 /// ones pushed); the others are only counted.
 #[derive(Debug, Clone, Default)]
@@ -277,7 +280,7 @@ impl CappedDiagnostics {
         if let Some((span, n)) = self.dropped {
             out.push(
                 Diagnostic::info(
-                    "I0001",
+                    CAPPED_CODE,
                     span,
                     format!("{n} more diagnostic(s) not reported, the first of them here"),
                 )

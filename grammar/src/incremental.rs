@@ -119,11 +119,12 @@ fn try_reparse(old: &Parsed, old_source: &str, new_source: &str) -> Option<(Pars
         last.and_then(|i| stmts.get(i + 1))
             .map_or(old_source.len(), |s| s.span.end),
     );
-    if old
-        .diagnostics
-        .iter()
-        .any(|d| d.span.start <= guard.end && d.span.end >= guard.start)
-    {
+    // A capped parse (its final `I0001` counts diagnostics it did not keep)
+    // cannot say where the dropped ones lie, so it is always re-parsed whole.
+    if old.diagnostics.iter().any(|d| {
+        d.code == crate::diagnostic::CAPPED_CODE
+            || (d.span.start <= guard.end && d.span.end >= guard.start)
+    }) {
         return None;
     }
     let delta = new_end as isize - old_end as isize;
