@@ -6,7 +6,7 @@
 //! Planning also finds the mapping failures Legion reports before a task
 //! runs: a launch point placed on a node or processor that does not exist.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use crate::app::{App, FlowKind, Launch, Privilege, RegionArg, Task};
 use crate::decisions::{
@@ -164,8 +164,9 @@ impl<'a> Plan<'a> {
 
         let mut names = Interner::default();
         let mut fields = Interner::default();
-        // Bytes per element of every (region, field), for struct widths.
-        let mut field_width: HashMap<(u32, u32), f64> = HashMap::new();
+        // Bytes per element of every (region, field), for struct widths;
+        // ordered, so the sums below round the same way in every process.
+        let mut field_width: BTreeMap<(u32, u32), f64> = BTreeMap::new();
         for t in &app.tasks {
             for r in &t.regions {
                 if r.fields.is_empty() || r.elements == 0 {
