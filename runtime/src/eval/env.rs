@@ -2,7 +2,7 @@
 //! (one per call, one per comprehension iteration) of which only the
 //! innermost is visible.
 
-use std::collections::HashMap;
+use super::fast_hash::FastMap;
 
 use mapwright_grammar::ast::Expr;
 use mapwright_grammar::Span;
@@ -22,14 +22,14 @@ pub(super) enum Binding<'p> {
     Lazy(&'p Expr),
 }
 
-pub(super) type Frame<'p> = HashMap<String, Binding<'p>>;
+pub(super) type Frame<'p> = FastMap<String, Binding<'p>>;
 
 /// Everything that persists between entry calls.
 #[derive(Debug, Clone)]
 pub(super) struct State {
     pub(super) machine: MachineShape,
     pub(super) limits: Limits,
-    pub(super) globals: HashMap<String, Value>,
+    pub(super) globals: FastMap<String, Value>,
     pub(super) global_order: Vec<String>,
     pub(super) output: String,
     pub(super) output_truncated: bool,
@@ -37,8 +37,8 @@ pub(super) struct State {
     pub(super) mapping: Vec<MappingStmt>,
     /// `IndexTaskMap` key (task name, `*`, or `CPU`/`GPU`/`OMP`) -> function;
     /// first statement wins.
-    pub(super) index_funcs: HashMap<String, String>,
-    pub(super) single_funcs: HashMap<String, String>,
+    pub(super) index_funcs: FastMap<String, String>,
+    pub(super) single_funcs: FastMap<String, String>,
 }
 
 impl<'p, 's> Interp<'p, 's> {

@@ -26,7 +26,7 @@
 //! The loop is run twice and the second pass measured, so the copies are
 //! those of the steady state, not of the first touch.
 
-use std::collections::HashMap;
+use crate::eval::fast_hash::FastMap;
 
 use crate::app::FlowKind;
 use crate::app::Launch;
@@ -67,7 +67,7 @@ pub fn check(plan: &Plan) -> Result<Vec<u64>, Failure> {
     let topo = &plan.topo;
     let mut usage = vec![0u64; topo.mem_count()];
     // Fields already held per (region, piece, memory, copy slot).
-    let mut held: HashMap<(u32, u32, MemId, u32), Vec<u32>> = HashMap::new();
+    let mut held: FastMap<(u32, u32, MemId, u32), Vec<u32>> = FastMap::default();
     let mut uid: u64 = 0x15;
     for (ti, t) in plan.tasks.iter().enumerate() {
         if !t.active {
@@ -219,7 +219,7 @@ fn check_constraints(plan: &Plan, t: &TaskPlan) -> Result<(), Failure> {
 /// Valid copies of each (region, piece).
 #[derive(Default)]
 struct Coherence {
-    valid: HashMap<(u32, u32), Vec<MemId>>,
+    valid: FastMap<(u32, u32), Vec<MemId>>,
 }
 
 /// Copies and compute of one launch, per processor.
@@ -425,7 +425,7 @@ fn launch_phase(plan: &Plan, ti: usize, t: &TaskPlan, l: u32, coh: &mut Coherenc
 /// Sums per resource, kept in the order each resource was first seen.
 #[derive(Default)]
 struct OrderedTotals {
-    index: HashMap<Resource, usize>,
+    index: FastMap<Resource, usize>,
     totals: Vec<(Resource, f64)>,
 }
 
