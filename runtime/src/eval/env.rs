@@ -81,6 +81,17 @@ impl<'p, 's> Interp<'p, 's> {
     /// stored value is "run" again (a tuple expression re-spreads its unpacked
     /// elements); a lazy comprehension element is evaluated here and now.
     pub(super) fn lookup(&mut self, name: &str, span: Span) -> R<Value> {
+        // Running a value that is neither a tuple expression nor an unpack
+        // is the identity: clone it once, straight from where it is stored.
+        let local = self.frames.last().and_then(|top| top.get(name));
+        let stored = match local {
+            Some(Binding::Value(v)) => Some(v),
+            Some(Binding::Lazy(_)) => None,
+            None => self.st.globals.get(name),
+        };
+        if let Some(v) = stored.filter(|v| !matches!(v, Value::Tuple(_) | Value::Unpack(_))) {
+            return Ok(v.clone());
+        }
         let binding = self.frames.last().and_then(|top| top.get(name)).cloned();
         match binding {
             Some(Binding::Value(v)) => self.rerun(&v, span, 0),
