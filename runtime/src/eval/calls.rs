@@ -145,7 +145,7 @@ impl<'p, 's> Interp<'p, 's> {
                 ),
             );
         }
-        let mut frame = Frame::new();
+        let mut frame = Frame::default();
         for (i, (param, (arg, arg_span))) in params.iter().zip(args).enumerate() {
             let arg_span = if arg_span == Span::default() {
                 span

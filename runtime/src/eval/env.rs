@@ -2,7 +2,7 @@
 //! (one per call, one per comprehension iteration) of which only the
 //! innermost is visible.
 
-use std::collections::HashMap;
+use super::fast_hash::FastMap;
 
 use mapwright_grammar::ast::Expr;
 use mapwright_grammar::Span;
@@ -22,14 +22,14 @@ pub(super) enum Binding<'p> {
     Lazy(&'p Expr),
 }
 
-pub(super) type Frame<'p> = HashMap<String, Binding<'p>>;
+pub(super) type Frame<'p> = FastMap<String, Binding<'p>>;
 
 /// Everything that persists between entry calls.
 #[derive(Debug, Clone)]
 pub(super) struct State {
     pub(super) machine: MachineShape,
     pub(super) limits: Limits,
-    pub(super) globals: HashMap<String, Value>,
+    pub(super) globals: FastMap<String, Value>,
     pub(super) global_order: Vec<String>,
     pub(super) output: String,
     pub(super) output_truncated: bool,
@@ -37,8 +37,8 @@ pub(super) struct State {
     pub(super) mapping: Vec<MappingStmt>,
     /// `IndexTaskMap` key (task name, `*`, or `CPU`/`GPU`/`OMP`) -> function;
     /// first statement wins.
-    pub(super) index_funcs: HashMap<String, String>,
-    pub(super) single_funcs: HashMap<String, String>,
+    pub(super) index_funcs: FastMap<String, String>,
+    pub(super) single_funcs: FastMap<String, String>,
 }
 
 impl<'p, 's> Interp<'p, 's> {
@@ -81,6 +81,17 @@ impl<'p, 's> Interp<'p, 's> {
     /// stored value is "run" again (a tuple expression re-spreads its unpacked
     /// elements); a lazy comprehension element is evaluated here and now.
     pub(super) fn lookup(&mut self, name: &str, span: Span) -> R<Value> {
+        // Running a value that is neither a tuple expression nor an unpack
+        // is the identity: clone it once, straight from where it is stored.
+        let local = self.frames.last().and_then(|top| top.get(name));
+        let stored = match local {
+            Some(Binding::Value(v)) => Some(v),
+            Some(Binding::Lazy(_)) => None,
+            None => self.st.globals.get(name),
+        };
+        if let Some(v) = stored.filter(|v| !matches!(v, Value::Tuple(_) | Value::Unpack(_))) {
+            return Ok(v.clone());
+        }
         let binding = self.frames.last().and_then(|top| top.get(name)).cloned();
         match binding {
             Some(Binding::Value(v)) => self.rerun(&v, span, 0),

@@ -1,7 +1,7 @@
 //! The public evaluator: runs the top level once, records the mapping
 //! statements, and maps launches by calling their entry functions.
 
-use std::collections::HashMap;
+use super::fast_hash::FastMap;
 use std::sync::Arc;
 
 use mapwright_grammar::ast::{Expr, ExprKind, ParamType, Program, Stmt, StmtKind};
@@ -110,14 +110,14 @@ impl Evaluator {
             state: State {
                 machine: machine.clone(),
                 limits,
-                globals: HashMap::new(),
+                globals: FastMap::default(),
                 global_order: Vec::new(),
                 output: String::new(),
                 output_truncated: false,
                 warnings: Vec::new(),
                 mapping: Vec::new(),
-                index_funcs: HashMap::new(),
-                single_funcs: HashMap::new(),
+                index_funcs: FastMap::default(),
+                single_funcs: FastMap::default(),
             },
         };
         let err = ev.run_top_level().err().map(|e| *e);
@@ -386,7 +386,7 @@ impl Evaluator {
         };
         let task_name = task.name().to_string();
         let mut it = Interp::new(&program, &mut self.state);
-        let mut frame = Frame::new();
+        let mut frame = Frame::default();
         frame.insert(
             param.name.name.clone(),
             Binding::Value(Value::Task(Arc::new(task))),
@@ -468,7 +468,7 @@ impl EntryKind {
 }
 
 fn lookup_entry<'a>(
-    table: &'a HashMap<String, String>,
+    table: &'a FastMap<String, String>,
     task_name: &str,
     kind: Option<ProcKind>,
 ) -> Option<&'a str> {

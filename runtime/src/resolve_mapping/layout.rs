@@ -2,7 +2,8 @@
 //! and the layout errors (library constraints, conflicting layouts in one
 //! memory kind, shadowed statements).
 
-use std::collections::{BTreeMap, HashMap};
+use crate::eval::fast_hash::FastMap;
+use std::collections::BTreeMap;
 
 use mapwright_grammar::ast::{self, Constraint, StmtKind};
 use mapwright_grammar::{Diagnostic, Fix, Span};
@@ -115,7 +116,7 @@ impl<'a> Resolver<'a> {
     ) -> (LayoutDecision, Option<LayoutHit>) {
         let want = dsl_mem(mem);
         for key in Self::lookup_keys(&task.name, names) {
-            let Some(list) = self.rules.layout.get(&key) else {
+            let Some(list) = self.rules.layout.get(key.0, key.1) else {
                 continue;
             };
             let entry = list
@@ -127,8 +128,8 @@ impl<'a> Resolver<'a> {
                     fold_constraints(e.constraints),
                     Some(LayoutHit {
                         stmt: e.stmt,
-                        task: key.0,
-                        region: key.1,
+                        task: key.0.to_string(),
+                        region: key.1.to_string(),
                         mem: e.mem,
                     }),
                 );
@@ -162,9 +163,9 @@ impl LayoutEdit {
 
 /// Union-find over region names: arguments sharing a name or alias are one
 /// logical region (one field space).
-fn region_families(app: &App) -> HashMap<String, usize> {
+fn region_families(app: &App) -> FastMap<String, usize> {
     let mut parent: Vec<usize> = Vec::new();
-    let mut ids: HashMap<String, usize> = HashMap::new();
+    let mut ids: FastMap<String, usize> = FastMap::default();
     fn find(parent: &mut [usize], mut x: usize) -> usize {
         while parent[x] != x {
             parent[x] = parent[parent[x]];

@@ -116,7 +116,7 @@ impl<'a> Resolver<'a> {
                     let existing = self
                         .rules
                         .layout
-                        .get(&(a.task.clone(), a.region.clone()))
+                        .get(&a.task, &a.region)
                         .and_then(|l| l.iter().find(|e| e.mem == a.mem));
                     match existing {
                         Some(e) => {

@@ -2,7 +2,8 @@
 //! processor can reach, else the default mapper's best-bandwidth memory;
 //! and the W0304 warning on memories a processor cannot use.
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use crate::eval::fast_hash::FastSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use mapwright_grammar::ast::{self, StmtKind};
 use mapwright_grammar::{Diagnostic, Fix, Span};
@@ -49,7 +50,7 @@ impl<'a> Resolver<'a> {
         let mut candidates = Vec::new();
         let want = kind.dsl_kind();
         for key in Self::lookup_keys(&task.name, names) {
-            let Some(list) = self.rules.region.get(&key) else {
+            let Some(list) = self.rules.region.get(key.0, key.1) else {
                 continue;
             };
             let entry = list
@@ -131,7 +132,7 @@ impl<'a> Resolver<'a> {
                 {
                     continue;
                 }
-                let stmt_usable: HashSet<usize> = rt
+                let stmt_usable: FastSet<usize> = rt
                     .candidates
                     .iter()
                     .filter(|c| matches!(c.outcome, MemOutcome::Chosen | MemOutcome::Virtual))

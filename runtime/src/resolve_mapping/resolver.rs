@@ -2,7 +2,8 @@
 //! which a run meets things ([`Resolver::run`]), and the per-task loop that
 //! asks each decision in turn ([`Resolver::resolve_tasks`]).
 
-use std::collections::{BTreeSet, HashSet};
+use crate::eval::fast_hash::FastSet;
+use std::collections::BTreeSet;
 
 use mapwright_grammar::ast::{self, Stmt};
 use mapwright_grammar::{Analysis, Diagnostic, Span};
@@ -117,8 +118,8 @@ pub(super) struct Resolver<'a> {
     pub(super) summary: LayoutSummary,
     /// Tasks already reported for E0302 / E0312 (no duplicates from the
     /// evaluator; their points are not placed).
-    pub(super) reported_kind: HashSet<String>,
-    pub(super) reported_tuple: HashSet<String>,
+    pub(super) reported_kind: FastSet<String>,
+    pub(super) reported_tuple: FastSet<String>,
     /// The machine as the mapper sees it (one node per rank).
     pub(super) view: RankView<'a>,
     /// Each task's placement in the mapper's coordinates (rank, processor
@@ -128,7 +129,7 @@ pub(super) struct Resolver<'a> {
     /// Tasks with a static E0311 (an unconditional `ipoint[k]` past the
     /// launch's dimensionality): placing their points still runs and gives
     /// the run's failure, without a second diagnostic.
-    pub(super) static_tuple: HashSet<String>,
+    pub(super) static_tuple: FastSet<String>,
 }
 
 impl<'a> Resolver<'a> {
@@ -155,9 +156,9 @@ impl<'a> Resolver<'a> {
             diags: Vec::new(),
             fatals: Vec::new(),
             summary: LayoutSummary::default(),
-            reported_kind: HashSet::new(),
-            reported_tuple: HashSet::new(),
-            static_tuple: HashSet::new(),
+            reported_kind: FastSet::default(),
+            reported_tuple: FastSet::default(),
+            static_tuple: FastSet::default(),
             view: RankView::new(machine, app.ranks_per_node.on(machine)),
             logical: vec![Vec::new(); app.tasks.len()],
         }
@@ -273,24 +274,22 @@ impl<'a> Resolver<'a> {
         if self.naming != RegionNaming::Semantic {
             names.push(arg.index.to_string());
         }
-        let mut seen = HashSet::new();
-        names.retain(|n| seen.insert(n.clone()));
+        dedup_keep_first(&mut names);
         names
     }
 
     /// The four lookup keys in the reference's order.
-    pub(super) fn lookup_keys(task: &str, names: &[String]) -> Vec<(String, String)> {
-        let mut keys: Vec<(String, String)> = Vec::new();
+    pub(super) fn lookup_keys<'k>(task: &'k str, names: &'k [String]) -> Vec<(&'k str, &'k str)> {
+        let mut keys: Vec<(&str, &str)> = Vec::with_capacity(2 * names.len() + 2);
         for n in names {
-            keys.push((task.to_string(), n.clone()));
+            keys.push((task, n));
         }
-        keys.push((task.to_string(), "*".to_string()));
+        keys.push((task, "*"));
         for n in names {
-            keys.push(("*".to_string(), n.clone()));
+            keys.push(("*", n));
         }
-        keys.push(("*".to_string(), "*".to_string()));
-        let mut seen = HashSet::new();
-        keys.retain(|k| seen.insert(k.clone()));
+        keys.push(("*", "*"));
+        dedup_keep_first(&mut keys);
         keys
     }
 
@@ -427,5 +426,18 @@ pub(super) fn short(text: &str) -> String {
         format!("{cut}...")
     } else {
         one_line
+    }
+}
+
+/// Drops repeated items, keeping each one's first occurrence in order (the
+/// lists are a handful of names: a scan beats hashing and cloning).
+fn dedup_keep_first<T: PartialEq>(items: &mut Vec<T>) {
+    let mut i = 0;
+    while i < items.len() {
+        if items[..i].contains(&items[i]) {
+            items.remove(i);
+        } else {
+            i += 1;
+        }
     }
 }

@@ -2,7 +2,7 @@
 //! is filled with `unordered_map::insert`, so the first statement for a key
 //! wins.
 
-use std::collections::{HashMap, HashSet};
+use crate::eval::fast_hash::{FastMap, FastSet};
 
 use mapwright_grammar::ast::{self, Constraint, MemSel, ProcSel, RegionSel, StmtKind, TaskSel};
 use mapwright_grammar::Span;
@@ -37,18 +37,48 @@ pub(super) struct MapRule<'a> {
 /// Every mapping table, filled in statement order with first-insert-wins.
 #[derive(Default)]
 pub(super) struct Rules<'a> {
-    pub(super) task: HashMap<String, TaskRule<'a>>,
-    pub(super) region: HashMap<(String, String), Vec<RegionRule<'a>>>,
-    pub(super) layout: HashMap<(String, String), Vec<LayoutRule<'a>>>,
+    pub(super) task: FastMap<String, TaskRule<'a>>,
+    pub(super) region: PairTable<RegionRule<'a>>,
+    pub(super) layout: PairTable<LayoutRule<'a>>,
     /// Every (task key, region key, entry) in statement order, including
     /// entries shadowed by an earlier identical key (those are flagged by
     /// the grammar's W0218 and ignored here).
     pub(super) layout_entries: Vec<(String, String, LayoutRule<'a>)>,
-    pub(super) limit: HashMap<String, (i64, usize)>,
-    pub(super) collect: HashSet<(String, String)>,
-    pub(super) index_map: HashMap<String, MapRule<'a>>,
-    pub(super) single_map: HashMap<String, MapRule<'a>>,
-    pub(super) replicate: HashMap<String, usize>,
+    pub(super) limit: FastMap<String, (i64, usize)>,
+    pub(super) collect: FastSet<(String, String)>,
+    pub(super) index_map: FastMap<String, MapRule<'a>>,
+    pub(super) single_map: FastMap<String, MapRule<'a>>,
+    pub(super) replicate: FastMap<String, usize>,
+}
+
+/// A table keyed by (task key, region key), looked up with borrowed names
+/// (resolution asks it for every region argument: no key is allocated).
+pub(super) struct PairTable<V> {
+    by_task: FastMap<String, FastMap<String, Vec<V>>>,
+}
+
+impl<V> Default for PairTable<V> {
+    fn default() -> Self {
+        PairTable {
+            by_task: FastMap::default(),
+        }
+    }
+}
+
+impl<V> PairTable<V> {
+    /// The entries of (task, region), created empty if absent.
+    fn entry(&mut self, task: String, region: String) -> &mut Vec<V> {
+        self.by_task
+            .entry(task)
+            .or_default()
+            .entry(region)
+            .or_default()
+    }
+
+    /// The entries of (task, region), if any.
+    pub(super) fn get(&self, task: &str, region: &str) -> Option<&Vec<V>> {
+        self.by_task.get(task).and_then(|m| m.get(region))
+    }
 }
 
 /// The keys a task selector stands for.
@@ -99,7 +129,7 @@ impl<'a> Rules<'a> {
                         ProcSel::Kind(k, _) => Some(*k),
                     };
                     for t in sel_keys(task) {
-                        let list = rules.region.entry((t, region_key(region))).or_default();
+                        let list = rules.region.entry(t, region_key(region));
                         if !list.iter().any(|r| r.proc == proc) {
                             list.push(RegionRule {
                                 stmt: i,
@@ -128,11 +158,11 @@ impl<'a> Rules<'a> {
                         constraints,
                     };
                     for t in sel_keys(task) {
-                        let key = (t, region_key(region));
-                        let list = rules.layout.entry(key.clone()).or_default();
+                        let rk = region_key(region);
+                        let list = rules.layout.entry(t.clone(), rk.clone());
                         if !list.iter().any(|r| r.mem == mem) {
                             list.push(entry);
-                            rules.layout_entries.push((key.0, key.1, entry));
+                            rules.layout_entries.push((t, rk, entry));
                         }
                     }
                 }

@@ -26,7 +26,7 @@
 //! The loop is run twice and the second pass measured, so the copies are
 //! those of the steady state, not of the first touch.
 
-use std::collections::HashMap;
+use crate::eval::fast_hash::FastMap;
 
 use crate::app::FlowKind;
 use crate::app::Launch;
@@ -67,7 +67,7 @@ pub fn check(plan: &Plan) -> Result<Vec<u64>, Failure> {
     let topo = &plan.topo;
     let mut usage = vec![0u64; topo.mem_count()];
     // Fields already held per (region, piece, memory, copy slot).
-    let mut held: HashMap<(u32, u32, MemId, u32), Vec<u32>> = HashMap::new();
+    let mut held: FastMap<(u32, u32, MemId, u32), Vec<u32>> = FastMap::default();
     let mut uid: u64 = 0x15;
     for (ti, t) in plan.tasks.iter().enumerate() {
         if !t.active {
@@ -219,7 +219,7 @@ fn check_constraints(plan: &Plan, t: &TaskPlan) -> Result<(), Failure> {
 /// Valid copies of each (region, piece).
 #[derive(Default)]
 struct Coherence {
-    valid: HashMap<(u32, u32), Vec<MemId>>,
+    valid: FastMap<(u32, u32), Vec<MemId>>,
 }
 
 /// Copies and compute of one launch, per processor.
@@ -243,7 +243,10 @@ pub fn schedule(plan: &Plan, mem_bytes: Vec<u64>) -> Measured {
     let mut resources: Vec<(Resource, f64, f64, f64)> = Vec::new();
     let mut copy_finish = vec![0.0f64; topo.proc_count()];
     let mut compute = vec![0.0f64; topo.proc_count()];
-    let mut copy_totals: HashMap<Resource, f64> = HashMap::new();
+    // Bytes per resource in first-use order, so that the per-link totals
+    // (several resources can share one label) add up in the same order in
+    // every process.
+    let mut copy_totals = OrderedTotals::default();
     let mut gemm_totals: Vec<(Resource, f64)> = Vec::new();
     for pass in 0..2 {
         let measure = pass == 1;
@@ -326,7 +329,7 @@ pub fn schedule(plan: &Plan, mem_bytes: Vec<u64>) -> Measured {
                 m.iteration_s += launch_s;
                 m.copy_s += exposed;
                 for r in &resources {
-                    *copy_totals.entry(r.0).or_insert(0.0) += r.1;
+                    copy_totals.add(r.0, r.1);
                 }
             }
             if measure && t.task.timed {
@@ -337,9 +340,9 @@ pub fn schedule(plan: &Plan, mem_bytes: Vec<u64>) -> Measured {
         }
     }
     for (r, b) in gemm_totals {
-        *copy_totals.entry(r).or_insert(0.0) += b;
+        copy_totals.add(r, b);
     }
-    m.copy_bytes = copy_totals.into_iter().collect();
+    m.copy_bytes = copy_totals.totals;
     m.setup_s = setup_time(plan);
     m
 }
@@ -417,6 +420,23 @@ fn launch_phase(plan: &Plan, ti: usize, t: &TaskPlan, l: u32, coh: &mut Coherenc
             .push((u.proc, execs * point_time(plan, t, u, l, &sharing)));
     }
     phase
+}
+
+/// Sums per resource, kept in the order each resource was first seen.
+#[derive(Default)]
+struct OrderedTotals {
+    index: FastMap<Resource, usize>,
+    totals: Vec<(Resource, f64)>,
+}
+
+impl OrderedTotals {
+    fn add(&mut self, r: Resource, bytes: f64) {
+        let i = *self.index.entry(r).or_insert_with(|| {
+            self.totals.push((r, 0.0));
+            self.totals.len() - 1
+        });
+        self.totals[i].1 += bytes;
+    }
 }
 
 /// The valid copy nearest `dst` (Legion's `-tm:select_source_by_bandwidth`):

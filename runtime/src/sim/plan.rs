@@ -6,7 +6,8 @@
 //! Planning also finds the mapping failures Legion reports before a task
 //! runs: a launch point placed on a node or processor that does not exist.
 
-use std::collections::HashMap;
+use crate::eval::fast_hash::FastMap;
+use std::collections::BTreeMap;
 
 use crate::app::{App, FlowKind, Launch, Privilege, RegionArg, Task};
 use crate::decisions::{
@@ -148,7 +149,7 @@ impl<'a> Plan<'a> {
         app: &'a App,
         topo: Topo<'a>,
     ) -> Result<Plan<'a>, Failure> {
-        let by_name: HashMap<&str, &TaskDecision> = decisions
+        let by_name: FastMap<&str, &TaskDecision> = decisions
             .tasks
             .iter()
             .map(|d| (d.task.as_str(), d))
@@ -164,8 +165,9 @@ impl<'a> Plan<'a> {
 
         let mut names = Interner::default();
         let mut fields = Interner::default();
-        // Bytes per element of every (region, field), for struct widths.
-        let mut field_width: HashMap<(u32, u32), f64> = HashMap::new();
+        // Bytes per element of every (region, field), for struct widths;
+        // ordered, so the sums below round the same way in every process.
+        let mut field_width: BTreeMap<(u32, u32), f64> = BTreeMap::new();
         for t in &app.tasks {
             for r in &t.regions {
                 if r.fields.is_empty() || r.elements == 0 {
@@ -179,7 +181,7 @@ impl<'a> Plan<'a> {
                 }
             }
         }
-        let mut struct_width: HashMap<u32, f64> = HashMap::new();
+        let mut struct_width: FastMap<u32, f64> = FastMap::default();
         for ((region, _), w) in &field_width {
             *struct_width.entry(*region).or_insert(0.0) += w;
         }
@@ -247,7 +249,7 @@ impl<'a> Plan<'a> {
 /// Interns names into dense ids.
 #[derive(Default)]
 struct Interner {
-    ids: HashMap<String, u32>,
+    ids: FastMap<String, u32>,
 }
 
 impl Interner {
@@ -317,24 +319,24 @@ fn effective_memory(kind: ProcKind, mem: MemKind, topo: &Topo) -> (MemKind, bool
 /// What planning an argument needs to know about the other arguments.
 struct ArgContext {
     /// Bytes per element of each region's whole struct (interned name).
-    struct_width: HashMap<u32, f64>,
+    struct_width: FastMap<u32, f64>,
     /// Elements of each region where an argument has it as its primary name.
-    elements: HashMap<String, u64>,
+    elements: FastMap<String, u64>,
     /// The memory decided for a region name on a processor kind, from
     /// arguments launched once per iteration under that primary name.
-    memory: HashMap<(String, ProcKind), MemKind>,
+    memory: FastMap<(String, ProcKind), MemKind>,
 }
 
 impl ArgContext {
     fn new(
         app: &App,
         decisions: &Decisions,
-        by_name: &HashMap<&str, &TaskDecision>,
+        by_name: &FastMap<&str, &TaskDecision>,
         topo: &Topo,
-        struct_width: HashMap<u32, f64>,
+        struct_width: FastMap<u32, f64>,
     ) -> ArgContext {
-        let mut elements: HashMap<String, u64> = HashMap::new();
-        let mut memory = HashMap::new();
+        let mut elements: FastMap<String, u64> = FastMap::default();
+        let mut memory = FastMap::default();
         for t in &app.tasks {
             for r in &t.regions {
                 if r.elements > 0 && r.privilege.accesses() {
