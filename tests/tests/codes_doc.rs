@@ -13,7 +13,8 @@
 //!
 //! ```mapper                           <- the example (attributes: app=NAME
 //! ...                                    machine=PRESET without=KIND for
-//! ```                                    resolution codes)
+//! ```                                    resolution codes; repeat=N for the
+//!                                        text N times over)
 //!
 //! ... message and explanation ...
 //!
@@ -72,6 +73,13 @@ fn sections(page: &str) -> Vec<Section> {
                 text.push('\n');
             }
             let words: Vec<&str> = info.split_whitespace().collect();
+            // `repeat=N`: codes that only a long file raises (I0001) are
+            // shown as one line and checked as N of them.
+            let times = words
+                .iter()
+                .find_map(|w| w.strip_prefix("repeat="))
+                .map_or(1, |n| n.parse().expect("repeat=N takes a number"));
+            let text = text.repeat(times);
             section.blocks.push(Block {
                 fixed: words.contains(&"fixed"),
                 attrs: words
