@@ -1,0 +1,195 @@
+//! Resident memory of `mapwright lsp` with 100 open documents, through the
+//! real binary (ignored by default; run in release):
+//!
+//! ```text
+//! cargo test --release -p mapwright-tests --test lsp_memory -- --ignored --nocapture
+//! ```
+//!
+//! Per scenario (no application; circuit on p100x4; cannon on p100x4) and
+//! per run (3 runs, each a fresh server): 100 documents are opened (the
+//! public corpus mappers, then generated mappers of 1,000 to 5,000 lines
+//! made of corpus statements with different seeds), then every document is
+//! exercised: three `didChange` edits, hover, completion, semantic tokens
+//! (full), inlay hints and code actions over the whole file. The server's
+//! `VmRSS` after it settles is the steady figure, `VmHWM` the peak. The
+//! report gives the mean and the worst of the runs. Target: under 50 MB.
+
+mod lsp_support;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use lsp_support::*;
+use serde_json::{json, Value};
+
+const DOCS: usize = 100;
+const GENERATED: usize = 10;
+const RUNS: usize = 3;
+
+fn corpus_texts() -> Vec<String> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus/public");
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
+        .expect("the public corpus")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "mapper"))
+        .collect();
+    paths.sort();
+    paths
+        .iter()
+        .filter_map(|p| std::fs::read_to_string(p).ok())
+        .collect()
+}
+
+/// Blank-line separated blocks of the corpus (statements, functions).
+fn blocks(corpus: &[String]) -> Vec<String> {
+    corpus
+        .iter()
+        .flat_map(|t| t.split("\n\n"))
+        .map(|b| b.trim().to_string())
+        .filter(|b| !b.is_empty())
+        .collect()
+}
+
+/// A mapper of at least `lines` lines: corpus blocks picked by a seeded LCG.
+fn generated(blocks: &[String], lines: usize, seed: u64) -> String {
+    let mut s = String::from("# generated for the memory benchmark\n");
+    let mut x = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
+    let mut n = 1;
+    while n < lines {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let b = &blocks[(x >> 33) as usize % blocks.len()];
+        s.push_str(b);
+        s.push_str("\n\n");
+        n += b.lines().count() + 1;
+    }
+    s
+}
+
+fn proc_kib(pid: u32, field: &str) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("/proc");
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix(field))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .expect("a /proc/PID/status field")
+}
+
+fn settings(extra: Value) -> Value {
+    let mut v = json!({"diagnostics": {"debounceMs": 0}});
+    if let (Some(o), Some(e)) = (v.as_object_mut(), extra.as_object()) {
+        for (k, x) in e {
+            o.insert(k.clone(), x.clone());
+        }
+    }
+    v
+}
+
+/// Exercises one open document; returns its text after the edits.
+fn exercise(s: &mut Server, uri: &str, text: &str) -> String {
+    let mut text = text.to_string();
+    let enc = s.encoding;
+    for (k, frac) in [(2, 3), (3, 2), (4, 5)] {
+        // An edit at the start of a line near `len / frac`: a comment line.
+        let mut at = text.len() / frac;
+        while at > 0 && !text.is_char_boundary(at) {
+            at -= 1;
+        }
+        at = text[..at].rfind('\n').map_or(0, |i| i + 1);
+        let insert = format!("# edit {k}\n");
+        s.change(uri, k, range(&text, at, at, enc), &insert);
+        text.insert_str(at, &insert);
+        s.diagnostics(uri, k);
+    }
+    let mid = {
+        let mut m = text.len() / 2;
+        while !text.is_char_boundary(m) {
+            m -= 1;
+        }
+        m
+    };
+    let whole = range(&text, 0, text.len(), enc);
+    s.request("textDocument/hover", s.at(uri, &text, mid));
+    s.request("textDocument/completion", s.at(uri, &text, mid));
+    s.request(
+        "textDocument/semanticTokens/full",
+        json!({"textDocument": {"uri": uri}}),
+    );
+    s.request(
+        "textDocument/inlayHint",
+        json!({"textDocument": {"uri": uri}, "range": whole}),
+    );
+    s.request(
+        "textDocument/codeAction",
+        json!({"textDocument": {"uri": uri}, "range": whole,
+               "context": {"diagnostics": []}}),
+    );
+    text
+}
+
+#[test]
+#[ignore = "benchmark: run in release with --ignored --nocapture"]
+fn resident_memory_100_documents_exercised() {
+    let corpus = corpus_texts();
+    let blocks = blocks(&corpus);
+    let mut texts: Vec<String> = corpus.iter().take(DOCS - GENERATED).cloned().collect();
+    for g in 0..GENERATED {
+        let lines = 1_000 + g * 4_000 / (GENERATED - 1);
+        texts.push(generated(&blocks, lines, g as u64 + 1));
+    }
+    while texts.len() < DOCS {
+        texts.push(corpus[texts.len() % corpus.len()].clone());
+    }
+    let bytes: usize = texts.iter().map(|t| t.len()).sum();
+    let lines: usize = texts.iter().map(|t| t.lines().count()).sum();
+    println!(
+        "{DOCS} documents ({GENERATED} generated of 1,000-5,000 lines): {:.1} KB, {lines} lines",
+        bytes as f64 / 1024.0
+    );
+    for (label, extra) in [
+        ("no application", json!({})),
+        (
+            "circuit on p100x4",
+            json!({"app": "circuit", "machine": "p100x4"}),
+        ),
+        (
+            "cannon on p100x4",
+            json!({"app": "cannon", "machine": "p100x4"}),
+        ),
+    ] {
+        let mut steady = Vec::new();
+        let mut peak = Vec::new();
+        for run in 0..RUNS {
+            let dir = temp_dir(&format!("bench-mem-{run}"));
+            let mut s = Server::start_with(json!({}), settings(extra.clone()), None);
+            let uris: Vec<String> = (0..DOCS)
+                .map(|i| file_uri(&dir.join(format!("doc{i}.mapper"))))
+                .collect();
+            for (uri, text) in uris.iter().zip(&texts) {
+                s.open(uri, text);
+            }
+            for (uri, text) in uris.iter().zip(&texts) {
+                exercise(&mut s, uri, text);
+            }
+            std::thread::sleep(Duration::from_millis(1500));
+            steady.push(proc_kib(s.pid(), "VmRSS:") as f64 / 1024.0);
+            peak.push(proc_kib(s.pid(), "VmHWM:") as f64 / 1024.0);
+            s.shutdown();
+        }
+        let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+        let worst = |v: &[f64]| v.iter().cloned().fold(f64::MIN, f64::max);
+        println!(
+            "{label}: steady VmRSS mean {:.1} MB, worst {:.1} MB; peak VmHWM mean {:.1} MB, worst {:.1} MB ({RUNS} runs) [{}]",
+            mean(&steady),
+            worst(&steady),
+            mean(&peak),
+            worst(&peak),
+            if worst(&steady) < 50.0 { "steady < 50 MB: ok" } else { "steady >= 50 MB: over target" }
+        );
+    }
+}
