@@ -191,21 +191,19 @@ fn source_actions_format_and_add_missing_machine() {
     let edits = format["edit"]["changes"][uri.as_str()].as_array().unwrap();
     assert!(apply_edits(text, edits, Encoding::Utf16).starts_with("Task * GPU;\n"));
 
-    // With the cursor on a use, the same edit is a quick fix.
+    // With the cursor on a use, the definition is also one quick fix (the
+    // E0201 diagnostic's, found without the client sending it).
     let at = text.find("mgpu").unwrap();
     let actions = s.request(
         "textDocument/codeAction",
         json!({"textDocument": {"uri": uri}, "range": range(text, at, at + 2, Encoding::Utf16),
                "context": {"diagnostics": []}}),
     );
-    let add = actions
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|a| a["title"] == "Add missing `mgpu = Machine(GPU);`")
-        .cloned()
-        .unwrap();
-    assert_eq!(add["kind"], "quickfix");
+    assert_eq!(
+        mgpu_definitions(&actions, "quickfix").len(),
+        1,
+        "{actions:#?}"
+    );
     // Only quick fixes requested: no source actions.
     let actions = s.request(
         "textDocument/codeAction",
@@ -303,5 +301,43 @@ fn fix_all_applies_every_safe_fix_at_once() {
     s.change_full(&uri, 2, &fixed);
     let after = s.diagnostics(&uri, 2);
     assert!(after.iter().all(|d| d["severity"] != 1), "{after:#?}");
+    assert_eq!(s.shutdown(), Some(0));
+}
+
+#[test]
+fn quick_fixes_are_offered_without_diagnostics_in_the_context() {
+    let mut s = Server::start();
+    let uri = doc_uri("fix-no-context");
+    let text = "Task * GPU\nRegion * * GPU FBMEM;\n";
+    s.open(&uri, text);
+    let at = text.find('\n').unwrap();
+    // The cursor at the end of the first line; the context is empty.
+    let actions = s.request(
+        "textDocument/codeAction",
+        json!({"textDocument": {"uri": uri}, "range": range(text, at, at, s.encoding),
+               "context": {"diagnostics": []}}),
+    );
+    let fix = actions
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["title"] == "insert `;`")
+        .unwrap_or_else(|| panic!("{actions:#?}"));
+    assert_eq!(fix["kind"], "quickfix");
+    assert_eq!(fix["isPreferred"], true);
+    assert_eq!(fix["diagnostics"][0]["code"], "E0101");
+    let edits = fix["edit"]["changes"][uri.as_str()].as_array().unwrap();
+    assert_eq!(
+        apply_edits(text, edits, s.encoding),
+        "Task * GPU;\nRegion * * GPU FBMEM;\n"
+    );
+    // Away from the problem: no quick fix.
+    let far = text.len() - 3;
+    let actions = s.request(
+        "textDocument/codeAction",
+        json!({"textDocument": {"uri": uri}, "range": range(text, far, far, s.encoding),
+               "context": {"diagnostics": [], "only": ["quickfix"]}}),
+    );
+    assert_eq!(actions, json!([]));
     assert_eq!(s.shutdown(), Some(0));
 }

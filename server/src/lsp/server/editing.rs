@@ -224,16 +224,30 @@ pub(super) fn code_actions(
                 }
                 None => continue,
             };
-            let preferred = fixes.len() == 1 && fixes[0].safe;
-            for fix in fixes {
-                out.push(CodeActionOrCommand::CodeAction(CodeAction {
-                    title: fix.title,
-                    kind: Some(CodeActionKind::QUICKFIX),
-                    diagnostics: Some(vec![d.clone()]),
-                    edit: Some(proto::workspace_edit(uri, fix.edits)),
-                    is_preferred: preferred.then_some(true),
-                    ..Default::default()
-                }));
+            push_fixes(&mut out, uri, d, fixes);
+        }
+        // A client that sends no diagnostics in the context still gets the
+        // fixes of the current diagnostics under the range.
+        let given = context
+            .diagnostics
+            .iter()
+            .any(|d| d.source.as_deref() == Some("mapwright"));
+        if !given {
+            let span = convert::span(&a.index, range, enc);
+            let touching: Vec<_> = merged_diagnostics(a, resolution)
+                .into_iter()
+                .filter(|d| {
+                    !d.fixes.is_empty() && d.span.start <= span.end && span.start <= d.span.end
+                })
+                .collect();
+            for d in convert::diagnostics(uri, doc.version, &a.index, &touching, enc, true) {
+                let fixes = d
+                    .data
+                    .clone()
+                    .and_then(|v| serde_json::from_value::<DiagnosticData>(v).ok())
+                    .map(|data| data.fixes)
+                    .unwrap_or_default();
+                push_fixes(&mut out, uri, &d, fixes);
             }
         }
     }
@@ -316,6 +330,21 @@ pub(super) fn code_actions(
         }
     }
     out
+}
+
+/// One quick fix per fix of `d`; a single safe fix is preferred.
+fn push_fixes(out: &mut Vec<CodeActionOrCommand>, uri: &Url, d: &Diagnostic, fixes: Vec<FixData>) {
+    let preferred = fixes.len() == 1 && fixes[0].safe;
+    for fix in fixes {
+        out.push(CodeActionOrCommand::CodeAction(CodeAction {
+            title: fix.title,
+            kind: Some(CodeActionKind::QUICKFIX),
+            diagnostics: Some(vec![d.clone()]),
+            edit: Some(proto::workspace_edit(uri, fix.edits)),
+            is_preferred: preferred.then_some(true),
+            ..Default::default()
+        }));
+    }
 }
 
 /// The edits of every diagnostic whose only fix is safe (a choice between
