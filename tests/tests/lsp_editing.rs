@@ -191,21 +191,19 @@ fn source_actions_format_and_add_missing_machine() {
     let edits = format["edit"]["changes"][uri.as_str()].as_array().unwrap();
     assert!(apply_edits(text, edits, Encoding::Utf16).starts_with("Task * GPU;\n"));
 
-    // With the cursor on a use, the same edit is a quick fix.
+    // With the cursor on a use, the definition is also one quick fix (the
+    // E0201 diagnostic's, found without the client sending it).
     let at = text.find("mgpu").unwrap();
     let actions = s.request(
         "textDocument/codeAction",
         json!({"textDocument": {"uri": uri}, "range": range(text, at, at + 2, Encoding::Utf16),
                "context": {"diagnostics": []}}),
     );
-    let add = actions
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|a| a["title"] == "Add missing `mgpu = Machine(GPU);`")
-        .cloned()
-        .unwrap();
-    assert_eq!(add["kind"], "quickfix");
+    assert_eq!(
+        mgpu_definitions(&actions, "quickfix").len(),
+        1,
+        "{actions:#?}"
+    );
     // Only quick fixes requested: no source actions.
     let actions = s.request(
         "textDocument/codeAction",
@@ -217,5 +215,129 @@ fn source_actions_format_and_add_missing_machine() {
         .unwrap()
         .iter()
         .all(|a| a["kind"] == "quickfix"));
+    assert_eq!(s.shutdown(), Some(0));
+}
+
+/// The actions of `kind` whose edit defines `mgpu`.
+fn mgpu_definitions<'a>(actions: &'a Value, kind: &str) -> Vec<&'a Value> {
+    actions
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|a| a["kind"] == kind && a["edit"].to_string().contains("mgpu = Machine("))
+        .collect()
+}
+
+#[test]
+fn the_missing_machine_fix_is_offered_once_and_as_a_source_action() {
+    let mut s = Server::start();
+    let uri = doc_uri("machine-once");
+    let text = "Task * GPU;\ndef f(Task task) {\n    return mgpu[task.ipoint[0] % mgpu.size[0], 0];\n}\nIndexTaskMap calc f;\n";
+    let diags = s.open(&uri, text);
+    let at = text.find("mgpu").unwrap();
+    let first_use = diags
+        .iter()
+        .find(|d| d["code"] == "E0201" && offset(text, &d["range"]["start"], s.encoding) == at)
+        .unwrap_or_else(|| panic!("{diags:#?}"))
+        .clone();
+    // The editor's lightbulb at the first use, with its diagnostic.
+    let actions = s.request(
+        "textDocument/codeAction",
+        json!({"textDocument": {"uri": uri}, "range": first_use["range"],
+               "context": {"diagnostics": [first_use]}}),
+    );
+    assert_eq!(
+        mgpu_definitions(&actions, "quickfix").len(),
+        1,
+        "{actions:#?}"
+    );
+    // A `source` request at the same place finds it with a source kind.
+    let actions = s.request(
+        "textDocument/codeAction",
+        json!({"textDocument": {"uri": uri}, "range": first_use["range"],
+               "context": {"diagnostics": [], "only": ["source"]}}),
+    );
+    assert_eq!(
+        mgpu_definitions(&actions, "source.addMissingMachine").len(),
+        1,
+        "{actions:#?}"
+    );
+    assert!(mgpu_definitions(&actions, "quickfix").is_empty());
+    assert_eq!(s.shutdown(), Some(0));
+}
+
+#[test]
+fn fix_all_applies_every_safe_fix_at_once() {
+    let mut s = Server::start();
+    let uri = doc_uri("fix-all");
+    // A missing `;` and an undefined machine model: one safe fix each.
+    let text = "Task * GPU\ndef f(Task task) {\n    return mgpu[task.ipoint[0] % mgpu.size[0], 0];\n}\nIndexTaskMap calc f;\nRegion * * GPU FBMEM\n";
+    let diags = s.open(&uri, text);
+    assert!(diags.iter().any(|d| d["code"] == "E0101"), "{diags:#?}");
+    assert!(diags.iter().any(|d| d["code"] == "E0201"), "{diags:#?}");
+    // Not offered unless asked for by kind (it is for fix-on-save).
+    let plain = s.request(
+        "textDocument/codeAction",
+        json!({"textDocument": {"uri": uri}, "range": range(text, 0, 0, s.encoding),
+               "context": {"diagnostics": []}}),
+    );
+    assert!(!plain.to_string().contains("source.fixAll"), "{plain:#?}");
+    let actions = s.request(
+        "textDocument/codeAction",
+        json!({"textDocument": {"uri": uri}, "range": range(text, 0, 0, s.encoding),
+               "context": {"diagnostics": [], "only": ["source.fixAll"]}}),
+    );
+    let actions = actions.as_array().unwrap();
+    assert_eq!(actions.len(), 1, "{actions:#?}");
+    assert_eq!(actions[0]["kind"], "source.fixAll.mapwright");
+    let edits = actions[0]["edit"]["changes"][uri.as_str()]
+        .as_array()
+        .unwrap();
+    let fixed = apply_edits(text, edits, s.encoding);
+    assert!(fixed.contains("Task * GPU;\n"), "{fixed}");
+    assert!(fixed.contains("mgpu = Machine(GPU);\n"), "{fixed}");
+    assert!(fixed.contains("Region * * GPU FBMEM;\n"), "{fixed}");
+    // The fixed text has no errors left.
+    s.change_full(&uri, 2, &fixed);
+    let after = s.diagnostics(&uri, 2);
+    assert!(after.iter().all(|d| d["severity"] != 1), "{after:#?}");
+    assert_eq!(s.shutdown(), Some(0));
+}
+
+#[test]
+fn quick_fixes_are_offered_without_diagnostics_in_the_context() {
+    let mut s = Server::start();
+    let uri = doc_uri("fix-no-context");
+    let text = "Task * GPU\nRegion * * GPU FBMEM;\n";
+    s.open(&uri, text);
+    let at = text.find('\n').unwrap();
+    // The cursor at the end of the first line; the context is empty.
+    let actions = s.request(
+        "textDocument/codeAction",
+        json!({"textDocument": {"uri": uri}, "range": range(text, at, at, s.encoding),
+               "context": {"diagnostics": []}}),
+    );
+    let fix = actions
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["title"] == "insert `;`")
+        .unwrap_or_else(|| panic!("{actions:#?}"));
+    assert_eq!(fix["kind"], "quickfix");
+    assert_eq!(fix["isPreferred"], true);
+    assert_eq!(fix["diagnostics"][0]["code"], "E0101");
+    let edits = fix["edit"]["changes"][uri.as_str()].as_array().unwrap();
+    assert_eq!(
+        apply_edits(text, edits, s.encoding),
+        "Task * GPU;\nRegion * * GPU FBMEM;\n"
+    );
+    // Away from the problem: no quick fix.
+    let far = text.len() - 3;
+    let actions = s.request(
+        "textDocument/codeAction",
+        json!({"textDocument": {"uri": uri}, "range": range(text, far, far, s.encoding),
+               "context": {"diagnostics": [], "only": ["quickfix"]}}),
+    );
+    assert_eq!(actions, json!([]));
     assert_eq!(s.shutdown(), Some(0));
 }

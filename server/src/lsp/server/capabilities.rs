@@ -10,7 +10,9 @@ use crate::lsp::config::PROJECT_FILE;
 use crate::lsp::convert::{self};
 use crate::lsp::state::ClientFlags;
 
-use super::editing::{SOURCE_ADD_MACHINE, SOURCE_EXPLAIN, SOURCE_FORMAT, SOURCE_OPTIMIZE};
+use super::editing::{
+    SOURCE_ADD_MACHINE, SOURCE_EXPLAIN, SOURCE_FIX_ALL, SOURCE_FORMAT, SOURCE_OPTIMIZE,
+};
 use super::sync::publish;
 use super::*;
 
@@ -238,6 +240,7 @@ pub(super) fn capabilities(enc: Encoding) -> ServerCapabilities {
                 CodeActionKind::SOURCE,
                 CodeActionKind::new(SOURCE_FORMAT),
                 CodeActionKind::new(SOURCE_ADD_MACHINE),
+                CodeActionKind::new(SOURCE_FIX_ALL),
                 CodeActionKind::new(SOURCE_EXPLAIN),
                 CodeActionKind::new(SOURCE_OPTIMIZE),
             ]),

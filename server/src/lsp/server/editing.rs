@@ -21,6 +21,8 @@ use super::*;
 pub(super) const SOURCE_FORMAT: &str = "source.format";
 /// Kind of the "Add missing `mgpu = Machine(GPU);`" source action.
 pub(super) const SOURCE_ADD_MACHINE: &str = "source.addMissingMachine";
+/// Kind of the "Fix all safe problems" source action (fix-on-save).
+pub(super) const SOURCE_FIX_ALL: &str = "source.fixAll.mapwright";
 /// Kind of the "Explain mapping decisions" source action.
 pub(super) const SOURCE_EXPLAIN: &str = "source.explainMapping";
 /// Kind of the "Optimize this mapper" source action.
@@ -240,43 +242,95 @@ pub(super) fn code_actions(
                 }
                 None => continue,
             };
-            let preferred = fixes.len() == 1 && fixes[0].safe;
-            for fix in fixes {
-                out.push(CodeActionOrCommand::CodeAction(CodeAction {
-                    title: fix.title,
-                    kind: Some(CodeActionKind::QUICKFIX),
-                    diagnostics: Some(vec![d.clone()]),
-                    edit: Some(proto::workspace_edit(uri, fix.edits)),
-                    is_preferred: preferred.then_some(true),
-                    ..Default::default()
-                }));
+            push_fixes(&mut out, uri, d, fixes);
+        }
+        // A client that sends no diagnostics in the context still gets the
+        // fixes of the current diagnostics under the range.
+        let given = context
+            .diagnostics
+            .iter()
+            .any(|d| d.source.as_deref() == Some("mapwright"));
+        if !given {
+            let span = convert::span(&a.index, range, enc);
+            let touching: Vec<_> = merged_diagnostics(a, resolution)
+                .into_iter()
+                .filter(|d| {
+                    !d.fixes.is_empty() && d.span.start <= span.end && span.start <= d.span.end
+                })
+                .collect();
+            for d in convert::diagnostics(uri, doc.version, &a.index, &touching, enc, true) {
+                let fixes = d
+                    .data
+                    .clone()
+                    .and_then(|v| serde_json::from_value::<DiagnosticData>(v).ok())
+                    .map(|data| data.fixes)
+                    .unwrap_or_default();
+                push_fixes(&mut out, uri, &d, fixes);
             }
         }
     }
     let span = convert::span(&a.index, range, enc);
     for m in missing_machines(a) {
-        let touches = m
-            .uses
-            .iter()
-            .any(|u| u.start <= span.end && span.start <= u.end);
-        let kind = if touches {
-            CodeActionKind::QUICKFIX
-        } else {
-            CodeActionKind::new(SOURCE_ADD_MACHINE)
-        };
-        if !kind_allowed(&context.only, &kind) {
-            continue;
-        }
         let edit = TextEdit::new(
             convert::range(&a.index, Span::at(m.insert_at), enc),
             m.text.clone(),
         );
-        out.push(CodeActionOrCommand::CodeAction(CodeAction {
-            title: format!("Add missing `{} = Machine({});`", m.name, m.kind),
-            kind: Some(kind),
-            edit: Some(proto::workspace_edit(uri, vec![edit])),
-            ..Default::default()
-        }));
+        let title = format!("Add missing `{} = Machine({});`", m.name, m.kind);
+        // Always a source action (so `only: ["source"]` finds it); also a
+        // quick fix at a use, unless the E0201 diagnostic's own fix already
+        // adds this definition (it would be offered twice).
+        let definition = format!("{} = Machine(", m.name);
+        let already_fixed = out.iter().any(|action| match action {
+            CodeActionOrCommand::CodeAction(c) => {
+                c.kind == Some(CodeActionKind::QUICKFIX)
+                    && c.edit.as_ref().is_some_and(|e| {
+                        e.changes
+                            .iter()
+                            .flat_map(|ch| ch.values())
+                            .flatten()
+                            .any(|t: &TextEdit| t.new_text.starts_with(&definition))
+                    })
+            }
+            CodeActionOrCommand::Command(_) => false,
+        });
+        let touches = m
+            .uses
+            .iter()
+            .any(|u| u.start <= span.end && span.start <= u.end);
+        let mut kinds = vec![CodeActionKind::new(SOURCE_ADD_MACHINE)];
+        if touches && !already_fixed {
+            kinds.insert(0, CodeActionKind::QUICKFIX);
+        }
+        for kind in kinds {
+            if !kind_allowed(&context.only, &kind) {
+                continue;
+            }
+            out.push(CodeActionOrCommand::CodeAction(CodeAction {
+                title: title.clone(),
+                kind: Some(kind),
+                edit: Some(proto::workspace_edit(uri, vec![edit.clone()])),
+                ..Default::default()
+            }));
+        }
+    }
+    let fix_all_kind = CodeActionKind::new(SOURCE_FIX_ALL);
+    // Only when asked for by kind: computing every fix of a big file on
+    // each cursor move is wasted work.
+    if context.only.is_some() && kind_allowed(&context.only, &fix_all_kind) {
+        let all = merged_diagnostics(a, resolution);
+        let edits = safe_fix_edits(&all);
+        if !edits.is_empty() {
+            let edits = edits
+                .into_iter()
+                .map(|e| TextEdit::new(convert::range(&a.index, e.span, enc), e.text))
+                .collect();
+            out.push(CodeActionOrCommand::CodeAction(CodeAction {
+                title: "Fix all safe problems".into(),
+                kind: Some(fix_all_kind),
+                edit: Some(proto::workspace_edit(uri, edits)),
+                ..Default::default()
+            }));
+        }
     }
     let format_kind = CodeActionKind::new(SOURCE_FORMAT);
     if kind_allowed(&context.only, &format_kind) {
@@ -294,6 +348,58 @@ pub(super) fn code_actions(
         }
     }
     out
+}
+
+/// One quick fix per fix of `d`; a single safe fix is preferred.
+fn push_fixes(out: &mut Vec<CodeActionOrCommand>, uri: &Url, d: &Diagnostic, fixes: Vec<FixData>) {
+    let preferred = fixes.len() == 1 && fixes[0].safe;
+    for fix in fixes {
+        out.push(CodeActionOrCommand::CodeAction(CodeAction {
+            title: fix.title,
+            kind: Some(CodeActionKind::QUICKFIX),
+            diagnostics: Some(vec![d.clone()]),
+            edit: Some(proto::workspace_edit(uri, fix.edits)),
+            is_preferred: preferred.then_some(true),
+            ..Default::default()
+        }));
+    }
+}
+
+/// The edits of every diagnostic whose only fix is safe (a choice between
+/// fixes is left to the user), in text order; an edit that overlaps one
+/// already taken is skipped, and the same edit from two diagnostics is
+/// taken once.
+pub(super) fn safe_fix_edits(
+    diags: &[mapwright_grammar::Diagnostic],
+) -> Vec<mapwright_grammar::diagnostic::TextEdit> {
+    use mapwright_grammar::diagnostic::Applicability;
+    let mut fixes: Vec<&mapwright_grammar::Fix> = diags
+        .iter()
+        .filter(|d| d.fixes.len() == 1 && d.fixes[0].applicability == Applicability::Safe)
+        .map(|d| &d.fixes[0])
+        .collect();
+    fixes.sort_by_key(|f| f.edits.iter().map(|e| e.span.start).min());
+    let mut taken: Vec<mapwright_grammar::diagnostic::TextEdit> = Vec::new();
+    for fix in fixes {
+        let overlaps = |e: &mapwright_grammar::diagnostic::TextEdit| {
+            taken.iter().any(|t| {
+                t != e
+                    && ((t.span.start < e.span.end && e.span.start < t.span.end)
+                        || t.span.start == e.span.start)
+            })
+        };
+        // A fix is taken whole or not at all.
+        if fix.edits.iter().any(overlaps) {
+            continue;
+        }
+        for e in &fix.edits {
+            if !taken.contains(e) {
+                taken.push(e.clone());
+            }
+        }
+    }
+    taken.sort_by_key(|e| (e.span.start, e.span.end));
+    taken
 }
 
 /// The fixes of the current diagnostic with the same code and range as `d`.

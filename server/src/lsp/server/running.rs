@@ -258,6 +258,59 @@ impl Backend {
         }
     }
 
+    /// Reports the optimizer's steps as `$/progress` reports, at most one
+    /// every [`REPORT_INTERVAL`] (the loop can take ~140 steps a second,
+    /// more than an editor can show): the first step is reported at once, a
+    /// step arriving too soon after the last report waits, replaced by any
+    /// newer one, until the interval has passed; the last step is always
+    /// reported before the loop's end, so the final state is never lost.
+    async fn report_steps(
+        &self,
+        token: &Option<ProgressToken>,
+        steps: &mut tokio::sync::mpsc::UnboundedReceiver<Step>,
+    ) {
+        let mut last_report: Option<tokio::time::Instant> = None;
+        let mut pending: Option<Step> = None;
+        loop {
+            let due = last_report.map(|t| t + REPORT_INTERVAL);
+            let step = tokio::select! {
+                next = steps.recv() => match next {
+                    Some(step) => step,
+                    None => break,
+                },
+                _ = tokio::time::sleep_until(due.unwrap_or_else(tokio::time::Instant::now)),
+                    if pending.is_some() => match pending.take() {
+                    // The interval has passed with a step waiting: report it.
+                    Some(step) => step,
+                    None => continue,
+                }
+            };
+            let now = tokio::time::Instant::now();
+            if due.is_some_and(|d| now < d) {
+                pending = Some(step);
+                continue;
+            }
+            pending = None;
+            last_report = Some(now);
+            self.report_step(token, &step).await;
+        }
+        if let Some(step) = pending {
+            self.report_step(token, &step).await;
+        }
+    }
+
+    async fn report_step(&self, token: &Option<ProgressToken>, step: &Step) {
+        self.progress(
+            token,
+            WorkDoneProgress::Report(WorkDoneProgressReport {
+                cancellable: Some(true),
+                message: Some(step.message()),
+                percentage: Some(step.percentage()),
+            }),
+        )
+        .await;
+    }
+
     /// The token to report progress with: the client's, or one the server
     /// creates when the client supports that; its cancel flag is `cancel`.
     pub(super) async fn progress_token(
@@ -359,17 +412,7 @@ impl Backend {
                 )
             })
         });
-        while let Some(step) = rx.recv().await {
-            self.progress(
-                &token,
-                WorkDoneProgress::Report(WorkDoneProgressReport {
-                    cancellable: Some(true),
-                    message: Some(step.message()),
-                    percentage: Some(step.percentage()),
-                }),
-            )
-            .await;
-        }
+        self.report_steps(&token, &mut rx).await;
         let failure = match handle.await {
             Ok(Ok(Ok(optimized))) => {
                 let value = self.finish_optimize(&doc, &setup, optimized).await;
@@ -599,6 +642,10 @@ impl Backend {
         Some(new_uri)
     }
 }
+
+/// The shortest time between two `$/progress` reports of one command: at
+/// most 10 a second.
+const REPORT_INTERVAL: std::time::Duration = std::time::Duration::from_millis(100);
 
 /// The key of a progress token in the state's cancel table.
 pub(super) fn token_key(t: &ProgressToken) -> String {
