@@ -59,11 +59,11 @@ fn diagnostics_come_from_the_mapping_resolution_with_related_information_and_fix
         .unwrap()
         .contains("application `circuit` has no task `calculate_new_curents`"));
     assert_eq!(
-        task["data"]["fixes"][0]["title"],
+        s.quick_fixes(&uri, task)[0]["title"],
         "use `calculate_new_currents`"
     );
     let region = by_code(&diags, "W0310");
-    assert_eq!(region["data"]["fixes"][0]["title"], "use `rp_shared`");
+    assert_eq!(s.quick_fixes(&uri, region)[0]["title"], "use `rp_shared`");
 
     // Related information points at the other statement.
     let layouts = by_code(&diags, "W0306");
@@ -82,7 +82,7 @@ fn diagnostics_come_from_the_mapping_resolution_with_related_information_and_fix
     let off = by_code(&diags, "E0301");
     assert_eq!(off["severity"], 1);
     assert!(off["relatedInformation"].is_array(), "{off:#}");
-    assert!(off["data"]["fixes"][0]["title"]
+    assert!(s.quick_fixes(&uri, off)[0]["title"]
         .as_str()
         .unwrap()
         .contains("% m.size[1]"));

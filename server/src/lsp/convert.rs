@@ -79,11 +79,17 @@ pub struct DiagnosticData {
     /// The document version the fixes were computed for; fixes for another
     /// version are not offered.
     pub version: i32,
+    /// Empty in published diagnostics: a big file's fixes would be most of
+    /// each publish (hundreds of KB), so code actions recompute them from
+    /// the analysis of `version`. Filled where one diagnostic's fixes are
+    /// wanted (code actions).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub fixes: Vec<FixData>,
 }
 
 /// Converts grammar diagnostics to LSP diagnostics for document `uri` at
-/// `version`.
+/// `version`; `with_fixes` puts each diagnostic's fixes in its `data`
+/// (publishing leaves them out, see [`DiagnosticData::fixes`]).
 pub fn diagnostics(
     uri: &Url,
     version: i32,
@@ -91,6 +97,7 @@ pub fn diagnostics(
     diags: &[mapwright_grammar::Diagnostic],
     enc: Encoding,
     related_support: bool,
+    with_fixes: bool,
 ) -> Vec<lsp::Diagnostic> {
     diags
         .iter()
@@ -124,6 +131,7 @@ pub fn diagnostics(
                 fixes: d
                     .fixes
                     .iter()
+                    .filter(|_| with_fixes)
                     .map(|f| FixData {
                         title: f.title.clone(),
                         safe: f.applicability == Applicability::Safe,

@@ -17,7 +17,8 @@
 //! - [`config`]          settings (initializationOptions, workspace/configuration)
 //!   and `mapwright.toml` discovery.
 //! - [`convert`]         byte spans <-> LSP positions in the negotiated encoding;
-//!   grammar diagnostics -> LSP diagnostics (fixes kept in `data`).
+//!   grammar diagnostics -> LSP diagnostics (`data` names the version; code
+//!   actions recompute the fixes, see `convert::DiagnosticData`).
 //! - [`diagnostic_extras`] tags (`Unnecessary`, `Deprecated`) and the
 //!   `codeDescription` link to `docs/codes.md`.
 //! - [`proto`]           the pure results below -> LSP types.

@@ -314,6 +314,17 @@ impl Server {
     }
 
     /// The server's stdin, for bytes that are not a framed message.
+    /// The quick fixes the server offers for one published diagnostic
+    /// (published diagnostics carry no fixes; code actions compute them).
+    pub fn quick_fixes(&mut self, uri: &str, diag: &Value) -> Vec<Value> {
+        let actions = self.request(
+            "textDocument/codeAction",
+            serde_json::json!({"textDocument": {"uri": uri}, "range": diag["range"],
+                   "context": {"diagnostics": [diag], "only": ["quickfix"]}}),
+        );
+        actions.as_array().cloned().unwrap_or_default()
+    }
+
     pub fn raw_stdin(&self) -> std::sync::MutexGuard<'_, ChildStdin> {
         self.stdin.lock().unwrap()
     }

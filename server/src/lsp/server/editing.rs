@@ -232,6 +232,13 @@ pub(super) fn code_actions(
                 .clone()
                 .and_then(|v| serde_json::from_value::<DiagnosticData>(v).ok())
             {
+                // Published diagnostics carry no fixes: recompute them.
+                Some(data) if data.version == doc.version && data.fixes.is_empty() => {
+                    if source != Some("mapwright") {
+                        continue;
+                    }
+                    current_fixes(uri, doc, a, resolution, d, enc)
+                }
                 Some(data) if data.version == doc.version => data.fixes,
                 // Fixes for another version would edit the wrong text.
                 Some(_) => continue,
@@ -258,7 +265,7 @@ pub(super) fn code_actions(
                     !d.fixes.is_empty() && d.span.start <= span.end && span.start <= d.span.end
                 })
                 .collect();
-            for d in convert::diagnostics(uri, doc.version, &a.index, &touching, enc, true) {
+            for d in convert::diagnostics(uri, doc.version, &a.index, &touching, enc, true, true) {
                 let fixes = d
                     .data
                     .clone()
@@ -412,7 +419,7 @@ pub(super) fn current_fixes(
     enc: Encoding,
 ) -> Vec<FixData> {
     let all = merged_diagnostics(a, resolution);
-    let current = convert::diagnostics(uri, doc.version, &a.index, &all, enc, true);
+    let current = convert::diagnostics(uri, doc.version, &a.index, &all, enc, true, true);
     current
         .into_iter()
         .find(|c| c.range == d.range && c.code == d.code)

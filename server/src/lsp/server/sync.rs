@@ -333,6 +333,7 @@ pub(super) async fn publish(state: &Arc<State>, client: &Client, doc: Arc<Docume
                     &all,
                     enc,
                     flags.related_information,
+                    false,
                 );
                 if let Some(t) = &target {
                     out.extend(target_problems(t, project_uri.as_ref()));
