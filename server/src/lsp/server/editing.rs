@@ -222,6 +222,14 @@ pub(super) fn code_actions(
 ) -> Vec<CodeActionOrCommand> {
     let mut out = Vec::new();
     if kind_allowed(&context.only, &CodeActionKind::QUICKFIX) {
+        let mut current = CurrentFixes {
+            uri,
+            doc,
+            a,
+            resolution,
+            enc,
+            converted: None,
+        };
         for d in &context.diagnostics {
             let source = d.source.as_deref();
             if source != Some("mapwright") && source != Some("autoguide") {
@@ -237,16 +245,14 @@ pub(super) fn code_actions(
                     if source != Some("mapwright") {
                         continue;
                     }
-                    current_fixes(uri, doc, a, resolution, d, enc)
+                    current.of(d)
                 }
                 Some(data) if data.version == doc.version => data.fixes,
                 // Fixes for another version would edit the wrong text.
                 Some(_) => continue,
                 // A client that drops `data`: recompute from the current
                 // parse (AutoGuide's fixes are not recomputed).
-                None if source == Some("mapwright") => {
-                    current_fixes(uri, doc, a, resolution, d, enc)
-                }
+                None if source == Some("mapwright") => current.of(d),
                 None => continue,
             };
             push_fixes(&mut out, uri, d, fixes);
@@ -409,24 +415,40 @@ pub(super) fn safe_fix_edits(
     taken
 }
 
-/// The fixes of the current diagnostic with the same code and range as `d`.
-pub(super) fn current_fixes(
-    uri: &Url,
-    doc: &Document,
-    a: &Analysis,
-    resolution: Option<&Resolution>,
-    d: &Diagnostic,
+/// The current diagnostics of `doc` with their fixes in `data`, converted
+/// once per code-action request however many context diagnostics need them.
+struct CurrentFixes<'a> {
+    uri: &'a Url,
+    doc: &'a Document,
+    a: &'a Analysis,
+    resolution: Option<&'a Resolution>,
     enc: Encoding,
-) -> Vec<FixData> {
-    let all = merged_diagnostics(a, resolution);
-    let current = convert::diagnostics(uri, doc.version, &a.index, &all, enc, true, true);
-    current
-        .into_iter()
-        .find(|c| c.range == d.range && c.code == d.code)
-        .and_then(|c| c.data)
-        .and_then(|v| serde_json::from_value::<DiagnosticData>(v).ok())
-        .map(|data| data.fixes)
-        .unwrap_or_default()
+    converted: Option<Vec<Diagnostic>>,
+}
+
+impl CurrentFixes<'_> {
+    /// The fixes of the current diagnostic with the same code and range as `d`.
+    fn of(&mut self, d: &Diagnostic) -> Vec<FixData> {
+        let converted = self.converted.get_or_insert_with(|| {
+            let all = merged_diagnostics(self.a, self.resolution);
+            convert::diagnostics(
+                self.uri,
+                self.doc.version,
+                &self.a.index,
+                &all,
+                self.enc,
+                true,
+                true,
+            )
+        });
+        converted
+            .iter()
+            .find(|c| c.range == d.range && c.code == d.code)
+            .and_then(|c| c.data.clone())
+            .and_then(|v| serde_json::from_value::<DiagnosticData>(v).ok())
+            .map(|data| data.fixes)
+            .unwrap_or_default()
+    }
 }
 
 #[cfg(test)]
