@@ -27,12 +27,11 @@ use mapwright_runtime::machine::Machine;
 use mapwright_runtime::resolve_mapping::{layout_text, RegionNaming};
 
 use super::analysis::Analysis;
-use super::completion::{Completion, CompletionKind};
 use super::cursor::{Context, Cursor};
-use super::hover::{mapping_name_role, NameRole};
-use super::inlay::{InlayHint, InlayKind};
-use super::providers::{
-    CompletionProvider, HoverProvider, HoverSection, InlayHintProvider, InlayQuery, Query,
+use super::name_facts::{mapping_name_role, NameRole};
+use super::provider_api::{
+    Completion, CompletionKind, CompletionProvider, HoverProvider, HoverSection, InlayHint,
+    InlayHintProvider, InlayKind, InlayQuery, Query,
 };
 use super::target::{size_text, GlobalValue, Resolution, Target};
 

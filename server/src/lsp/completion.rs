@@ -2,79 +2,14 @@
 //! properties, chosen by the cursor context ([`super::cursor`]).
 
 use mapwright_grammar::ast::{MemKind, ProcKind, Prop, RegionSel, StmtKind, TaskSel};
-use mapwright_grammar::resolve::{Scope, SymbolKind};
+use mapwright_grammar::resolve::SymbolKind;
 use mapwright_grammar::token::TokenKind as T;
 
-use super::analysis::{one_line, Analysis};
+use super::analysis::Analysis;
 use super::cursor::{Callee, Context, Cursor, DotBase};
 use super::docs::{is_task_property, method_sig, property_doc, token_doc, MACHINE};
-use super::providers::{CompletionProvider, Query};
-
-/// What an item is (mapped to the client's icons).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CompletionKind {
-    Keyword,
-    Snippet,
-    Function,
-    Variable,
-    Parameter,
-    /// A processor or memory kind.
-    Kind,
-    Property,
-    Method,
-    Type,
-    Constraint,
-    /// A task name (from this file; later from the application).
-    Task,
-    /// A region name.
-    Region,
-}
-
-/// One completion item.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Completion {
-    pub label: String,
-    pub kind: CompletionKind,
-    pub detail: Option<String>,
-    /// Markdown.
-    pub documentation: Option<String>,
-    /// Snippet text (`${1:name}` placeholders) for clients that support it.
-    pub snippet: Option<String>,
-    /// Plain text to insert when snippets are off (defaults to the label).
-    pub plain: Option<String>,
-    /// Lower sorts first; ties sort by label.
-    pub rank: u8,
-}
-
-impl Completion {
-    fn new(label: impl Into<String>, kind: CompletionKind, rank: u8) -> Completion {
-        Completion {
-            label: label.into(),
-            kind,
-            detail: None,
-            documentation: None,
-            snippet: None,
-            plain: None,
-            rank,
-        }
-    }
-
-    fn detail(mut self, d: impl Into<String>) -> Completion {
-        self.detail = Some(d.into());
-        self
-    }
-
-    fn docs(mut self, d: impl Into<String>) -> Completion {
-        self.documentation = Some(d.into());
-        self
-    }
-
-    fn snippet(mut self, s: impl Into<String>, plain: impl Into<String>) -> Completion {
-        self.snippet = Some(s.into());
-        self.plain = Some(plain.into());
-        self
-    }
-}
+use super::name_facts::{defined_as, param_type, signature_text};
+use super::provider_api::{Completion, CompletionKind, CompletionProvider, Query};
 
 /// Completion from the syntax and the names of the file.
 pub struct SyntaxCompletion;
@@ -371,20 +306,6 @@ fn mapping_functions(a: &Analysis, out: &mut Vec<Completion>) {
     }
 }
 
-/// `def f(Task task)` for a `FuncDef` statement.
-pub fn signature_text(a: &Analysis, stmt: &mapwright_grammar::ast::Stmt) -> String {
-    match &stmt.kind {
-        StmtKind::FuncDef { name, params, .. } => {
-            let ps: Vec<String> = params
-                .iter()
-                .map(|p| format!("{} {}", p.ty.name(), p.name.name))
-                .collect();
-            format!("def {}({})", name.name, ps.join(", "))
-        }
-        _ => one_line(stmt.span.text(&a.text), 60),
-    }
-}
-
 /// Properties and methods after `.`.
 fn properties(base: DotBase, out: &mut Vec<Completion>) {
     for prop in Prop::ALL {
@@ -487,29 +408,6 @@ fn names(a: &Analysis, cursor: &Cursor, offset: usize, out: &mut Vec<Completion>
             SymbolKind::LoopVar => continue,
         };
         out.push(item);
-    }
-}
-
-/// `name = value` for the assignment whose name is at `decl`.
-pub fn defined_as(a: &Analysis, decl: mapwright_grammar::Span) -> String {
-    let line = a.index.line_of(decl.start);
-    let (_, end) = a.index.line_span(line);
-    let text = &a.text[decl.start..end.max(decl.start)];
-    let stmt = text.split(';').next().unwrap_or(text);
-    one_line(stmt, 60)
-}
-
-/// The declared type of parameter `name` of the function at `scope`.
-pub fn param_type(a: &Analysis, scope: Scope, name: &str) -> Option<&'static str> {
-    let Scope::Function(f) = scope else {
-        return None;
-    };
-    match &a.program().stmts.get(f)?.kind {
-        StmtKind::FuncDef { params, .. } => params
-            .iter()
-            .find(|p| p.name.name == name)
-            .map(|p| p.ty.name()),
-        _ => None,
     }
 }
 

@@ -1,15 +1,17 @@
 //! Hover: documentation of keywords, kinds and properties, and for names
 //! what they are (function signature, assigned value, parameter type).
 
-use mapwright_grammar::ast::{RegionSel, Stmt, StmtKind, TaskSel};
+use mapwright_grammar::ast::StmtKind;
 use mapwright_grammar::resolve::{Scope, SymbolKind};
 use mapwright_grammar::token::TokenKind as T;
 use mapwright_grammar::Span;
 
 use super::analysis::Analysis;
-use super::completion::{defined_as, param_type, signature_text};
 use super::docs::{method_sig, prop_of_token, property_doc, token_doc, MACHINE};
-use super::providers::{HoverProvider, HoverSection, Query};
+use super::name_facts::{
+    defined_as, mapping_name_occurrences, mapping_name_role, param_type, signature_text, NameRole,
+};
+use super::provider_api::{HoverProvider, HoverSection, Query};
 
 /// Hover from the syntax and the names of the file.
 pub struct SyntaxHover;
@@ -173,72 +175,6 @@ fn mapped_by(a: &Analysis, name: &str) -> Vec<String> {
             _ => false,
         })
         .map(|s| format!("`{}`", a.one_line(s.span, 80)))
-        .collect()
-}
-
-/// What a name in a mapping statement's task or region field is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum NameRole {
-    Task,
-    Region,
-}
-
-/// Every task and region name in mapping statements, with its role.
-pub fn mapping_names(stmts: &[Stmt]) -> Vec<(Span, NameRole)> {
-    let mut out = Vec::new();
-    let tasks = |sel: &TaskSel, out: &mut Vec<(Span, NameRole)>| {
-        if let TaskSel::Names(names) = sel {
-            out.extend(names.iter().map(|n| (n.span, NameRole::Task)));
-        }
-    };
-    let region = |sel: &RegionSel, out: &mut Vec<(Span, NameRole)>| {
-        if let RegionSel::Name(n) = sel {
-            out.push((n.span, NameRole::Region));
-        }
-    };
-    for s in stmts {
-        match &s.kind {
-            StmtKind::Task { tasks: sel, .. }
-            | StmtKind::IndexTaskMap { tasks: sel, .. }
-            | StmtKind::SingleTaskMap { tasks: sel, .. } => tasks(sel, &mut out),
-            StmtKind::Region {
-                task, region: r, ..
-            }
-            | StmtKind::Layout {
-                task, region: r, ..
-            }
-            | StmtKind::CollectMemory { task, region: r } => {
-                tasks(task, &mut out);
-                region(r, &mut out);
-            }
-            StmtKind::InstanceLimit { task, .. } => out.push((task.span, NameRole::Task)),
-            StmtKind::ControlReplicate { tasks } => {
-                out.extend(tasks.iter().map(|n| (n.span, NameRole::Task)))
-            }
-            _ => {}
-        }
-    }
-    out
-}
-
-/// The role of the mapping name at `span`.
-pub fn mapping_name_role(a: &Analysis, span: Span) -> Option<NameRole> {
-    mapping_names(&a.program().stmts)
-        .into_iter()
-        .find(|(s, _)| *s == span)
-        .map(|(_, r)| r)
-}
-
-/// Every occurrence of the task or region name at `span` (same role, same text).
-pub fn mapping_name_occurrences(a: &Analysis, span: Span) -> Vec<Span> {
-    let all = mapping_names(&a.program().stmts);
-    let Some(role) = all.iter().find(|(s, _)| *s == span).map(|(_, r)| *r) else {
-        return Vec::new();
-    };
-    let text = span.text(&a.text);
-    all.into_iter()
-        .filter(|(s, r)| *r == role && s.text(&a.text) == text)
-        .map(|(s, _)| s)
         .collect()
 }
 

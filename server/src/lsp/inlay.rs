@@ -6,25 +6,10 @@
 use mapwright_grammar::ast::{Expr, ExprKind, Stmt, StmtKind};
 
 use super::docs::method_sig;
-use super::providers::{InlayHintProvider, InlayQuery};
-
-/// What a hint shows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum InlayKind {
-    /// A parameter name before an argument.
-    Parameter,
-    /// A type or value after an expression.
-    Type,
-}
-
-/// One inlay hint at a byte offset.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct InlayHint {
-    pub offset: usize,
-    pub label: String,
-    pub kind: InlayKind,
-    pub tooltip: Option<String>,
-}
+use super::provider_api::{InlayHint, InlayHintProvider, InlayQuery};
+// The hint types live with the other provider results; the protocol glue
+// names them from here.
+pub use super::provider_api::InlayKind;
 
 /// `dim:` / `factor:` before machine-model method arguments.
 pub struct ParameterNameHints;

@@ -38,16 +38,26 @@
 //! - [`docs`]            documentation of every keyword, property and method.
 //! - [`cursor`]          what is being typed at an offset (statement field,
 //!   after `.`, inside a call, ...).
-//! - [`providers`]       extension points: hover, completion and inlay-hint
-//!   providers (application/machine awareness plugs in here).
+//! - [`provider_api`]    what providers are asked and answer: `Query`,
+//!   `InlayQuery`, the hover/completion/inlay-hint provider traits and their
+//!   results (`HoverSection`, `Completion`, `InlayHint`). A leaf: the
+//!   providers below import it, the analysis and the helpers, never each
+//!   other (`server/tests/lsp_module_graph.rs` fails on any import cycle
+//!   among these modules).
+//! - [`name_facts`]      what the document says about a name: signature,
+//!   assignment text, parameter type, task/region names of mapping
+//!   statements (shared by hover, completion, symbols, navigation, tokens).
+//! - [`providers`]       the registry: the one module that imports the
+//!   concrete providers and composes them (application/machine awareness
+//!   plugs in here).
 //! - [`target`]          the configured application and machine (loaded once
 //!   per project file) and one version's resolution against them: mapping
 //!   decisions with diagnostics and fixes, top-level values on the machine.
 //! - [`app_aware`]       the providers that use them: task/region completion,
 //!   hover with machine-model sizes, task details and launch distributions,
 //!   inlay hints with sizes and points per processor.
-//! - [`completion`], [`hover`], [`signature`], [`inlay`]: the built-in providers
-//!   and signature help.
+//! - [`completion`], [`hover`], [`inlay`]: the built-in providers;
+//!   [`signature`]: signature help.
 //! - [`navigation`]      definition, references, rename, document highlight.
 //! - [`selection`]       selection ranges, declaration (the first definition).
 //! - [`symbols`]         document outline and workspace symbols.
@@ -80,9 +90,11 @@ pub mod guard;
 pub mod hover;
 pub mod inlay;
 pub mod lifecycle;
+pub mod name_facts;
 pub mod navigation;
 pub mod on_type;
 pub mod proto;
+pub mod provider_api;
 pub mod providers;
 pub mod selection;
 pub mod semantic_range;

@@ -8,7 +8,7 @@ use mapwright_grammar::token::{lex, TokenKind};
 use mapwright_grammar::Span;
 
 use super::analysis::Analysis;
-use super::hover::mapping_name_occurrences;
+use super::name_facts::mapping_name_occurrences;
 
 /// Whether an occurrence reads or writes the name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -8,12 +8,12 @@ use mapwright_grammar::{Span, TextEdit};
 use tower_lsp::lsp_types as lsp;
 
 use super::analysis::Analysis;
-use super::completion::{Completion, CompletionKind};
 use super::convert::range;
 use super::folding::{Fold, FoldKind};
-use super::inlay::{InlayHint, InlayKind};
 use super::navigation::Access;
-use super::providers::{Completions, HoverSection};
+use super::provider_api::{
+    Completion, CompletionKind, Completions, HoverSection, InlayHint, InlayKind,
+};
 use super::signature::Signature;
 use super::symbols::{OutlineItem, OutlineKind};
 

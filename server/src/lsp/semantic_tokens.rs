@@ -11,7 +11,7 @@ use mapwright_grammar::Span;
 
 use super::analysis::Analysis;
 use super::docs::prop_of_token;
-use super::hover::{mapping_names, NameRole};
+use super::name_facts::{mapping_names, NameRole};
 
 /// The token types, in legend order (indices are what the encoding uses).
 pub const TOKEN_TYPES: &[&str] = &[

@@ -5,7 +5,7 @@ use mapwright_grammar::ast::StmtKind;
 use mapwright_grammar::Span;
 
 use super::analysis::Analysis;
-use super::completion::{defined_as, signature_text};
+use super::name_facts::{defined_as, signature_text};
 
 /// What an outline entry is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
