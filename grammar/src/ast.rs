@@ -18,7 +18,9 @@ pub struct Ident {
 /// `mapwright_runtime::machine::ProcKind`, the kinds a machine has (which
 /// include `UTIL`, that the DSL cannot name), because this crate knows
 /// nothing of machines; the runtime converts (`From<ast::ProcKind>` and
-/// `machine::ProcKind::dsl_kind`).
+/// `machine::ProcKind::dsl_kind`, the only conversions: other code goes
+/// through them). The lexer's `TokenKind::ProcCpu`, ... are tokens, not a
+/// third kind set: the parser turns them into this enum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 pub enum ProcKind {
     CPU,

@@ -25,8 +25,8 @@ use mapwright_grammar::check::Checked;
 use mapwright_grammar::{Diagnostic, Span};
 use mapwright_runtime::app::App;
 use mapwright_runtime::decisions::Decisions;
-use mapwright_runtime::eval::{self, Evaluator, Limits, MachineShape, Value};
-use mapwright_runtime::machine::{Machine, ProcKind};
+use mapwright_runtime::eval::{Evaluator, Limits, MachineShape, Value};
+use mapwright_runtime::machine::Machine;
 use mapwright_runtime::resolve_mapping::{
     resolve_mapping_with, EvalPlacer, NoPlacer, ResolveOptions,
 };
@@ -171,23 +171,18 @@ impl Target {
     }
 }
 
-/// The evaluator's view of a machine description.
+/// The evaluator's view of a machine description: the kinds the DSL can
+/// name (those with a keyword by
+/// [`mapwright_runtime::machine::ProcKind::dsl_kind`], the runtime's one
+/// conversion; `UTIL` has none) with their processors per node.
 pub fn shape_of(machine: &Machine) -> MachineShape {
     let mut shape = MachineShape::new(i64::from(machine.nodes()));
     for k in machine.proc_kinds() {
-        if let Some(dsl) = dsl_kind(k) {
-            shape = shape.with(eval::proc_kind(dsl), i64::from(machine.procs_per_node(k)));
+        if k.dsl_kind().is_some() {
+            shape = shape.with(k, i64::from(machine.procs_per_node(k)));
         }
     }
     shape
-}
-
-/// The DSL keyword of a machine description's processor kind.
-pub fn dsl_kind(k: ProcKind) -> Option<ast::ProcKind> {
-    ast::ProcKind::ALL
-        .iter()
-        .copied()
-        .find(|a| a.name() == k.dsl_name())
 }
 
 /// The value of a top-level name on the configured machine.
