@@ -464,3 +464,63 @@ fn commands_without_an_application_fail_cleanly() {
         .is_object());
     assert_eq!(s.shutdown(), Some(0));
 }
+
+/// The cannon expert mapper with `Layout * * * SOA F_order;`: cuBLAS rejects
+/// `task_4`'s layouts (E0305). The verified fix changes nothing but the
+/// repaired layout-cache entry, so it is safe: the quick fix is preferred
+/// and `source.fixAll.mapwright` applies it.
+#[test]
+fn a_layout_fix_that_changes_nothing_else_is_preferred_and_in_fix_all() {
+    let root = project("app-layout-fix", "app = \"cannon\"\nmachine = \"p100x4\"\n");
+    let mut s = Server::start_with(json!({}), Value::Null, Some(&root));
+    let uri = file_uri(&root.join("cannon.mapper"));
+    let expert = mapwright_runtime::app::expert_mapper_text("cannon").expect("cannon expert");
+    let text = expert.replace("Layout * * * SOA C_order;", "Layout * * * SOA F_order;");
+    assert_ne!(text, expert);
+    let diags = s.open(&uri, &text);
+    let layout = by_code(&diags, "E0305");
+    assert!(
+        layout["message"]
+            .as_str()
+            .unwrap()
+            .contains("cuBLAS needs C_order"),
+        "{layout:#}"
+    );
+    let fixes = s.quick_fixes(&uri, layout);
+    assert_eq!(fixes.len(), 1, "{fixes:#?}");
+    assert_eq!(fixes[0]["isPreferred"], true, "{fixes:#?}");
+    assert!(
+        fixes[0]["title"]
+            .as_str()
+            .unwrap()
+            .contains("Layout * * FBMEM SOA C_order;"),
+        "{fixes:#?}"
+    );
+    let fix_edits = fixes[0]["edit"]["changes"][uri.as_str()].clone();
+
+    let actions = s.request(
+        "textDocument/codeAction",
+        json!({"textDocument": {"uri": uri}, "range": range(&text, 0, 0, s.encoding),
+               "context": {"diagnostics": [], "only": ["source.fixAll"]}}),
+    );
+    let actions = actions.as_array().unwrap();
+    assert_eq!(actions.len(), 1, "{actions:#?}");
+    assert_eq!(actions[0]["kind"], "source.fixAll.mapwright");
+    let edits = actions[0]["edit"]["changes"][uri.as_str()]
+        .as_array()
+        .unwrap();
+    // Fix-all carries the layout fix's edit.
+    for e in fix_edits.as_array().unwrap() {
+        assert!(edits.contains(e), "{e:#} not in {edits:#?}");
+    }
+    let fixed = apply_edits(&text, edits, s.encoding);
+    assert!(
+        fixed.contains("Layout * * FBMEM SOA C_order;\nLayout * * * SOA F_order;"),
+        "{fixed}"
+    );
+    s.change_full(&uri, 2, &fixed);
+    let after = s.diagnostics(&uri, 2);
+    assert!(after.iter().all(|d| d["code"] != "E0305"), "{after:#?}");
+    assert!(after.iter().all(|d| d["severity"] != 1), "{after:#?}");
+    assert_eq!(s.shutdown(), Some(0));
+}

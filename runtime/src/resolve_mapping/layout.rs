@@ -12,7 +12,7 @@ use crate::app::{App, DimOrder, FieldLayout, LibraryConstraint, Privilege, Task}
 use crate::decisions::{LayoutDecision, Order};
 use crate::machine::MemKind;
 
-use super::layout_fix::{short_note, Candidate, FixGoal};
+use super::layout_fix::{short_note, Candidate, FixGoal, Verdict};
 use super::memory::dsl_mem;
 use super::resolver::{LayoutHit, Members, Resolver};
 
@@ -249,6 +249,32 @@ impl<'a> Resolver<'a> {
         })
     }
 
+    /// The physical instances grouped by the DSL mapper's layout cache
+    /// entry: (memory kind, field-space family), the family `None` for
+    /// reduction instances (one entry per memory kind and reduction
+    /// operator, whatever the region). The members of one entry get one
+    /// layout at run time (the first task mapped fixes it).
+    pub(super) fn layout_cache_entries(&self) -> BTreeMap<(MemKind, Option<usize>), Members> {
+        let app = self.app;
+        let families = region_families(app);
+        let mut inst: BTreeMap<(MemKind, Option<usize>), Members> = BTreeMap::new();
+        for (ti, task) in app.tasks.iter().enumerate() {
+            for (ai, arg) in task.regions.iter().enumerate() {
+                let r = &self.tasks[ti].regions[ai];
+                if !r.instance.is_physical() || !self.traces[ti].runnable {
+                    continue;
+                }
+                let family = if arg.privilege == Privilege::Reduce {
+                    None
+                } else {
+                    Some(families.get(&arg.name).copied().unwrap_or(usize::MAX))
+                };
+                inst.entry((r.memory, family)).or_default().push((ti, ai));
+            }
+        }
+        inst
+    }
+
     pub(super) fn layout_checks(&mut self) {
         let app = self.app;
         self.summary.parse_errors = self
@@ -291,26 +317,8 @@ impl<'a> Resolver<'a> {
         }
 
         // --- one instance, several layouts (W0306) ------------------------
-        let families = region_families(app);
-        let mut inst: BTreeMap<(MemKind, Option<usize>), Members> = BTreeMap::new();
-        for (ti, task) in app.tasks.iter().enumerate() {
-            for (ai, arg) in task.regions.iter().enumerate() {
-                let r = &self.tasks[ti].regions[ai];
-                if !r.instance.is_physical() || !self.traces[ti].runnable {
-                    continue;
-                }
-                // Reduction instances share one cache entry per memory kind
-                // and reduction operator, whatever the region.
-                let family = if arg.privilege == Privilege::Reduce {
-                    None
-                } else {
-                    Some(families.get(&arg.name).copied().unwrap_or(usize::MAX))
-                };
-                inst.entry((r.memory, family)).or_default().push((ti, ai));
-            }
-        }
         let mut conflicts = Vec::new();
-        for ((mem, family), items) in inst {
+        for ((mem, family), items) in self.layout_cache_entries() {
             let mut layouts: Vec<(LayoutDecision, Vec<(usize, usize)>)> = Vec::new();
             for (ti, ai) in items {
                 let l = self.tasks[ti].regions[ai].layout;
@@ -407,7 +415,7 @@ impl<'a> Resolver<'a> {
             let target = repaired(&layout, c);
             let want: Vec<(usize, usize, LayoutDecision)> =
                 items.iter().map(|&(ti, ai)| (ti, ai, target)).collect();
-            if let Some(fix) = self.layout_fix(decider, &want, FixGoal::Library(items.to_vec())) {
+            if let Some(fix) = self.layout_fix(decider, &want, FixGoal::Library(want.clone())) {
                 d = d.with_fix(fix);
             }
         }
@@ -678,7 +686,9 @@ impl<'a> Resolver<'a> {
                 };
                 let cand = Candidate::Add(meets);
                 if let Some(edits) = self.candidate_edits(&cand, Some(shadowed)) {
-                    if !edits.is_empty() && self.verify(&edits, &FixGoal::Shadow) {
+                    if !edits.is_empty()
+                        && self.verify(&edits, &FixGoal::Shadow) != Verdict::Rejected
+                    {
                         d = d.with_fix(Fix::unsafe_(title, edits));
                     }
                 }
