@@ -132,3 +132,62 @@ fn semantic_tokens_of_a_range_are_those_of_the_full_result_on_its_lines() {
     assert_eq!(part[0], 1, "the first token is on line 1");
     assert_eq!(s.shutdown(), Some(0));
 }
+
+/// `textDocument/documentLink` in `mapwright.toml`: a description file it
+/// names links to that file (relative to the project's folder), a built-in
+/// name or a missing file gets no link. Editors do not open the project
+/// file with the server: it is read from disk. A mapper has no links.
+#[test]
+fn description_files_in_the_project_file_are_links() {
+    let root = temp_dir("document-links");
+    std::fs::create_dir_all(root.join("descriptions")).unwrap();
+    let app = root.join("descriptions/my app.json");
+    std::fs::write(&app, "{}").unwrap();
+    let toml = "# the project\napp = \"descriptions/my app.json\"\nmachine = \"p100x4\"\n";
+    let project = root.join("mapwright.toml");
+    std::fs::write(&project, toml).unwrap();
+
+    let mut s = Server::spawn();
+    let init = s.request(
+        "initialize",
+        serde_json::json!({"processId": null, "capabilities": {}}),
+    );
+    assert_eq!(
+        init["capabilities"]["documentLinkProvider"]["resolveProvider"], false,
+        "{init:#}"
+    );
+    s.notify("initialized", serde_json::json!({}));
+    let toml_uri = file_uri(&project);
+    let links = s.request(
+        "textDocument/documentLink",
+        serde_json::json!({"textDocument": {"uri": toml_uri}}),
+    );
+    let links = links.as_array().unwrap_or_else(|| panic!("{links:#}"));
+    assert_eq!(links.len(), 1, "{links:#?}");
+    let start = toml.find("descriptions/").unwrap();
+    let end = toml.find(".json").unwrap() + ".json".len();
+    assert_eq!(links[0]["range"], range(toml, start, end, s.encoding));
+    // A URI: the space is percent-encoded.
+    assert_eq!(
+        links[0]["target"],
+        file_uri(&app).replace(' ', "%20").as_str()
+    );
+
+    // The named file disappears: no link.
+    std::fs::remove_file(&app).unwrap();
+    let links = s.request(
+        "textDocument/documentLink",
+        serde_json::json!({"textDocument": {"uri": toml_uri}}),
+    );
+    assert_eq!(links, serde_json::json!([]));
+
+    // A mapper has no links.
+    let mapper = file_uri(&root.join("a.mapper"));
+    s.open(&mapper, "Task * GPU;\n");
+    let links = s.request(
+        "textDocument/documentLink",
+        serde_json::json!({"textDocument": {"uri": mapper}}),
+    );
+    assert!(links.is_null(), "{links:#}");
+    assert_eq!(s.shutdown(), Some(0));
+}

@@ -13,6 +13,7 @@ import * as path from "path";
 import * as vscode from "vscode";
 import {
   CloseAction,
+  DocumentLinkRequest,
   ErrorAction,
   ExecuteCommandRequest,
   LanguageClient,
@@ -22,6 +23,8 @@ import {
 } from "vscode-languageclient/node";
 
 import {
+  PROJECT_FILE,
+  PROJECT_FILE_SELECTOR,
   ProjectInfo,
   ServerCommand,
   ServerState,
@@ -95,7 +98,21 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       }
     }),
     vscode.workspace.onDidSaveTextDocument((d) => {
-      if (path.basename(d.uri.fsPath) === "mapwright.toml" || d.languageId === "mapper") void refreshProject();
+      if (path.basename(d.uri.fsPath) === PROJECT_FILE || d.languageId === "mapper") void refreshProject();
+    }),
+    // Links to the description files a project file names, from the server
+    // (project files stay out of the documentSelector: see PROJECT_FILE_SELECTOR).
+    vscode.languages.registerDocumentLinkProvider(PROJECT_FILE_SELECTOR, {
+      provideDocumentLinks: async (doc, token) => {
+        const c = client;
+        if (!c?.isRunning()) return [];
+        const links = await c.sendRequest(
+          DocumentLinkRequest.type,
+          { textDocument: { uri: c.code2ProtocolConverter.asUri(doc.uri) } },
+          token,
+        );
+        return (await c.protocol2CodeConverter.asDocumentLinks(links, token)) ?? [];
+      },
     }),
     vscode.commands.registerCommand("mapwright.optimizeMapper", () =>
       forward("mapwright.optimize", "Optimizing mapper"),

@@ -204,3 +204,15 @@ export function versionProblem(exitCode: number | null, stdout: string, error?: 
   const shown = first ? `, printing \`${first.slice(0, 80)}\`` : "";
   return `\`--version\` exited with ${exitCode ?? "a signal"}${shown}, not \`mapwright <version>\``;
 }
+
+/** The project file's name (`mapwright.toml`). */
+export const PROJECT_FILE = "mapwright.toml";
+
+/**
+ * The documents whose links the server provides besides mappers: project
+ * files (the description files they name). Kept out of the client's
+ * documentSelector: the server must not sync and analyse them as mappers,
+ * so the extension asks for their links itself (`textDocument/documentLink`
+ * with the URI; the server reads the file).
+ */
+export const PROJECT_FILE_SELECTOR = { scheme: "file", pattern: `**/${PROJECT_FILE}` };

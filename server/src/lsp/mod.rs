@@ -67,6 +67,8 @@
 //! - [`formatting`]      formatter output as minimal edits (via [`diff`]).
 //! - [`on_type`]         formatting after `;` and `}`.
 //! - [`code_actions`]    diagnostic fixes and source actions.
+//! - [`document_link`]   the description files a `mapwright.toml` names, as
+//!   links (relative to its folder; a name or a missing file gets none).
 //!
 //! Invariants: a panic in one request becomes an error response and a log
 //! message, never a dead server; no DashMap guard lives across an `.await`;
@@ -84,6 +86,7 @@ pub mod cursor;
 pub mod diagnostic_extras;
 pub mod diff;
 pub mod docs;
+pub mod document_link;
 pub mod folding;
 pub mod formatting;
 pub mod guard;

@@ -12,6 +12,7 @@
 //!   semantic tokens, folding, document and workspace symbols.
 //! - [`goto`]         definition, references, highlights, rename.
 //! - [`editing`]      formatting, code actions, code lenses.
+//! - [`links`]        document links (description files in `mapwright.toml`).
 //! - [`running`]      `workspace/executeCommand`: explain, run, optimize
 //!   with `$/progress`, apply in place, cancellation.
 //!
@@ -26,6 +27,7 @@ mod capabilities;
 mod editing;
 mod goto;
 mod language;
+mod links;
 mod running;
 mod sync;
 
@@ -367,6 +369,10 @@ impl LanguageServer for Backend {
 
     async fn code_lens(&self, params: CodeLensParams) -> Result<Option<Vec<CodeLens>>> {
         self.handle_code_lens(params).await
+    }
+
+    async fn document_link(&self, params: DocumentLinkParams) -> Result<Option<Vec<DocumentLink>>> {
+        self.handle_document_link(params).await
     }
 
     async fn execute_command(&self, params: ExecuteCommandParams) -> Result<Option<Value>> {

@@ -230,3 +230,19 @@ test("a binary that is not mapwright is told apart by --version", () => {
   assert.match(versionProblem(0, "Python 3.11\n"), /not `mapwright <version>`/);
   assert.match(versionProblem(null, "", "timed out"), /failed: timed out/);
 });
+
+test("project files get document links from the server without being synced as mappers", () => {
+  const { PROJECT_FILE, PROJECT_FILE_SELECTOR } = loadTs("src/results.ts");
+  assert.equal(PROJECT_FILE, "mapwright.toml");
+  assert.deepEqual(PROJECT_FILE_SELECTOR, { scheme: "file", pattern: "**/mapwright.toml" });
+  // The extension starts in a workspace with a project file, so its links
+  // work before any mapper is opened.
+  assert.ok(manifest.activationEvents.includes(`workspaceContains:${PROJECT_FILE_SELECTOR.pattern}`));
+  const source = read("src/extension.ts");
+  assert.match(source, /registerDocumentLinkProvider\(PROJECT_FILE_SELECTOR,/);
+  assert.match(source, /DocumentLinkRequest\.type/);
+  // The client's documentSelector (what is synced) names mappers only.
+  const selector = source.match(/documentSelector: \[([^\]]*)\]/)[1];
+  assert.doesNotMatch(selector, /toml|PROJECT_FILE/);
+  assert.match(selector, /language: "mapper"/);
+});

@@ -271,6 +271,10 @@ pub(super) fn capabilities(enc: Encoding) -> ServerCapabilities {
             },
         )),
         inlay_hint_provider: Some(OneOf::Left(true)),
+        document_link_provider: Some(DocumentLinkOptions {
+            resolve_provider: Some(false),
+            work_done_progress_options: Default::default(),
+        }),
         code_lens_provider: Some(CodeLensOptions {
             resolve_provider: Some(false),
         }),
