@@ -498,22 +498,12 @@ fn a_layout_fix_that_changes_nothing_else_is_preferred_and_in_fix_all() {
     );
     let fix_edits = fixes[0]["edit"]["changes"][uri.as_str()].clone();
 
-    let actions = s.request(
-        "textDocument/codeAction",
-        json!({"textDocument": {"uri": uri}, "range": range(&text, 0, 0, s.encoding),
-               "context": {"diagnostics": [], "only": ["source.fixAll"]}}),
-    );
-    let actions = actions.as_array().unwrap();
-    assert_eq!(actions.len(), 1, "{actions:#?}");
-    assert_eq!(actions[0]["kind"], "source.fixAll.mapwright");
-    let edits = actions[0]["edit"]["changes"][uri.as_str()]
-        .as_array()
-        .unwrap();
+    let edits = s.fix_all_edits(&uri, &text);
     // Fix-all carries the layout fix's edit.
     for e in fix_edits.as_array().unwrap() {
         assert!(edits.contains(e), "{e:#} not in {edits:#?}");
     }
-    let fixed = apply_edits(&text, edits, s.encoding);
+    let fixed = apply_edits(&text, &edits, s.encoding);
     assert!(
         fixed.contains("Layout * * FBMEM SOA C_order;\nLayout * * * SOA F_order;"),
         "{fixed}"

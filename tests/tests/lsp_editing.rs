@@ -281,18 +281,8 @@ fn fix_all_applies_every_safe_fix_at_once() {
                "context": {"diagnostics": []}}),
     );
     assert!(!plain.to_string().contains("source.fixAll"), "{plain:#?}");
-    let actions = s.request(
-        "textDocument/codeAction",
-        json!({"textDocument": {"uri": uri}, "range": range(text, 0, 0, s.encoding),
-               "context": {"diagnostics": [], "only": ["source.fixAll"]}}),
-    );
-    let actions = actions.as_array().unwrap();
-    assert_eq!(actions.len(), 1, "{actions:#?}");
-    assert_eq!(actions[0]["kind"], "source.fixAll.mapwright");
-    let edits = actions[0]["edit"]["changes"][uri.as_str()]
-        .as_array()
-        .unwrap();
-    let fixed = apply_edits(text, edits, s.encoding);
+    let edits = s.fix_all_edits(&uri, text);
+    let fixed = apply_edits(text, &edits, s.encoding);
     assert!(fixed.contains("Task * GPU;\n"), "{fixed}");
     assert!(fixed.contains("mgpu = Machine(GPU);\n"), "{fixed}");
     assert!(fixed.contains("Region * * GPU FBMEM;\n"), "{fixed}");

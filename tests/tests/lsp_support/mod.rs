@@ -325,6 +325,23 @@ impl Server {
         actions.as_array().cloned().unwrap_or_default()
     }
 
+    /// The edits of the one `source.fixAll.mapwright` action for `text`
+    /// (asked for by kind, as fix-on-save does).
+    pub fn fix_all_edits(&mut self, uri: &str, text: &str) -> Vec<Value> {
+        let actions = self.request(
+            "textDocument/codeAction",
+            serde_json::json!({"textDocument": {"uri": uri}, "range": range(text, 0, 0, self.encoding),
+                   "context": {"diagnostics": [], "only": ["source.fixAll"]}}),
+        );
+        let actions = actions.as_array().cloned().unwrap_or_default();
+        assert_eq!(actions.len(), 1, "{actions:#?}");
+        assert_eq!(actions[0]["kind"], "source.fixAll.mapwright");
+        actions[0]["edit"]["changes"][uri]
+            .as_array()
+            .cloned()
+            .unwrap_or_else(|| panic!("{actions:#?}"))
+    }
+
     pub fn raw_stdin(&self) -> std::sync::MutexGuard<'_, ChildStdin> {
         self.stdin.lock().unwrap()
     }
