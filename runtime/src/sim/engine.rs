@@ -364,11 +364,21 @@ fn launch_phase(
         copies: Vec::new(),
         compute: Vec::with_capacity(t.units.len()),
     };
+    // The GEMM's input operands are read tile by tile as its schedule says
+    // (`gemm::launch`), not as the piece the point is named after: no
+    // coherence copy of that piece.
+    let gemm_inputs: &[super::gemm::Input] = match plan.gemm.as_ref() {
+        Some(g) if g.task == ti => &g.inputs,
+        _ => &[],
+    };
+    let cohered = |ai: usize, a: &super::plan::ArgPlan| {
+        !a.reduces() && !gemm_inputs.iter().any(|i| i.arg == ai)
+    };
     if !costed {
         for u in &t.units {
-            for a in &t.args {
+            for (ai, a) in t.args.iter().enumerate() {
                 let on = a.on(l);
-                if a.reduces() {
+                if !cohered(ai, a) {
                     continue;
                 }
                 let Some(home) = topo.home(u.proc, on.mem) else {
@@ -395,14 +405,14 @@ fn launch_phase(
 
     for u in &t.units {
         let execs = f64::from(u.execs);
-        for a in &t.args {
+        for (ai, a) in t.args.iter().enumerate() {
             let on = a.on(l);
             let Some(home) = topo.home(u.proc, on.mem) else {
                 continue;
             };
             let bytes = a.arg.bytes as f64 * on.scale;
             // Coherence of the piece this unit works on.
-            if !a.reduces() {
+            if cohered(ai, a) {
                 let valid = coh.valid.entry((on.region, u.piece)).or_default();
                 cohere(valid, home, a.reads(), a.writes(), |valid| {
                     let src = fastest_source(plan, valid, home);
