@@ -91,10 +91,7 @@ impl Evaluator {
         machine: &MachineShape,
         limits: Limits,
     ) -> Result<Evaluator, EvalError> {
-        match Self::new_partial(program, machine, limits) {
-            (ev, None) => Ok(ev),
-            (_, Some(err)) => Err(err),
-        }
+        Self::with_limits_owned(program.clone(), machine, limits)
     }
 
     /// Runs the top level and returns the evaluator even if a statement

@@ -756,21 +756,32 @@ fn ranks_on_one_node_share_its_links() {
     }
 }
 
+/// The printed throughput of `text` resolved and simulated for `name` on
+/// `m` (the run must succeed).
+fn resolved_throughput(m: &Machine, name: &str, text: &str) -> f64 {
+    let a = app(name);
+    let o = simulate(&default_resolver()(text, &a, m), &a, m, 0, 0.0);
+    assert!(o.status.is_ok(), "{name} on {}: {}", m.name, o.raw_output);
+    o.throughput.unwrap()
+}
+
+/// An expert mapper's text.
+fn expert(name: &str) -> String {
+    crate::app::expert_mapper_text(name).unwrap().to_string()
+}
+
+/// The expert without its `InstanceLimit task_4 1`.
+fn no_limit(name: &str) -> String {
+    expert(name).replace("InstanceLimit task_4 1;", "")
+}
+
 /// The matmuls' own schedules (`sim::gemm`): the same mapping change moves
 /// them differently, for the reasons SIMULATION.md traces to their DISTAL
 /// schedules.
 #[test]
 fn matmul_schedules_respond_differently_to_the_same_change() {
-    let resolve = default_resolver();
     let m = p100();
-    let gflops = |name: &str, text: &str| {
-        let a = app(name);
-        let o = simulate(&resolve(text, &a, &m), &a, &m, 0, 0.0);
-        assert!(o.status.is_ok(), "{name}: {}", o.raw_output);
-        o.throughput.unwrap()
-    };
-    let expert = |name: &str| crate::app::expert_mapper_text(name).unwrap().to_string();
-    let no_limit = |name: &str| expert(name).replace("InstanceLimit task_4 1;", "");
+    let gflops = |name: &str, text: &str| resolved_throughput(&m, name, text);
     // One row of task_5 per GPU, steps mapped ahead: SUMMA's (and, inside a
     // node, PUMMA's) broadcast lets a row's two points share each B tile;
     // Cannon's skew gives them different tiles.
@@ -829,17 +840,9 @@ fn matmul_schedules_respond_differently_to_the_same_change() {
 /// pinned above). The 3-D GEMMs have no `InstanceLimit` to drop.
 #[test]
 fn matmuls_on_several_nodes_follow_their_schedules() {
-    let resolve = default_resolver();
     for machine in ["2x4gpu", "4x4gpu"] {
         let m = Machine::preset(machine).expect("preset");
-        let gflops = |name: &str, text: &str| {
-            let a = app(name);
-            let o = simulate(&resolve(text, &a, &m), &a, &m, 0, 0.0);
-            assert!(o.status.is_ok(), "{name} on {machine}: {}", o.raw_output);
-            o.throughput.unwrap()
-        };
-        let expert = |name: &str| crate::app::expert_mapper_text(name).unwrap().to_string();
-        let no_limit = |name: &str| expert(name).replace("InstanceLimit task_4 1;", "");
+        let gflops = |name: &str, text: &str| resolved_throughput(&m, name, text);
         for limited in [true, false] {
             let text = |name: &str| {
                 if limited {
