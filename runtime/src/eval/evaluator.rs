@@ -91,10 +91,7 @@ impl Evaluator {
         machine: &MachineShape,
         limits: Limits,
     ) -> Result<Evaluator, EvalError> {
-        match Self::new_partial(program, machine, limits) {
-            (ev, None) => Ok(ev),
-            (_, Some(err)) => Err(err),
-        }
+        Self::with_limits_owned(program.clone(), machine, limits)
     }
 
     /// Runs the top level and returns the evaluator even if a statement
@@ -105,8 +102,29 @@ impl Evaluator {
         machine: &MachineShape,
         limits: Limits,
     ) -> (Evaluator, Option<EvalError>) {
+        Self::new_partial_owned(program.clone(), machine, limits)
+    }
+
+    /// [`Evaluator::with_limits`] taking the program by value (no copy of
+    /// it: a resolution builds one evaluator per mapper text).
+    pub fn with_limits_owned(
+        program: Program,
+        machine: &MachineShape,
+        limits: Limits,
+    ) -> Result<Evaluator, EvalError> {
+        match Self::new_partial_owned(program, machine, limits) {
+            (ev, None) => Ok(ev),
+            (_, Some(err)) => Err(err),
+        }
+    }
+
+    fn new_partial_owned(
+        program: Program,
+        machine: &MachineShape,
+        limits: Limits,
+    ) -> (Evaluator, Option<EvalError>) {
         let mut ev = Evaluator {
-            program: Arc::new(program.clone()),
+            program: Arc::new(program),
             state: State {
                 machine: machine.clone(),
                 limits,

@@ -68,7 +68,8 @@ impl<'a> Resolver<'a> {
                 }
             }
         }
-        let default = self.default_memory(kind);
+        // Legion's default is worked out only when no candidate decides
+        // (`reachable` sorts the machine's affinities: not per argument).
         let mut consulted = Vec::new();
         for mut c in candidates {
             match mem_of(c.mem) {
@@ -76,7 +77,7 @@ impl<'a> Resolver<'a> {
                     c.outcome = MemOutcome::Virtual;
                     let stmt = c.stmt;
                     consulted.push(c);
-                    return (default, Some(stmt), true, consulted);
+                    return (self.default_memory(kind), Some(stmt), true, consulted);
                 }
                 Some(m) if self.machine.memory(m).is_none() => c.outcome = MemOutcome::Absent,
                 Some(m) if !self.machine.can_reach(kind, m) => c.outcome = MemOutcome::Unreachable,
@@ -89,7 +90,7 @@ impl<'a> Resolver<'a> {
             }
             consulted.push(c);
         }
-        (default, None, false, consulted)
+        (self.default_memory(kind), None, false, consulted)
     }
 
     /// `DefaultMapper::default_policy_select_target_memory`: the visible

@@ -6,6 +6,7 @@ use mapwright_grammar::Span;
 
 use crate::app::Task;
 use crate::decisions::RuntimeFailure;
+use crate::eval::fast_hash::FastMap;
 use crate::machine::{Machine, ProcKind, RankView};
 
 use super::placement::STEPS_PER_CALL;
@@ -142,9 +143,36 @@ impl LaunchPlacer for NoPlacer {
 
 /// Places launch points by running the mapping functions with the DSL
 /// evaluator ([`crate::eval::Evaluator`]).
+///
+/// Mapping functions are pure given the machine: a function sees only the
+/// task's point and domain (or its parent's processor) and the globals the
+/// top level bound, and cannot assign a global. So each successful result
+/// is remembered per function, processor kind and argument values, and a
+/// later launch point with the same arguments (the same function over the
+/// same domain for several tasks, as DISTAL's placement tasks and most of
+/// pennant's launches are mapped) is answered without running it again.
+/// Failures are not remembered: they carry the task's name and abort the
+/// task anyway.
 #[derive(Debug, Clone)]
 pub struct EvalPlacer {
     ev: crate::eval::Evaluator,
+    memo: FastMap<PlacementCall, MachinePoint>,
+}
+
+/// The arguments a mapping-function call depends on: the function, the
+/// processor kind the task runs on, and the task's values (point and
+/// domain of an index launch; the parent's processor of a single one).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct PlacementCall {
+    func: String,
+    kind: ProcKind,
+    args: CallArgs,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum CallArgs {
+    Index { point: Vec<i64>, domain: Vec<i64> },
+    Single { parent: Option<(i64, i64)> },
 }
 
 /// A machine description's kind as the evaluator may see it: only the
@@ -191,7 +219,10 @@ impl EvalPlacer {
             max_steps: STEPS_PER_CALL,
             ..crate::eval::Limits::default()
         };
-        crate::eval::Evaluator::with_limits(&program, &shape, limits).map(|ev| EvalPlacer { ev })
+        crate::eval::Evaluator::with_limits_owned(program, &shape, limits).map(|ev| EvalPlacer {
+            ev,
+            memo: FastMap::default(),
+        })
     }
 }
 
@@ -204,10 +235,24 @@ impl LaunchPlacer for EvalPlacer {
         domain: &[i64],
         kind: ProcKind,
     ) -> Result<MachinePoint, PlacementError> {
-        self.ev
+        let call = PlacementCall {
+            func: func.to_string(),
+            kind,
+            args: CallArgs::Index {
+                point: point.to_vec(),
+                domain: domain.to_vec(),
+            },
+        };
+        if let Some(mp) = self.memo.get(&call) {
+            return Ok(*mp);
+        }
+        let mp = self
+            .ev
             .map_index_point(func, &task.name, point, domain, eval_kind(kind))
             .map(|(node, proc)| MachinePoint { node, proc })
-            .map_err(|e| placement_error(&e, &task.name, kind))
+            .map_err(|e| placement_error(&e, &task.name, kind))?;
+        self.memo.insert(call, mp);
+        Ok(mp)
     }
 
     fn place_single(
@@ -217,6 +262,16 @@ impl LaunchPlacer for EvalPlacer {
         parent: Option<&ParentPoint>,
         kind: ProcKind,
     ) -> Result<MachinePoint, PlacementError> {
+        let call = PlacementCall {
+            func: func.to_string(),
+            kind,
+            args: CallArgs::Single {
+                parent: parent.map(|p| (p.node, p.proc)),
+            },
+        };
+        if let Some(mp) = self.memo.get(&call) {
+            return Ok(*mp);
+        }
         let single = crate::eval::SingleTask {
             name: task.name.clone(),
             processor: None,
@@ -232,7 +287,7 @@ impl LaunchPlacer for EvalPlacer {
             .ev
             .map_single_task(func, &single, eval_kind(kind))
             .map_err(|e| placement_error(&e, &task.name, kind))?;
-        placed
+        let mp = placed
             .first()
             .map(|(node, proc)| MachinePoint { node, proc })
             .ok_or(PlacementError::Failed {
@@ -242,7 +297,9 @@ impl LaunchPlacer for EvalPlacer {
                     "Must return TupleIntType or SetTupleIntType after invoking mapping function\n"
                         .into(),
                 at: None,
-            })
+            })?;
+        self.memo.insert(call, mp);
+        Ok(mp)
     }
 }
 

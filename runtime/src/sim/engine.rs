@@ -94,14 +94,13 @@ pub fn check(plan: &Plan) -> Result<Vec<u64>, Failure> {
                     let Some(home) = topo.home(u.proc, on.mem) else {
                         continue;
                     };
-                    let mut places = vec![home];
-                    if on.staged {
-                        if let Some(fb) = topo.home(u.proc, crate::machine::MemKind::Fbmem) {
-                            places.push(fb);
-                        }
-                    }
+                    // The instance, and the framebuffer copy of staged data.
+                    let staged_fb = on
+                        .staged
+                        .then(|| topo.home(u.proc, crate::machine::MemKind::Fbmem))
+                        .flatten();
                     for slot in 0..slots {
-                        for &mem in &places {
+                        for mem in std::iter::once(home).chain(staged_fb) {
                             let have = held.entry((on.region, u.piece, mem, slot)).or_default();
                             let mut add = 0.0;
                             for &(f, b) in &a.fields {
@@ -256,7 +255,10 @@ pub fn schedule(plan: &Plan, mem_bytes: Vec<u64>) -> Measured {
             }
             let timed = t.task.timed && measure;
             for l in 0..t.launches {
-                let phase = launch_phase(plan, ti, t, l, &mut coh);
+                // An untimed launch (the warm-up pass, untimed tasks) only
+                // moves the valid copies: its copies and compute are not
+                // worked out, since nothing would read them.
+                let phase = launch_phase(plan, ti, t, l, &mut coh, timed);
                 if !timed {
                     continue;
                 }
@@ -347,13 +349,47 @@ pub fn schedule(plan: &Plan, mem_bytes: Vec<u64>) -> Measured {
     m
 }
 
-/// The copies and compute of launch `l` of task `t`, updating coherence.
-fn launch_phase(plan: &Plan, ti: usize, t: &TaskPlan, l: u32, coh: &mut Coherence) -> Phase {
+/// The copies and compute of launch `l` of task `t`, updating coherence;
+/// with `costed` false only coherence is updated (the phase is empty).
+fn launch_phase(
+    plan: &Plan,
+    ti: usize,
+    t: &TaskPlan,
+    l: u32,
+    coh: &mut Coherence,
+    costed: bool,
+) -> Phase {
     let topo = &plan.topo;
     let mut phase = Phase {
         copies: Vec::new(),
         compute: Vec::with_capacity(t.units.len()),
     };
+    // The GEMM's input operands are read tile by tile as its schedule says
+    // (`gemm::launch`), not as the piece the point is named after: no
+    // coherence copy of that piece.
+    let gemm_inputs: &[super::gemm::Input] = match plan.gemm.as_ref() {
+        Some(g) if g.task == ti => &g.inputs,
+        _ => &[],
+    };
+    let cohered = |ai: usize, a: &super::plan::ArgPlan| {
+        !a.reduces() && !gemm_inputs.iter().any(|i| i.arg == ai)
+    };
+    if !costed {
+        for u in &t.units {
+            for (ai, a) in t.args.iter().enumerate() {
+                let on = a.on(l);
+                if !cohered(ai, a) {
+                    continue;
+                }
+                let Some(home) = topo.home(u.proc, on.mem) else {
+                    continue;
+                };
+                let valid = coh.valid.entry((on.region, u.piece)).or_default();
+                cohere(valid, home, a.reads(), a.writes(), |_| ());
+            }
+        }
+        return phase;
+    }
     // Processors sharing each shared memory in this launch.
     let mut sharers: Vec<(MemId, ProcId, u32)> = Vec::new();
     for u in &t.units {
@@ -369,24 +405,19 @@ fn launch_phase(plan: &Plan, ti: usize, t: &TaskPlan, l: u32, coh: &mut Coherenc
 
     for u in &t.units {
         let execs = f64::from(u.execs);
-        for a in &t.args {
+        for (ai, a) in t.args.iter().enumerate() {
             let on = a.on(l);
             let Some(home) = topo.home(u.proc, on.mem) else {
                 continue;
             };
             let bytes = a.arg.bytes as f64 * on.scale;
             // Coherence of the piece this unit works on.
-            if !a.reduces() {
+            if cohered(ai, a) {
                 let valid = coh.valid.entry((on.region, u.piece)).or_default();
-                if a.reads() && !valid.is_empty() && !valid.contains(&home) {
+                cohere(valid, home, a.reads(), a.writes(), |valid| {
                     let src = fastest_source(plan, valid, home);
                     phase.copies.push((u.proc, topo.route(src, home), bytes));
-                    valid.push(home);
-                }
-                if a.writes() || valid.is_empty() {
-                    valid.clear();
-                    valid.push(home);
-                }
+                });
             }
             // A GPU staging data it cannot reach: in before, out after.
             if on.staged {
@@ -420,6 +451,26 @@ fn launch_phase(plan: &Plan, ti: usize, t: &TaskPlan, l: u32, coh: &mut Coherenc
             .push((u.proc, execs * point_time(plan, t, u, l, &sharing)));
     }
     phase
+}
+
+/// Legion coherence of one piece accessed in `home`: a read where no valid
+/// copy is calls `copy` with the valid copies (before `home` joins them);
+/// a write leaves `home` the only valid copy.
+fn cohere(
+    valid: &mut Vec<MemId>,
+    home: MemId,
+    reads: bool,
+    writes: bool,
+    copy: impl FnOnce(&[MemId]),
+) {
+    if reads && !valid.is_empty() && !valid.contains(&home) {
+        copy(valid);
+        valid.push(home);
+    }
+    if writes || valid.is_empty() {
+        valid.clear();
+        valid.push(home);
+    }
 }
 
 /// Sums per resource, kept in the order each resource was first seen.

@@ -375,22 +375,29 @@ pub fn launch(
     }
 
     // Each processor runs its jobs in order.
-    let mut procs: Vec<(ProcId, f64, f64)> = Vec::new(); // (proc, clock, compute)
+    // (proc, clock, compute, whether a job ran on it yet)
+    let mut procs: Vec<(ProcId, f64, f64, bool)> = Vec::new();
     for (job, &(ui, _)) in jobs.iter().enumerate() {
         let p = t.units[ui].proc;
         let start = base_ready.iter().find(|x| x.0 == p).map_or(0.0, |x| x.1);
         let slot = match procs.iter().position(|x| x.0 == p) {
             Some(i) => i,
             None => {
-                procs.push((p, start, 0.0));
+                procs.push((p, start, 0.0, false));
                 procs.len() - 1
             }
         };
         let exec = per_exec.get(ui).copied().unwrap_or(0.0);
         let clock = procs[slot].1;
-        procs[slot].1 = if serial {
+        let first = !procs[slot].3;
+        procs[slot].3 = true;
+        procs[slot].1 = if serial && !first {
             // Mapped when the previous step finished: its copies start then.
             clock + ready[job] + exec
+        } else if serial {
+            // The first step's copies were issued with the launch's other
+            // copies, from its start, as `start` was: wait for both, once.
+            start.max(ready[job]) + exec
         } else {
             clock.max(start + ready[job]) + exec
         };
@@ -398,7 +405,7 @@ pub fn launch(
     }
     let mut span: f64 = 0.0;
     let mut exposed: f64 = 0.0;
-    for &(p, clock, compute) in &procs {
+    for &(p, clock, compute, _) in &procs {
         span = span.max(clock);
         exposed = exposed.max(clock - compute);
         busy[p] += compute;

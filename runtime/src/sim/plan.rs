@@ -248,18 +248,16 @@ impl<'a> Plan<'a> {
 
 /// Interns names into dense ids.
 #[derive(Default)]
-struct Interner {
-    ids: FastMap<String, u32>,
+struct Interner<'a> {
+    // Borrowed from the application and the decisions: a plan is built for
+    // every simulation, and owned keys were an allocation per name.
+    ids: FastMap<&'a str, u32>,
 }
 
-impl Interner {
-    fn id(&mut self, s: &str) -> u32 {
-        if let Some(&i) = self.ids.get(s) {
-            return i;
-        }
-        let i = self.ids.len() as u32;
-        self.ids.insert(s.to_string(), i);
-        i
+impl<'a> Interner<'a> {
+    fn id(&mut self, s: &'a str) -> u32 {
+        let next = self.ids.len() as u32;
+        *self.ids.entry(s).or_insert(next)
     }
 }
 
@@ -372,11 +370,11 @@ impl ArgContext {
 
 fn plan_args<'a>(
     task: &'a Task,
-    dec: Option<&TaskDecision>,
+    dec: Option<&'a TaskDecision>,
     kind: ProcKind,
     topo: &Topo,
-    names: &mut Interner,
-    fields: &mut Interner,
+    names: &mut Interner<'a>,
+    fields: &mut Interner<'a>,
     ctx: &ArgContext,
 ) -> Vec<ArgPlan<'a>> {
     let mut out = Vec::new();

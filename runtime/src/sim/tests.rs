@@ -693,18 +693,10 @@ fn resolved_experts_run_and_beat_resolved_cpu_mappers() {
         // The hand-built expert decisions agree with resolution.
         let reference = elapsed(&run(&expert_like(&a, &m), &a, &m));
         let e = elapsed(&o);
-        if *name == "cosma" {
-            // The hand-built decisions place the placement tasks blockwise;
-            // the expert's `placement_shard` puts each B and A tile on the
-            // GPU of the GEMM point that owns it, which the per-tile
-            // schedule (`sim::gemm`) rewards: one 1.6 GB copy less each.
-            assert!(e < reference, "{name}: resolved {e} reference {reference}");
-        } else {
-            assert!(
-                (e / reference - 1.0).abs() < 0.1,
-                "{name}: resolved {e} reference {reference}"
-            );
-        }
+        assert!(
+            (e / reference - 1.0).abs() < 0.1,
+            "{name}: resolved {e} reference {reference}"
+        );
         let cpu = simulate(&resolve(cpu_text, &a, &m), &a, &m, 0, 0.0);
         if ["circuit", "stencil", "pennant"].contains(name) {
             assert!(elapsed(&cpu) > 10.0 * e, "{name}");
@@ -764,21 +756,32 @@ fn ranks_on_one_node_share_its_links() {
     }
 }
 
+/// The printed throughput of `text` resolved and simulated for `name` on
+/// `m` (the run must succeed).
+fn resolved_throughput(m: &Machine, name: &str, text: &str) -> f64 {
+    let a = app(name);
+    let o = simulate(&default_resolver()(text, &a, m), &a, m, 0, 0.0);
+    assert!(o.status.is_ok(), "{name} on {}: {}", m.name, o.raw_output);
+    o.throughput.unwrap()
+}
+
+/// An expert mapper's text.
+fn expert(name: &str) -> String {
+    crate::app::expert_mapper_text(name).unwrap().to_string()
+}
+
+/// The expert without its `InstanceLimit task_4 1`.
+fn no_limit(name: &str) -> String {
+    expert(name).replace("InstanceLimit task_4 1;", "")
+}
+
 /// The matmuls' own schedules (`sim::gemm`): the same mapping change moves
 /// them differently, for the reasons SIMULATION.md traces to their DISTAL
 /// schedules.
 #[test]
 fn matmul_schedules_respond_differently_to_the_same_change() {
-    let resolve = default_resolver();
     let m = p100();
-    let gflops = |name: &str, text: &str| {
-        let a = app(name);
-        let o = simulate(&resolve(text, &a, &m), &a, &m, 0, 0.0);
-        assert!(o.status.is_ok(), "{name}: {}", o.raw_output);
-        o.throughput.unwrap()
-    };
-    let expert = |name: &str| crate::app::expert_mapper_text(name).unwrap().to_string();
-    let no_limit = |name: &str| expert(name).replace("InstanceLimit task_4 1;", "");
+    let gflops = |name: &str, text: &str| resolved_throughput(&m, name, text);
     // One row of task_5 per GPU, steps mapped ahead: SUMMA's (and, inside a
     // node, PUMMA's) broadcast lets a row's two points share each B tile;
     // Cannon's skew gives them different tiles.
@@ -792,7 +795,7 @@ fn matmul_schedules_respond_differently_to_the_same_change() {
     let cannon = gflops("cannon", &rows("cannon"));
     let summa = gflops("summa", &rows("summa"));
     let pumma = gflops("pumma", &rows("pumma"));
-    assert!(summa > cannon * 1.05, "summa {summa} cannon {cannon}");
+    assert!(summa > cannon * 1.02, "summa {summa} cannon {cannon}");
     assert!(
         (summa / pumma - 1.0).abs() < 1e-9,
         "summa {summa} pumma {pumma}"
@@ -810,15 +813,61 @@ fn matmul_schedules_respond_differently_to_the_same_change() {
             "{name}: expert {e} without limit {n}"
         );
     }
-    // The families' experts differ: a 2-D step schedule, Solomonik's timed
-    // placement of A, the 3-D grids' reductions (johnson, cosma print per
-    // rank: four ranks on the node).
+    // The families' experts differ: Solomonik adds the timed placement of
+    // A to Cannon's steps; cosma's one GEMM per GPU waits for a 1.6 GB B
+    // tile and ends with a 1.6 GB partial A, where johnson's second GEMM
+    // overlaps its tiles and one 800 MB A partial is exposed (johnson and
+    // cosma print per rank: four ranks on the node).
     let c = gflops("cannon", &expert("cannon"));
     let s = gflops("solomonik", &expert("solomonik"));
     let j = 4.0 * gflops("johnson", &expert("johnson"));
     let k = 4.0 * gflops("cosma", &expert("cosma"));
     assert!(
-        c > s && s > j && j > k,
+        c > s && j > k,
         "cannon {c} solomonik {s} johnson {j} cosma {k}"
     );
+}
+
+/// Several nodes (the V100 clusters `2x4gpu`, `4x4gpu`): the application
+/// descriptions keep the one-node problem (task_5 is 2x2, `gridX = gridY =
+/// 1`), so PUMMA's node-level stagger is still the identity and Cannon's
+/// and SUMMA's steps move the same tiles over the same links in total:
+/// the three coincide. What the extra nodes change is the network: tiles
+/// placed on the second node cross one network port per node, and
+/// dropping `InstanceLimit task_4 1` issues every step's tiles at once on
+/// that port, so each GEMM waits for all of them (slower), where on one
+/// node the same change lets the next tile arrive during a GEMM (faster,
+/// pinned above). The 3-D GEMMs have no `InstanceLimit` to drop.
+#[test]
+fn matmuls_on_several_nodes_follow_their_schedules() {
+    for machine in ["2x4gpu", "4x4gpu"] {
+        let m = Machine::preset(machine).expect("preset");
+        let gflops = |name: &str, text: &str| resolved_throughput(&m, name, text);
+        for limited in [true, false] {
+            let text = |name: &str| {
+                if limited {
+                    expert(name)
+                } else {
+                    no_limit(name)
+                }
+            };
+            let c = gflops("cannon", &text("cannon"));
+            for other in ["summa", "pumma"] {
+                let o = gflops(other, &text(other));
+                assert!(
+                    (o / c - 1.0).abs() < 1e-9,
+                    "{machine}: cannon {c} {other} {o}"
+                );
+            }
+        }
+        let (e, n) = (
+            gflops("cannon", &expert("cannon")),
+            gflops("cannon", &no_limit("cannon")),
+        );
+        assert!(n < e, "{machine}: cannon expert {e} without limit {n}");
+        for name in ["johnson", "cosma"] {
+            let (e, n) = (gflops(name, &expert(name)), gflops(name, &no_limit(name)));
+            assert!((n / e - 1.0).abs() < 1e-9, "{machine} {name}: {e} {n}");
+        }
+    }
 }
