@@ -31,7 +31,7 @@ pub mod token;
 
 pub use diagnostic::{Applicability, Diagnostic, Fix, Severity, TextEdit};
 pub use line_index::LineIndex;
-pub use parser::{parse, Parsed};
+pub use parser::{parse, parse_tree, Parsed};
 
 use serde::{Deserialize, Serialize};
 
@@ -107,12 +107,31 @@ impl Analysis {
         all.sort_by_key(|d| (d.span.start, d.span.end));
         all
     }
+
+    /// [`Analysis::diagnostics`], dropping the rest of the analysis first
+    /// (tree, names, tables) instead of copying the diagnostics out of it.
+    pub fn into_diagnostics(self) -> Vec<Diagnostic> {
+        let Analysis { parsed, checked } = self;
+        let mut all = parsed.diagnostics;
+        drop(parsed.program);
+        all.extend(checked.diagnostics);
+        all.sort_by_key(|d| (d.span.start, d.span.end));
+        all
+    }
 }
 
 /// Parses and checks `source`. Semantic checks run on whatever parsed, so a
 /// syntax error in one statement does not hide problems elsewhere.
 pub fn analyze(source: &str) -> Analysis {
     let parsed = parse(source);
+    let checked = check::check(&parsed, source);
+    Analysis { parsed, checked }
+}
+
+/// [`analyze`] without the tokens and comments (see [`parse_tree`]): for
+/// callers that use only the tree, the names and the diagnostics.
+pub fn analyze_tree(source: &str) -> Analysis {
+    let parsed = parse_tree(source);
     let checked = check::check(&parsed, source);
     Analysis { parsed, checked }
 }

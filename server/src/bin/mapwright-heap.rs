@@ -121,15 +121,19 @@ fn phases(path: &str) -> ExitCode {
         eprintln!("{what:28} {bytes:>12} B {:>7.2}x", bytes as f64 / n);
     };
     show("source", live() - base);
-    let lexed = g::token::lex(&source);
-    show("+ lexed", live() - base);
-    drop(lexed);
     let parsed = g::parse(&source);
-    show("+ parsed (tokens kept)", live() - base);
+    show("+ parse (tokens kept)", live() - base);
+    drop(parsed);
+    let parsed = g::parse_tree(&source);
+    show("+ parse_tree", live() - base);
+    show("  peak so far", ALLOCATOR.peak.load(Relaxed) - base);
+    let resolved = g::resolve::resolve(&parsed.program);
+    show("+ resolve", live() - base);
+    drop(resolved);
     let checked = g::check::check(&parsed, &source);
-    show("+ checked", live() - base);
+    show("+ check (resolve included)", live() - base);
+    show("  peak so far", ALLOCATOR.peak.load(Relaxed) - base);
     drop(checked);
-    show("peak so far", ALLOCATOR.peak.load(Relaxed) - base);
     eprintln!(
         "sizes: Token {} Stmt {} StmtKind {} Expr {} ExprKind {} Ident {} Diagnostic {} Symbol {}",
         std::mem::size_of::<g::token::Token>(),
