@@ -61,7 +61,7 @@ impl Parsed {
 
 /// Parses a whole mapper file.
 pub fn parse(source: &str) -> Parsed {
-    parse_with(source, true)
+    parse_with(source, true, true)
 }
 
 /// [`parse`] without [`Parsed::tokens`] and [`Parsed::comments`] (both
@@ -69,11 +69,17 @@ pub fn parse(source: &str) -> Parsed {
 /// forgotten statement by statement instead of kept, which saves 24 bytes
 /// per token at the peak. For callers that only check (`mapwright check`).
 pub fn parse_tree(source: &str) -> Parsed {
-    parse_with(source, false)
+    parse_with(source, false, false)
 }
 
-fn parse_with(source: &str, keep_tokens: bool) -> Parsed {
-    let stream = TokenStream::new(source, keep_tokens);
+/// [`parse`] keeping the comments but not the tokens: what the formatter
+/// needs (it reads the tokens again as it goes).
+pub(crate) fn parse_for_format(source: &str) -> Parsed {
+    parse_with(source, false, true)
+}
+
+fn parse_with(source: &str, keep_tokens: bool, keep_comments: bool) -> Parsed {
+    let stream = TokenStream::new(source, keep_comments);
     let mut p = Parser {
         src: source,
         toks: RefCell::new(TokenWindow::new(stream, keep_tokens)),
