@@ -1,10 +1,12 @@
 //! mapwright-grammar: the front end of the Legion mapper DSL.
 //!
 //! Module map (data flows top to bottom):
-//! - [`token`]       logos lexer: tokens, comments as trivia, lexical diagnostics.
+//! - [`token`]       logos lexer: tokens, comments as trivia, lexical diagnostics;
+//!   all at once ([`token::lex`]) or streamed ([`token::TokenStream`]).
 //! - [`ast`]         the typed syntax tree with byte spans.
 //! - [`parser`]      recursive-descent parser with the reference grammar's
 //!   precedences, error recovery and targeted diagnostics; always returns a tree.
+//!   [`parse`] keeps the tokens; [`parse_tree`] forgets them as it goes.
 //! - [`diagnostic`]  diagnostics as data: code, severity, span, message, fixes.
 //! - [`line_index`]  byte offset <-> (line, UTF-8 / UTF-16 column).
 //! - [`incremental`] re-parse after an edit: only the top-level statements
