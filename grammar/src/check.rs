@@ -139,7 +139,7 @@ pub fn check(parsed: &Parsed, source: &str) -> Checked {
         returns: HashMap::new(),
         in_progress: Vec::new(),
         globals: HashMap::new(),
-        lines: crate::LineIndex::new(source),
+        lines: crate::line_index::LineStarts::new(source),
         late_globals: {
             let mut g = HashMap::new();
             for st in &program.stmts {
@@ -165,13 +165,24 @@ pub fn check(parsed: &Parsed, source: &str) -> Checked {
             }
             f
         },
+        // Only parameters and locals are looked up by definition: the
+        // globals (most symbols of a big file) are left out of the table.
         defined_at: resolved
             .symbols
             .iter()
             .enumerate()
+            .filter(|(_, s)| s.scope != crate::resolve::Scope::Global)
             .flat_map(|(i, s)| s.defs.iter().map(move |d| (*d, i)))
             .collect(),
-        referenced: resolved.references.iter().map(|r| r.symbol).collect(),
+        referenced: {
+            let mut referenced = vec![false; resolved.symbols.len()];
+            for r in &resolved.references {
+                if let Some(slot) = referenced.get_mut(r.symbol) {
+                    *slot = true;
+                }
+            }
+            referenced
+        },
     };
     c.run();
     let Checker {
@@ -199,18 +210,20 @@ struct Checker<'a> {
     returns: HashMap<String, Ty>,
     /// Functions whose return type is being inferred (recursion guard).
     in_progress: Vec<String>,
-    /// Global name -> type, filled in program order.
-    globals: HashMap<String, Ty>,
-    lines: crate::LineIndex,
+    /// Global name -> type, filled in program order (names borrowed from
+    /// the tree, not copied).
+    globals: HashMap<&'a str, Ty>,
+    /// Line numbers for messages (no copy of the text).
+    lines: crate::line_index::LineStarts,
     /// The first definition of each function (the one the reference keeps).
     functions: HashMap<&'a str, usize>,
     /// What a function sees of each global before it is checked in order:
     /// machine models (from their constructor) and functions.
     late_globals: HashMap<&'a str, Ty>,
-    /// Symbol by the span of one of its definitions.
+    /// Parameter or local symbol by the span of one of its definitions.
     defined_at: HashMap<Span, usize>,
-    /// Symbols that are referenced at least once.
-    referenced: std::collections::HashSet<usize>,
+    /// Whether each symbol is referenced at least once.
+    referenced: Vec<bool>,
 }
 
 /// Names visible while typing an expression.
@@ -236,7 +249,7 @@ impl<'a> Checker<'a> {
                 StmtKind::Assign { name, value } => {
                     let ty = self.infer(value, &Env::default());
                     self.check_assignable(ty, value);
-                    self.globals.entry(name.name.clone()).or_insert(ty);
+                    self.globals.entry(name.name.as_str()).or_insert(ty);
                     if let Some(id) = self.resolved.global(&name.name) {
                         self.symbol_types.entry(id).or_insert(ty);
                     }
@@ -254,7 +267,7 @@ impl<'a> Checker<'a> {
                 }
                 StmtKind::FuncDef { name, .. } => {
                     self.globals
-                        .entry(name.name.clone())
+                        .entry(name.name.as_str())
                         .or_insert(Ty::Function);
                     self.function_body(i);
                 }
@@ -703,7 +716,7 @@ impl<'a> Checker<'a> {
     fn unused_symbols(&mut self) {
         let used_by_mapping = self.program.mapping_function_names();
         for (id, sym) in self.resolved.symbols.iter().enumerate() {
-            if sym.name.starts_with('_') || self.referenced.contains(&id) {
+            if sym.name.starts_with('_') || self.referenced.get(id) == Some(&true) {
                 continue;
             }
             if sym.kind == SymbolKind::Function && used_by_mapping.contains(&sym.name.as_str()) {

@@ -251,12 +251,22 @@ impl CappedDiagnostics {
         for d in kept {
             capped.push(d);
         }
-        if let Some((span, n)) = dropped {
-            let first = capped.dropped.map_or(span, |(s, _)| s.min(span));
-            let before = capped.dropped.map_or(0, |(_, m)| m);
-            capped.dropped = Some((first, before + n));
-        }
+        capped.count_dropped(dropped);
         capped
+    }
+
+    /// Adds diagnostics left out elsewhere (where the first was, how many).
+    pub fn count_dropped(&mut self, dropped: Option<(Span, usize)>) {
+        if let Some((span, n)) = dropped {
+            let first = self.dropped.map_or(span, |(s, _)| s.min(span));
+            let before = self.dropped.map_or(0, |(_, m)| m);
+            self.dropped = Some((first, before + n));
+        }
+    }
+
+    /// True once [`MAX_DIAGNOSTICS`] are kept: a new one is only counted.
+    pub fn is_full(&self) -> bool {
+        self.kept.len() >= MAX_DIAGNOSTICS
     }
 
     pub fn push(&mut self, d: Diagnostic) {

@@ -13,8 +13,10 @@ use std::collections::HashMap;
 
 use crate::ast::{Expr, ExprKind, Stmt, StmtKind};
 use crate::diagnostic::TextEdit;
-use crate::parser::{parse, Parsed};
-use crate::token::{Token, TokenKind as T};
+use std::collections::VecDeque;
+
+use crate::parser::{parse, parse_for_format, Parsed};
+use crate::token::{Token, TokenKind as T, TokenStream};
 use crate::Span;
 
 const INDENT: &str = "    ";
@@ -32,8 +34,16 @@ enum Role {
 
 /// Formats a whole file. Returns the source unchanged if it has no statements.
 pub fn format(source: &str) -> String {
-    let parsed = parse(source);
-    format_parsed(source, &parsed)
+    format_file(source).0
+}
+
+/// [`format`], and whether the file has syntax errors (the statements
+/// that hold one are left as written). Parses without keeping the token
+/// vector (the formatter reads the tokens again as it goes), so the peak
+/// memory is the tree and the output, not 24 bytes per token more.
+pub fn format_file(source: &str) -> (String, bool) {
+    let parsed = parse_for_format(source);
+    (format_parsed(source, &parsed), parsed.has_errors())
 }
 
 /// Formats a file that has already been parsed.
@@ -111,9 +121,69 @@ fn to_lf(text: &str) -> String {
     text.replace("\r\n", "\n").replace('\r', "\n")
 }
 
+/// The file's significant tokens, lexed again as the formatter moves
+/// forward through the file, so that no whole-file token vector is needed
+/// (it costs 24 bytes per token).
+struct TokenCursor<'a> {
+    src: &'a str,
+    stream: TokenStream<'a>,
+    /// Tokens lexed, starting at or after `from`, not yet passed.
+    ahead: VecDeque<Token>,
+    /// The position last sought; tokens before it are gone.
+    from: usize,
+}
+
+impl<'a> TokenCursor<'a> {
+    fn new(src: &'a str) -> TokenCursor<'a> {
+        TokenCursor {
+            src,
+            stream: TokenStream::new(src, false),
+            ahead: VecDeque::new(),
+            from: 0,
+        }
+    }
+
+    /// Moves to the first token starting at or after `start`. The
+    /// formatter only moves forward; moving back starts over (correct,
+    /// only slower).
+    fn seek(&mut self, start: usize) {
+        if start < self.from {
+            *self = TokenCursor::new(self.src);
+        }
+        self.from = start;
+        while self.ahead.front().is_some_and(|t| t.span.start < start) {
+            self.ahead.pop_front();
+        }
+        if self.ahead.is_empty() {
+            for token in self.stream.by_ref() {
+                if token.span.start >= start {
+                    self.ahead.push_back(token);
+                    break;
+                }
+            }
+        }
+    }
+
+    /// The token at the position sought (or last passed), if any.
+    fn peek(&mut self) -> Option<Token> {
+        if self.ahead.is_empty() {
+            self.ahead.push_back(self.stream.next()?);
+        }
+        self.ahead.front().copied()
+    }
+
+    /// Passes and returns the current token if it ends by `end`.
+    fn next_within(&mut self, end: usize) -> Option<Token> {
+        let token = self.peek().filter(|t| t.span.end <= end)?;
+        self.ahead.pop_front();
+        self.from = token.span.start + 1;
+        Some(token)
+    }
+}
+
 struct Formatter<'a> {
     src: &'a str,
-    tokens: &'a [Token],
+    tokens: TokenCursor<'a>,
     comments: &'a [Token],
     used: Vec<bool>,
     roles: HashMap<usize, Role>,
@@ -136,7 +206,7 @@ impl<'a> Formatter<'a> {
         }
         Formatter {
             src,
-            tokens: &parsed.tokens,
+            tokens: TokenCursor::new(src),
             comments: &parsed.comments,
             used: vec![false; parsed.comments.len()],
             roles,
@@ -265,10 +335,10 @@ impl<'a> Formatter<'a> {
                 continue;
             }
             // Only a comment before the next token trails this statement.
-            let next_token = self.tokens.partition_point(|t| t.span.start < end);
+            self.tokens.seek(end);
             let before_next = self
                 .tokens
-                .get(next_token)
+                .peek()
                 .is_none_or(|t| c.span.start < t.span.start);
             if before_next && self.newlines_between(end, c.span.start) == 0 {
                 self.used[i] = true;
@@ -326,13 +396,10 @@ impl<'a> Formatter<'a> {
     /// Emits the tokens inside `span` on one line with canonical spacing;
     /// a comment between them forces a line break with a continuation indent.
     fn tokens_inline(&mut self, span: Span, indent: usize) {
-        let first = self.tokens.partition_point(|t| t.span.start < span.start);
+        self.tokens.seek(span.start);
         let mut prev: Option<Token> = None;
         let mut fresh_line = true;
-        for tok in self.tokens[first..]
-            .iter()
-            .take_while(|t| t.span.end <= span.end)
-        {
+        while let Some(tok) = self.tokens.next_within(span.end) {
             for i in self.first_unused()..self.comments.len() {
                 let c = self.comments[i];
                 if c.span.start >= tok.span.start {
@@ -356,12 +423,12 @@ impl<'a> Formatter<'a> {
                 fresh_line = true;
             }
             if let Some(p) = prev {
-                if !fresh_line && self.space_between(p, *tok) {
+                if !fresh_line && self.space_between(p, tok) {
                     self.out.push(' ');
                 }
             }
             self.out.push_str(tok.span.text(self.src));
-            prev = Some(*tok);
+            prev = Some(tok);
             fresh_line = false;
         }
     }

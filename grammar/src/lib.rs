@@ -1,10 +1,12 @@
 //! mapwright-grammar: the front end of the Legion mapper DSL.
 //!
 //! Module map (data flows top to bottom):
-//! - [`token`]       logos lexer: tokens, comments as trivia, lexical diagnostics.
+//! - [`token`]       logos lexer: tokens, comments as trivia, lexical diagnostics;
+//!   all at once ([`token::lex`]) or streamed ([`token::TokenStream`]).
 //! - [`ast`]         the typed syntax tree with byte spans.
 //! - [`parser`]      recursive-descent parser with the reference grammar's
 //!   precedences, error recovery and targeted diagnostics; always returns a tree.
+//!   [`parse`] keeps the tokens; [`parse_tree`] forgets them as it goes.
 //! - [`diagnostic`]  diagnostics as data: code, severity, span, message, fixes.
 //! - [`line_index`]  byte offset <-> (line, UTF-8 / UTF-16 column).
 //! - [`incremental`] re-parse after an edit: only the top-level statements
@@ -31,7 +33,7 @@ pub mod token;
 
 pub use diagnostic::{Applicability, Diagnostic, Fix, Severity, TextEdit};
 pub use line_index::LineIndex;
-pub use parser::{parse, Parsed};
+pub use parser::{parse, parse_tree, Parsed};
 
 use serde::{Deserialize, Serialize};
 
@@ -107,12 +109,31 @@ impl Analysis {
         all.sort_by_key(|d| (d.span.start, d.span.end));
         all
     }
+
+    /// [`Analysis::diagnostics`], dropping the rest of the analysis first
+    /// (tree, names, tables) instead of copying the diagnostics out of it.
+    pub fn into_diagnostics(self) -> Vec<Diagnostic> {
+        let Analysis { parsed, checked } = self;
+        let mut all = parsed.diagnostics;
+        drop(parsed.program);
+        all.extend(checked.diagnostics);
+        all.sort_by_key(|d| (d.span.start, d.span.end));
+        all
+    }
 }
 
 /// Parses and checks `source`. Semantic checks run on whatever parsed, so a
 /// syntax error in one statement does not hide problems elsewhere.
 pub fn analyze(source: &str) -> Analysis {
     let parsed = parse(source);
+    let checked = check::check(&parsed, source);
+    Analysis { parsed, checked }
+}
+
+/// [`analyze`] without the tokens and comments (see [`parse_tree`]): for
+/// callers that use only the tree, the names and the diagnostics.
+pub fn analyze_tree(source: &str) -> Analysis {
+    let parsed = parse_tree(source);
     let checked = check::check(&parsed, source);
     Analysis { parsed, checked }
 }

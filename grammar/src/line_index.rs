@@ -22,54 +22,83 @@ pub struct LineCol {
     pub col: u32,
 }
 
-/// Line starts of a text, for fast conversions.
+/// The start of every line of a text, without the text: line numbers
+/// for a pass that has the text at hand anyway (the checker), at 8 bytes
+/// a line instead of a copy of the text.
 #[derive(Debug, Clone)]
-pub struct LineIndex {
-    text: String,
-    /// Byte offset of the start of every line; `line_starts[0] == 0`.
-    line_starts: Vec<usize>,
+pub struct LineStarts {
+    /// Byte offset of the start of every line; `starts[0] == 0`.
+    starts: Vec<usize>,
+    text_len: usize,
 }
 
-impl LineIndex {
-    pub fn new(text: &str) -> LineIndex {
-        let mut line_starts = vec![0];
+impl LineStarts {
+    pub fn new(text: &str) -> LineStarts {
+        let mut starts = vec![0];
         let bytes = text.as_bytes();
         for (i, &b) in bytes.iter().enumerate() {
             // `\r\n` is one break, at its `\n`; a `\r` alone is a break too.
             let breaks = b == b'\n' || (b == b'\r' && bytes.get(i + 1) != Some(&b'\n'));
             if breaks {
-                line_starts.push(i + 1);
+                starts.push(i + 1);
             }
         }
-        LineIndex {
-            text: text.to_string(),
-            line_starts,
+        LineStarts {
+            starts,
+            text_len: text.len(),
         }
     }
 
     pub fn line_count(&self) -> usize {
-        self.line_starts.len()
+        self.starts.len()
     }
 
     /// Zero-based line containing byte `offset` (clamped to the text).
     pub fn line_of(&self, offset: usize) -> usize {
-        let offset = offset.min(self.text.len());
-        match self.line_starts.binary_search(&offset) {
+        let offset = offset.min(self.text_len);
+        match self.starts.binary_search(&offset) {
             Ok(i) => i,
             Err(i) => i - 1,
         }
+    }
+}
+
+/// Line starts of a text, for fast conversions.
+#[derive(Debug, Clone)]
+pub struct LineIndex {
+    text: String,
+    lines: LineStarts,
+}
+
+impl LineIndex {
+    pub fn new(text: &str) -> LineIndex {
+        LineIndex {
+            text: text.to_string(),
+            lines: LineStarts::new(text),
+        }
+    }
+
+    pub fn line_count(&self) -> usize {
+        self.lines.line_count()
+    }
+
+    /// Zero-based line containing byte `offset` (clamped to the text).
+    pub fn line_of(&self, offset: usize) -> usize {
+        self.lines.line_of(offset)
     }
 
     /// Byte range of line `line` without its line terminator (`\n`, `\r\n`
     /// or `\r`).
     pub fn line_span(&self, line: usize) -> (usize, usize) {
         let start = self
-            .line_starts
+            .lines
+            .starts
             .get(line)
             .copied()
             .unwrap_or(self.text.len());
         let mut end = self
-            .line_starts
+            .lines
+            .starts
             .get(line + 1)
             .map(|s| s - 1)
             .unwrap_or(self.text.len());
@@ -89,7 +118,7 @@ impl LineIndex {
             offset -= 1;
         }
         let line = self.line_of(offset);
-        let start = self.line_starts[line];
+        let start = self.lines.starts[line];
         let prefix = &self.text[start..offset];
         let col = match enc {
             Encoding::Utf8 => prefix.len(),
@@ -107,7 +136,7 @@ impl LineIndex {
     /// surrogate half, a UTF-8 continuation byte) maps to the character's start.
     pub fn offset(&self, pos: LineCol, enc: Encoding) -> usize {
         let line = pos.line as usize;
-        if line >= self.line_starts.len() {
+        if line >= self.lines.starts.len() {
             return self.text.len();
         }
         let (start, end) = self.line_span(line);

@@ -113,7 +113,7 @@ impl Resolved {
 pub fn resolve(program: &Program) -> Resolved {
     let mut r = Resolver {
         out: Resolved::default(),
-        globals_seen: std::collections::HashMap::new(),
+        first_definition: Vec::new(),
     };
     // Globals first, so bodies (which run late) can see all of them.
     for (i, stmt) in program.stmts.iter().enumerate() {
@@ -139,8 +139,9 @@ pub fn resolve(program: &Program) -> Resolved {
 
 struct Resolver {
     out: Resolved,
-    /// For each global symbol, the statement index of its first definition.
-    globals_seen: std::collections::HashMap<usize, usize>,
+    /// For each global symbol (by index), the statement index of its
+    /// first definition; 0 for other symbols.
+    first_definition: Vec<usize>,
 }
 
 /// A function's frame while resolving its body.
@@ -160,14 +161,16 @@ impl Resolver {
             defs: vec![name.span],
             scope: Scope::Global,
         });
-        self.globals_seen.insert(self.out.symbols.len() - 1, stmt);
+        let id = self.out.symbols.len() - 1;
+        self.first_definition.resize(id + 1, 0);
+        self.first_definition[id] = stmt;
         self.out
             .globals_by_name
             .insert(name.name.clone(), self.out.symbols.len() - 1);
     }
 
     fn first_definition_stmt(&self, symbol: usize) -> usize {
-        self.globals_seen.get(&symbol).copied().unwrap_or(0)
+        self.first_definition.get(symbol).copied().unwrap_or(0)
     }
 
     fn reference(&mut self, span: Span, symbol: usize, before_definition: bool) {

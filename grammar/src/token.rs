@@ -453,57 +453,131 @@ pub struct Lexed {
 /// diagnostics (code `E0001`, one per run of adjacent ones) and unterminated
 /// strings `E0002`.
 pub fn lex(source: &str) -> Lexed {
-    let mut tokens = Vec::new();
-    let mut comments = Vec::new();
-    let mut diagnostics = CappedDiagnostics::default();
-    // The run of adjacent bad characters being collected: its span and
-    // how many characters it has.
-    let mut bad_run: Option<(Span, usize)> = None;
-    let mut lexer = TokenKind::lexer(source);
-    while let Some(result) = lexer.next() {
-        let span = Span::from(lexer.span());
-        let Ok(kind) = result else {
-            // Extend the error to a whole UTF-8 character so messages and
-            // edits never split one.
-            let start = span.start;
-            let ch = source[start..].chars().next().unwrap_or('\u{fffd}');
-            let end = start + ch.len_utf8();
-            if end > span.end {
-                lexer.bump(end - span.end);
-            }
-            bad_run = match bad_run {
-                Some((run, n)) if run.end == start => Some((run.to(Span::new(start, end)), n + 1)),
-                other => {
-                    end_bad_run(other, source, &mut tokens, &mut diagnostics);
-                    Some((Span::new(start, end), 1))
-                }
-            };
-            continue;
-        };
-        end_bad_run(bad_run.take(), source, &mut tokens, &mut diagnostics);
-        match kind {
-            TokenKind::Comment => comments.push(Token {
-                kind: TokenKind::Comment,
-                span,
-            }),
-            TokenKind::UnterminatedStr => {
-                diagnostics.push(unterminated_string(source, span));
-                // Keep a string token so `print("abc);` still parses as a print.
-                tokens.push(Token {
-                    kind: TokenKind::UnterminatedStr,
-                    span,
-                });
-            }
-            kind => tokens.push(Token { kind, span }),
-        }
-    }
-    end_bad_run(bad_run, source, &mut tokens, &mut diagnostics);
-    let (diagnostics, diagnostics_dropped) = diagnostics.into_parts();
+    let mut stream = TokenStream::new(source, true);
+    let tokens: Vec<Token> = stream.by_ref().collect();
+    let (comments, diagnostics, diagnostics_dropped) = stream.finish();
     Lexed {
         tokens,
         comments,
         diagnostics,
         diagnostics_dropped,
+    }
+}
+
+/// The lexer as an iterator over significant tokens, for a parser that
+/// keeps only the tokens it still needs (a whole token vector costs 24
+/// bytes per token, several times the text). Yields exactly the tokens of
+/// [`lex`], in order; comments (when kept) and lexical diagnostics are
+/// collected on the side and handed over by [`TokenStream::finish`].
+pub struct TokenStream<'a> {
+    source: &'a str,
+    lexer: logos::Lexer<'a, TokenKind>,
+    /// The run of adjacent bad characters being collected: its span and
+    /// how many characters it has.
+    bad_run: Option<(Span, usize)>,
+    /// A token that ended a run of bad characters: yielded right after
+    /// the run's `BadChar` token.
+    queued: Option<Token>,
+    /// Comments, in source order; `None` when the caller does not need them.
+    comments: Option<Vec<Token>>,
+    diagnostics: CappedDiagnostics,
+}
+
+impl<'a> TokenStream<'a> {
+    /// A stream over `source`; `keep_comments` says whether comments are
+    /// collected (the formatter needs them; checking does not).
+    pub fn new(source: &'a str, keep_comments: bool) -> TokenStream<'a> {
+        TokenStream {
+            source,
+            lexer: TokenKind::lexer(source),
+            bad_run: None,
+            queued: None,
+            comments: keep_comments.then(Vec::new),
+            diagnostics: CappedDiagnostics::default(),
+        }
+    }
+
+    /// The comments (empty if not kept), the lexical diagnostics (at most
+    /// [`crate::diagnostic::MAX_DIAGNOSTICS`]) and where the first one left
+    /// out was, with how many were. Complete once the stream is exhausted.
+    pub fn finish(self) -> (Vec<Token>, Vec<Diagnostic>, Option<(Span, usize)>) {
+        let (diagnostics, dropped) = self.diagnostics.into_parts();
+        (self.comments.unwrap_or_default(), diagnostics, dropped)
+    }
+
+    /// Ends the current run of bad characters, if any: its token.
+    fn end_bad_run(&mut self) -> Option<Token> {
+        let run = self.bad_run.take();
+        end_bad_run(run, self.source, &mut self.diagnostics)
+    }
+}
+
+impl Iterator for TokenStream<'_> {
+    type Item = Token;
+
+    fn next(&mut self) -> Option<Token> {
+        if let Some(token) = self.queued.take() {
+            return Some(token);
+        }
+        loop {
+            let Some(result) = self.lexer.next() else {
+                return self.end_bad_run();
+            };
+            let span = Span::from(self.lexer.span());
+            let Ok(kind) = result else {
+                // Extend the error to a whole UTF-8 character so messages and
+                // edits never split one.
+                let start = span.start;
+                let ch = self.source[start..].chars().next().unwrap_or('\u{fffd}');
+                let end = start + ch.len_utf8();
+                if end > span.end {
+                    self.lexer.bump(end - span.end);
+                }
+                match self.bad_run {
+                    Some((run, n)) if run.end == start => {
+                        self.bad_run = Some((run.to(Span::new(start, end)), n + 1));
+                    }
+                    _ => {
+                        let finished = self.end_bad_run();
+                        self.bad_run = Some((Span::new(start, end), 1));
+                        if finished.is_some() {
+                            return finished;
+                        }
+                    }
+                }
+                continue;
+            };
+            let finished = self.end_bad_run();
+            let token = match kind {
+                TokenKind::Comment => {
+                    if let Some(comments) = &mut self.comments {
+                        comments.push(Token {
+                            kind: TokenKind::Comment,
+                            span,
+                        });
+                    }
+                    if finished.is_some() {
+                        return finished;
+                    }
+                    continue;
+                }
+                TokenKind::UnterminatedStr => {
+                    self.diagnostics
+                        .push(unterminated_string(self.source, span));
+                    // Keep a string token so `print("abc);` still parses as a print.
+                    Token {
+                        kind: TokenKind::UnterminatedStr,
+                        span,
+                    }
+                }
+                kind => Token { kind, span },
+            };
+            if finished.is_some() {
+                self.queued = Some(token);
+                return finished;
+            }
+            return Some(token);
+        }
     }
 }
 
@@ -513,22 +587,19 @@ pub fn lex(source: &str) -> Lexed {
 fn end_bad_run(
     run: Option<(Span, usize)>,
     source: &str,
-    tokens: &mut Vec<Token>,
     diagnostics: &mut CappedDiagnostics,
-) {
-    let Some((span, count)) = run else {
-        return;
-    };
-    tokens.push(Token {
-        kind: TokenKind::BadChar,
-        span,
-    });
+) -> Option<Token> {
+    let (span, count) = run?;
     let first = source[span.start..].chars().next().unwrap_or('\u{fffd}');
     if count == 1 {
         diagnostics.push(bad_character(first, span, source));
     } else {
         diagnostics.push(bad_characters(count, span, source));
     }
+    Some(Token {
+        kind: TokenKind::BadChar,
+        span,
+    })
 }
 
 /// Several adjacent bad characters: one diagnostic, showing at most the

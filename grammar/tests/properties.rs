@@ -6,7 +6,8 @@ use std::path::Path;
 
 use mapwright_grammar::ast::without_spans;
 use mapwright_grammar::format::{format, format_range};
-use mapwright_grammar::{analyze, parse, Span};
+use mapwright_grammar::token::lex;
+use mapwright_grammar::{analyze, analyze_tree, parse, parse_tree, Span};
 use proptest::prelude::*;
 
 fn corpus_files() -> Vec<(String, String)> {
@@ -28,6 +29,43 @@ fn corpus_files() -> Vec<(String, String)> {
     }
     out.sort();
     out
+}
+
+/// The parser lexes on demand and, in `parse_tree`, forgets tokens as it
+/// goes: the outcome must be exactly that of lexing the whole file first
+/// (same tree, same diagnostics under the cap, same tokens and comments).
+fn streaming_agrees(source: &str) -> Result<(), String> {
+    let full = parse(source);
+    let tree = parse_tree(source);
+    let lexed = lex(source);
+    if full.tokens != lexed.tokens || full.comments != lexed.comments {
+        return Err(format!("tokens differ from lex() on {source:?}"));
+    }
+    if tree.program != full.program || tree.diagnostics != full.diagnostics {
+        return Err(format!("parse_tree differs from parse on {source:?}"));
+    }
+    if !tree.tokens.is_empty() || !tree.comments.is_empty() {
+        return Err("parse_tree kept tokens".into());
+    }
+    if analyze_tree(source).diagnostics() != analyze(source).diagnostics() {
+        return Err(format!("analyze_tree differs from analyze on {source:?}"));
+    }
+    Ok(())
+}
+
+#[test]
+fn streaming_parse_agrees_on_the_corpus_and_past_the_diagnostics_cap() {
+    let mut sources: Vec<String> = corpus_files().into_iter().map(|(_, s)| s).collect();
+    assert!(!sources.is_empty(), "no corpus");
+    // Over the cap: lexical and syntax diagnostics interleaved, reserved
+    // words as names (their fix renames across the file), bad runs.
+    sources.push("x = ;\n$ @ !\nTask = 1;\ny = m[;\n\"abc\n".repeat(700));
+    sources.push("def f(Task t):\n  return 0\n$$ é #c\r\nz = (1\n".repeat(400));
+    for source in &sources {
+        if let Err(e) = streaming_agrees(source) {
+            panic!("{}", &e[..e.len().min(400)]);
+        }
+    }
 }
 
 fn comments_of(source: &str) -> Vec<String> {
@@ -282,6 +320,9 @@ proptest! {
     #[test]
     fn arbitrary_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..400)) {
         let source = String::from_utf8_lossy(&bytes).into_owned();
+        if let Err(e) = streaming_agrees(&source) {
+            prop_assert!(false, "{}", e);
+        }
         let parsed = parse(&source);
         let _ = analyze(&source);
         let _ = format(&source);
@@ -296,6 +337,9 @@ proptest! {
 
     #[test]
     fn token_soup_never_panics_and_keeps_comments(source in token_soup()) {
+        if let Err(e) = streaming_agrees(&source) {
+            prop_assert!(false, "{}", e);
+        }
         let parsed = parse(&source);
         for d in analyze(&source).diagnostics() {
             for f in &d.fixes {
@@ -330,6 +374,9 @@ proptest! {
             }
         }
         let _ = analyze(&source);
+        if let Err(e) = streaming_agrees(&source) {
+            prop_assert!(false, "{}", e);
+        }
         if let Err(e) = check_format_invariants(&source) {
             prop_assert!(false, "{}", e);
         }

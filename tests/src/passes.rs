@@ -12,8 +12,8 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use mapwright::render::{diagnostic_json, render_diagnostic, Style};
-use mapwright_grammar::format::{format_parsed, format_range};
-use mapwright_grammar::{analyze, LineIndex, Span};
+use mapwright_grammar::format::{format_file, format_parsed, format_range};
+use mapwright_grammar::{analyze, analyze_tree, LineIndex, Span};
 use mapwright_runtime::app::App;
 use mapwright_runtime::machine::Machine;
 use mapwright_runtime::resolve_mapping::{render_decisions, resolve_mapping};
@@ -61,7 +61,16 @@ pub fn run(source: &str, targets: &[Target]) -> Outcome {
             .to_string()
             .len();
     }
-    out.rendered_bytes += format_parsed(source, &analysis.parsed).len();
+    let formatted = format_parsed(source, &analysis.parsed);
+    out.rendered_bytes += formatted.len();
+    // What `mapwright check` (without an application) and `mapwright fmt`
+    // run: the parse that forgets its tokens must give the same answers.
+    let streamed = analyze_tree(source).into_diagnostics();
+    assert!(streamed == diagnostics, "analyze_tree differs from analyze");
+    assert!(
+        format_file(source).0 == formatted,
+        "format_file differs from format_parsed"
+    );
     // Range formatting over the middle third (char boundaries may not hold:
     // it must cope with any range).
     let third = source.len() / 3;

@@ -3,14 +3,26 @@
 use super::*;
 
 impl<'a> Parser<'a> {
+    /// Token `index` of the file (lexed on demand, see [`super::window`]).
+    pub(super) fn tok(&self, index: usize) -> Option<Token> {
+        self.toks.borrow_mut().get(index)
+    }
+
+    /// The span from token `start` (where a statement began) to the end of
+    /// the last token consumed.
+    pub(super) fn span_from(&self, start: usize) -> Span {
+        let first = self
+            .tok(start)
+            .map_or(Span::at(self.prev_end()), |t| t.span);
+        first.to(Span::at(self.prev_end()))
+    }
+
     pub(super) fn peek(&self) -> Option<T> {
-        self.toks.get(self.pos).map(|t| parser_kind(t, self.src))
+        self.tok(self.pos).map(|t| parser_kind(&t, self.src))
     }
 
     pub(super) fn peek_at(&self, n: usize) -> Option<T> {
-        self.toks
-            .get(self.pos + n)
-            .map(|t| parser_kind(t, self.src))
+        self.tok(self.pos + n).map(|t| parser_kind(&t, self.src))
     }
 
     pub(super) fn at(&self, kind: T) -> bool {
@@ -18,7 +30,7 @@ impl<'a> Parser<'a> {
     }
 
     pub(super) fn cur_span(&self) -> Span {
-        match self.toks.get(self.pos) {
+        match self.tok(self.pos) {
             Some(t) => t.span,
             None => Span::at(self.src.len()),
         }
@@ -32,13 +44,13 @@ impl<'a> Parser<'a> {
         if self.pos == 0 {
             0
         } else {
-            self.toks[self.pos - 1].span.end
+            self.tok(self.pos - 1).map_or(0, |t| t.span.end)
         }
     }
 
     pub(super) fn bump(&mut self) -> Span {
         let span = self.cur_span();
-        if self.pos < self.toks.len() {
+        if self.tok(self.pos).is_some() {
             self.pos += 1;
         }
         span
@@ -57,7 +69,7 @@ impl<'a> Parser<'a> {
         if self.pos == 0 {
             return true;
         }
-        match self.toks.get(self.pos) {
+        match self.tok(self.pos) {
             None => true,
             // `\r` alone is a line break too.
             Some(t) => self.src.as_bytes()[self.prev_end()..t.span.start]

@@ -54,7 +54,7 @@ impl<'a> Parser<'a> {
             )
             .with_label("add `;` here")
             .with_fix(Fix::safe("insert `;`", vec![(Span::at(at), ";".into())]));
-            if self.pos < self.toks.len() {
+            if self.tok(self.pos).is_some() {
                 d = d.with_related(
                     self.cur_span(),
                     format!("the next statement begins here ({})", self.found()),
@@ -95,17 +95,20 @@ impl<'a> Parser<'a> {
         .with_label("reserved keyword");
         let renameable =
             what.contains("variable") || what.contains("parameter") || what.contains("function");
-        if renameable {
+        // Past the cap the diagnostic is only counted: spare the re-lexing.
+        if renameable && !self.diags.is_full() {
             let new_name = format!("{word}_");
-            let edits: Vec<(Span, String)> = self
-                .toks
-                .iter()
-                .enumerate()
-                .filter(|(i, t)| {
-                    t.span.text(self.src) == word && (*i == 0 || self.toks[i - 1].kind != T::Dot)
-                })
-                .map(|(_, t)| (t.span, new_name.clone()))
-                .collect();
+            // Every token of the file spelled `word`, except after `.`:
+            // lexed again, as the parser keeps only the current
+            // statement's tokens.
+            let mut edits: Vec<(Span, String)> = Vec::new();
+            let mut after_dot = false;
+            for t in TokenStream::new(self.src, false) {
+                if !after_dot && t.span.text(self.src) == word {
+                    edits.push((t.span, new_name.clone()));
+                }
+                after_dot = t.kind == T::Dot;
+            }
             d = d.with_fix(Fix::unsafe_(
                 format!("rename `{word}` to `{new_name}` everywhere in this file"),
                 edits,

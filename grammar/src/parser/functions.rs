@@ -72,7 +72,7 @@ impl<'a> Parser<'a> {
                         Ok(s) => body.push(s),
                         Err(Failed) => {
                             self.recover_body(start);
-                            let span = self.toks[start].span.to(Span::at(self.prev_end()));
+                            let span = self.span_from(start);
                             body.push(Stmt {
                                 kind: StmtKind::Error,
                                 span,
@@ -221,7 +221,7 @@ impl<'a> Parser<'a> {
         let mut body = Vec::new();
         let saved_semis = self.python_semis.replace(Vec::new());
         let mut clean = true;
-        while let Some(tok) = self.toks.get(self.pos) {
+        while let Some(tok) = self.tok(self.pos) {
             let at = tok.span.start.max(scanned_to);
             if let Some(i) = self.src[scanned_to..at].rfind(['\n', '\r']) {
                 let start = scanned_to + i + 1;
@@ -245,7 +245,7 @@ impl<'a> Parser<'a> {
                         // then `return 0}` looped, allocating without bound.)
                         break;
                     }
-                    let span = self.toks[start].span.to(Span::at(self.prev_end()));
+                    let span = self.span_from(start);
                     body.push(Stmt {
                         kind: StmtKind::Error,
                         span,

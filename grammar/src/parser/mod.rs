@@ -15,6 +15,7 @@
 //! is simplest to express directly. The grammar is small and stable.
 //!
 //! Module map:
+//! - [`window`]       the tokens: lexed on demand, forgotten after their statement.
 //! - [`cursor`]       token access: peek, bump, line breaks, indentation.
 //! - [`errors`]       recording diagnostics: expected-X, `;` recovery, keywords as names.
 //! - [`program`]      the whole file and top-level error recovery.
@@ -30,12 +31,16 @@ mod functions;
 mod precedence;
 mod program;
 mod statements;
+mod window;
+
+use std::cell::RefCell;
 
 use crate::ast::*;
 use crate::diagnostic::{CappedDiagnostics, Diagnostic, Fix};
 use crate::suggest::closest;
-use crate::token::{lex, Token, TokenKind as T};
+use crate::token::{Token, TokenKind as T, TokenStream};
 use crate::Span;
+use window::TokenWindow;
 
 /// The result of parsing: always a program, plus every diagnostic (lexical and
 /// syntactic, in source order), the significant tokens and the comments.
@@ -56,18 +61,44 @@ impl Parsed {
 
 /// Parses a whole mapper file.
 pub fn parse(source: &str) -> Parsed {
-    let lexed = lex(source);
+    parse_with(source, true, true)
+}
+
+/// [`parse`] without [`Parsed::tokens`] and [`Parsed::comments`] (both
+/// left empty): the same tree and diagnostics, but the tokens are
+/// forgotten statement by statement instead of kept, which saves 24 bytes
+/// per token at the peak. For callers that only check (`mapwright check`).
+pub fn parse_tree(source: &str) -> Parsed {
+    parse_with(source, false, false)
+}
+
+/// [`parse`] keeping the comments but not the tokens: what the formatter
+/// needs (it reads the tokens again as it goes).
+pub(crate) fn parse_for_format(source: &str) -> Parsed {
+    parse_with(source, false, true)
+}
+
+fn parse_with(source: &str, keep_tokens: bool, keep_comments: bool) -> Parsed {
+    let stream = TokenStream::new(source, keep_comments);
     let mut p = Parser {
         src: source,
-        toks: &lexed.tokens,
+        toks: RefCell::new(TokenWindow::new(stream, keep_tokens)),
         pos: 0,
-        // Lexical diagnostics first, then the parser's, under one cap.
-        diags: CappedDiagnostics::resume(lexed.diagnostics, lexed.diagnostics_dropped),
+        diags: CappedDiagnostics::default(),
         python_semis: None,
         depth: 0,
     };
     let program = p.program();
-    let mut diagnostics = p.diags.into_vec();
+    let lexed = p.toks.into_inner().finish();
+    // Lexical diagnostics first, then the parser's, under one cap: the
+    // same ones kept as if the whole file had been lexed first.
+    let mut all = CappedDiagnostics::resume(lexed.diagnostics, lexed.diagnostics_dropped);
+    let (syntax, syntax_dropped) = p.diags.into_parts();
+    for d in syntax {
+        all.push(d);
+    }
+    all.count_dropped(syntax_dropped);
+    let mut diagnostics = all.into_vec();
     diagnostics.sort_by_key(|d| (d.span.start, d.span.end));
     Parsed {
         program,
@@ -96,7 +127,7 @@ type PResult<T> = Result<T, Failed>;
 
 struct Parser<'a> {
     src: &'a str,
-    toks: &'a [Token],
+    toks: RefCell<TokenWindow<'a>>,
     pos: usize,
     diags: CappedDiagnostics,
     /// Inside a Python-style body: where `;` would go, instead of diagnostics.

@@ -5,13 +5,18 @@ use super::*;
 impl<'a> Parser<'a> {
     pub(super) fn program(&mut self) -> Program {
         let mut stmts = Vec::new();
-        while self.pos < self.toks.len() {
+        while self.tok(self.pos).is_some() {
             let start = self.pos;
+            // The parser never looks back past the token before this
+            // statement (`prev_end`).
+            self.toks
+                .borrow_mut()
+                .forget_before(start.saturating_sub(1));
             match self.top_stmt() {
                 Ok(stmt) => stmts.push(stmt),
                 Err(Failed) => {
                     self.recover_top(start);
-                    let span = self.toks[start].span.to(Span::at(self.prev_end()));
+                    let span = self.span_from(start);
                     stmts.push(Stmt {
                         kind: StmtKind::Error,
                         span,
@@ -19,7 +24,7 @@ impl<'a> Parser<'a> {
                 }
             }
         }
-        if self.toks.is_empty() {
+        if self.toks.borrow_mut().file_is_empty() {
             self.push(
                 Diagnostic::error(
                     "E0109",

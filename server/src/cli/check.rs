@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use clap::Args;
-use mapwright_grammar::{analyze, Diagnostic, LineIndex, Severity};
+use mapwright_grammar::{analyze, analyze_tree, Diagnostic, LineIndex, Severity};
 use mapwright_runtime::app::App;
 use mapwright_runtime::machine::Machine;
 use mapwright_runtime::resolve_mapping::resolve_mapping;
@@ -63,23 +63,29 @@ pub fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
     let mut json = Vec::new();
     for path in &args.files {
         let source = read_input(path)?;
-        let analysis = analyze(&source);
-        let index = LineIndex::new(&source);
         let display = if path == "-" {
             "<stdin>"
         } else {
             path.as_str()
         };
-        let mut diagnostics: Vec<Diagnostic> = analysis.diagnostics();
+        let target = resolution_target(path, args.app.as_deref(), args.machine.as_deref())?;
         let mut fatal = None;
-        if let Some((app, machine)) =
-            resolution_target(path, args.app.as_deref(), args.machine.as_deref())?
-        {
-            let decisions = resolve_mapping(&analysis, &source, &app, &machine);
-            diagnostics.extend(decisions.diagnostics);
-            diagnostics.sort_by_key(|d| (d.span.start, d.span.end));
-            fatal = decisions.fatal;
-        }
+        // Only the resolution reads the tokens: without an application
+        // they are forgotten statement by statement (`analyze_tree`), and
+        // the analysis is dropped before rendering (see bench/memory).
+        let diagnostics: Vec<Diagnostic> = match target {
+            Some((app, machine)) => {
+                let analysis = analyze(&source);
+                let decisions = resolve_mapping(&analysis, &source, &app, &machine);
+                fatal = decisions.fatal;
+                let mut all = analysis.into_diagnostics();
+                all.extend(decisions.diagnostics);
+                all.sort_by_key(|d| (d.span.start, d.span.end));
+                all
+            }
+            None => analyze_tree(&source).into_diagnostics(),
+        };
+        let index = LineIndex::new(&source);
         for d in &diagnostics {
             match d.severity {
                 Severity::Error => errors += 1,
