@@ -11,6 +11,7 @@
 //! - [`language`]     completion, hover, signature help, inlay hints,
 //!   semantic tokens, folding, document and workspace symbols.
 //! - [`goto`]         definition, references, highlights, rename.
+//! - [`pull`]         pull diagnostics (`textDocument/diagnostic`).
 //! - [`editing`]      formatting, code actions, code lenses.
 //! - [`running`]      `workspace/executeCommand`: explain, run, optimize
 //!   with `$/progress`, apply in place, cancellation.
@@ -26,6 +27,7 @@ mod capabilities;
 mod editing;
 mod goto;
 mod language;
+mod pull;
 mod running;
 mod sync;
 
@@ -359,6 +361,13 @@ impl LanguageServer for Backend {
         params: DocumentOnTypeFormattingParams,
     ) -> Result<Option<Vec<TextEdit>>> {
         self.handle_on_type_formatting(params).await
+    }
+
+    async fn diagnostic(
+        &self,
+        params: DocumentDiagnosticParams,
+    ) -> Result<DocumentDiagnosticReportResult> {
+        self.handle_diagnostic(params).await
     }
 
     async fn code_action(&self, params: CodeActionParams) -> Result<Option<CodeActionResponse>> {

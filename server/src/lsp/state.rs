@@ -15,7 +15,7 @@ use tower_lsp::lsp_types::{TextDocumentContentChangeEvent, Url};
 
 use super::analysis::Analysis;
 use super::config::{find_project_file, ProjectConfig, Settings};
-use super::convert::apply_change;
+use super::convert::{apply_change, DiagnosticFields};
 use super::providers::Providers;
 use super::target::{resolve, Resolution, Target, TargetKey};
 
@@ -99,7 +99,11 @@ impl Document {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ClientFlags {
     pub snippets: bool,
-    pub related_information: bool,
+    /// The optional diagnostic fields the client uses.
+    pub diagnostic_fields: DiagnosticFields,
+    /// `textDocument.diagnostic`: the client pulls diagnostics
+    /// (`textDocument/diagnostic`), so none are pushed.
+    pub pull_diagnostics: bool,
     pub markdown: bool,
     pub configuration: bool,
     pub watched_files_dynamic: bool,
@@ -148,6 +152,9 @@ pub struct State {
     settings: RwLock<Settings>,
     folders: RwLock<Vec<PathBuf>>,
     next_result_id: AtomicU64,
+    /// Bumped when diagnostics change without an edit (settings, project
+    /// files, a run's feedback): part of pulled diagnostics' result ids.
+    diagnostics_generation: AtomicU64,
     shutdown: AtomicBool,
     pub providers: Providers,
     /// Loaded applications and machines, per project folder and names.
@@ -327,6 +334,24 @@ impl State {
         diags: Vec<tower_lsp::lsp_types::Diagnostic>,
     ) {
         self.run_feedback.insert(uri.clone(), (version, diags));
+        self.diagnostics_changed();
+    }
+
+    /// Records that diagnostics may differ for unchanged text (see
+    /// [`State::diagnostics_result_id`]).
+    pub fn diagnostics_changed(&self) {
+        self.diagnostics_generation.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// The result id of `doc`'s pulled diagnostics: its version and the
+    /// generation of everything else they depend on, so the same id means
+    /// the same diagnostics.
+    pub fn diagnostics_result_id(&self, doc: &Document) -> String {
+        format!(
+            "{}.{}",
+            doc.version,
+            self.diagnostics_generation.load(Ordering::SeqCst)
+        )
     }
 
     /// The run feedback of `uri` if it belongs to `version`; feedback of

@@ -159,7 +159,8 @@ impl Server {
     }
 
     /// Starts and initializes a server with a typical editor's capabilities
-    /// (UTF-16 only, like Neovim 0.7 and VS Code), plus `extra` capabilities
+    /// (UTF-16 only, like Neovim 0.7 and VS Code; every optional diagnostic
+    /// field, like VS Code), plus `extra` capabilities
     /// and `options` as initializationOptions.
     pub fn start_with(extra_caps: Value, options: Value, root: Option<&Path>) -> Server {
         let mut s = Server::spawn();
@@ -168,7 +169,14 @@ impl Server {
             "textDocument": {
                 "completion": {"completionItem": {"snippetSupport": true}},
                 "hover": {"contentFormat": ["markdown", "plaintext"]},
-                "publishDiagnostics": {"relatedInformation": true, "versionSupport": true},
+                // What VS Code advertises (Neovim: all but codeDescription).
+                "publishDiagnostics": {
+                    "relatedInformation": true,
+                    "versionSupport": true,
+                    "tagSupport": {"valueSet": [1, 2]},
+                    "codeDescriptionSupport": true,
+                    "dataSupport": true,
+                },
                 "codeAction": {"dataSupport": true},
                 "foldingRange": {"lineFoldingOnly": true},
             },

@@ -7,7 +7,7 @@ use tower_lsp::lsp_types::*;
 
 use crate::lsp::commands::{self};
 use crate::lsp::config::PROJECT_FILE;
-use crate::lsp::convert::{self};
+use crate::lsp::convert::{self, DiagnosticFields};
 use crate::lsp::state::ClientFlags;
 
 use super::editing::{
@@ -137,10 +137,8 @@ pub(super) fn client_flags(caps: &ClientCapabilities) -> ClientFlags {
             .and_then(|c| c.completion_item.as_ref())
             .and_then(|i| i.snippet_support)
             .unwrap_or(false),
-        related_information: text
-            .and_then(|t| t.publish_diagnostics.as_ref())
-            .and_then(|p| p.related_information)
-            .unwrap_or(false),
+        diagnostic_fields: diagnostic_fields(text.and_then(|t| t.publish_diagnostics.as_ref())),
+        pull_diagnostics: text.is_some_and(|t| t.diagnostic.is_some()),
         // (A match rather than `Option::is_none_or`, which is newer than
         // the workspace's minimum Rust.)
         markdown: match text
@@ -186,6 +184,18 @@ pub(super) fn client_flags(caps: &ClientCapabilities) -> ClientFlags {
             .and_then(|w| w.inlay_hint.as_ref())
             .and_then(|c| c.refresh_support)
             .unwrap_or(false),
+    }
+}
+
+/// The optional diagnostic fields a client advertised.
+fn diagnostic_fields(caps: Option<&PublishDiagnosticsClientCapabilities>) -> DiagnosticFields {
+    DiagnosticFields {
+        related_information: caps.and_then(|p| p.related_information).unwrap_or(false),
+        code_description: caps
+            .and_then(|p| p.code_description_support)
+            .unwrap_or(false),
+        tags: caps.is_some_and(|p| p.tag_support.is_some()),
+        data: caps.and_then(|p| p.data_support).unwrap_or(false),
     }
 }
 
@@ -271,6 +281,7 @@ pub(super) fn capabilities(enc: Encoding) -> ServerCapabilities {
             },
         )),
         inlay_hint_provider: Some(OneOf::Left(true)),
+        diagnostic_provider: Some(super::pull::capability()),
         code_lens_provider: Some(CodeLensOptions {
             resolve_provider: Some(false),
         }),

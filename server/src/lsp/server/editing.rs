@@ -10,7 +10,7 @@ use tower_lsp::lsp_types::*;
 use crate::lsp::analysis::Analysis;
 use crate::lsp::code_actions::missing_machines;
 use crate::lsp::commands::{self};
-use crate::lsp::convert::{self, DiagnosticData, FixData};
+use crate::lsp::convert::{self, DiagnosticData, DiagnosticFields, FixData};
 use crate::lsp::formatting::{format_document, format_selection};
 use crate::lsp::state::Document;
 use crate::lsp::target::{merged_diagnostics, Resolution};
@@ -271,7 +271,15 @@ pub(super) fn code_actions(
                     !d.fixes.is_empty() && d.span.start <= span.end && span.start <= d.span.end
                 })
                 .collect();
-            for d in convert::diagnostics(uri, doc.version, &a.index, &touching, enc, true, true) {
+            for d in convert::diagnostics(
+                uri,
+                doc.version,
+                &a.index,
+                &touching,
+                enc,
+                DiagnosticFields::ALL,
+                true,
+            ) {
                 let fixes = d
                     .data
                     .clone()
@@ -437,7 +445,7 @@ impl CurrentFixes<'_> {
                 &self.a.index,
                 &all,
                 self.enc,
-                true,
+                DiagnosticFields::ALL,
                 true,
             )
         });
