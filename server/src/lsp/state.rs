@@ -16,6 +16,7 @@ use tower_lsp::lsp_types::{TextDocumentContentChangeEvent, Url};
 use super::analysis::Analysis;
 use super::config::{find_project_file, ProjectConfig, Settings};
 use super::convert::{apply_change, DiagnosticFields};
+use super::outbox::Outbox;
 use super::providers::Providers;
 use super::target::{resolve, Resolution, Target, TargetKey};
 
@@ -174,6 +175,9 @@ pub struct State {
     /// in (see [`State::set_ready`]).
     ready: AtomicBool,
     ready_signal: tokio::sync::Notify,
+    /// Where published diagnostics are written directly (set when serving
+    /// stdio; without it they go through tower-lsp's client).
+    outbox: OnceLock<Outbox>,
 }
 
 impl State {
@@ -335,6 +339,16 @@ impl State {
     ) {
         self.run_feedback.insert(uri.clone(), (version, diags));
         self.diagnostics_changed();
+    }
+
+    /// Sets where published diagnostics are written (once).
+    pub fn set_outbox(&self, outbox: Outbox) {
+        let _ = self.outbox.set(outbox);
+    }
+
+    /// Where published diagnostics are written directly, if set.
+    pub fn outbox(&self) -> Option<&Outbox> {
+        self.outbox.get()
     }
 
     /// Records that diagnostics may differ for unchanged text (see

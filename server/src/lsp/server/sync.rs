@@ -87,7 +87,7 @@ impl Backend {
         self.state.close(&uri);
         // (A client that pulls drops a closed document's diagnostics itself.)
         if !self.state.flags().pull_diagnostics {
-            self.client.publish_diagnostics(uri, Vec::new(), None).await;
+            send_diagnostics(&self.state, &self.client, &uri, Vec::new(), None).await;
         }
     }
 
@@ -319,9 +319,7 @@ pub(super) async fn publish(state: &Arc<State>, client: &Client, doc: Arc<Docume
     match diagnostics_of(state, &doc, true).await {
         Ok(diags) => {
             if state.is_current(&doc) {
-                client
-                    .publish_diagnostics(doc.uri.clone(), diags, Some(doc.version))
-                    .await;
+                send_diagnostics(state, client, &doc.uri, diags, Some(doc.version)).await;
             }
         }
         Err(msg) => {
@@ -330,6 +328,25 @@ pub(super) async fn publish(state: &Arc<State>, client: &Client, doc: Arc<Docume
                     MessageType::ERROR,
                     format!("mapwright: internal error computing diagnostics: {msg}"),
                 )
+                .await
+        }
+    }
+}
+
+/// Sends `publishDiagnostics`: straight to the output when serving stdio
+/// (see [`crate::lsp::outbox`]), else through tower-lsp.
+async fn send_diagnostics(
+    state: &State,
+    client: &Client,
+    uri: &Url,
+    diags: Vec<Diagnostic>,
+    version: Option<i32>,
+) {
+    match state.outbox() {
+        Some(outbox) => outbox.publish_diagnostics(uri, &diags, version),
+        None => {
+            client
+                .publish_diagnostics(uri.clone(), diags, version)
                 .await
         }
     }
