@@ -374,6 +374,10 @@ impl LanguageServer for Backend {
         self.handle_code_action(params).await
     }
 
+    async fn code_action_resolve(&self, params: CodeAction) -> Result<CodeAction> {
+        self.handle_code_action_resolve(params).await
+    }
+
     async fn code_lens(&self, params: CodeLensParams) -> Result<Option<Vec<CodeLens>>> {
         self.handle_code_lens(params).await
     }

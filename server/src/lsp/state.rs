@@ -102,6 +102,9 @@ pub struct ClientFlags {
     pub snippets: bool,
     /// The optional diagnostic fields the client uses.
     pub diagnostic_fields: DiagnosticFields,
+    /// `codeAction.resolveSupport` names `edit`: code actions go out
+    /// without their edit, which `codeAction/resolve` computes.
+    pub code_action_resolve: bool,
     /// `textDocument.diagnostic`: the client pulls diagnostics
     /// (`textDocument/diagnostic`), so none are pushed.
     pub pull_diagnostics: bool,

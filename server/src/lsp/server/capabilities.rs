@@ -139,6 +139,10 @@ pub(super) fn client_flags(caps: &ClientCapabilities) -> ClientFlags {
             .unwrap_or(false),
         diagnostic_fields: diagnostic_fields(text.and_then(|t| t.publish_diagnostics.as_ref())),
         pull_diagnostics: text.is_some_and(|t| t.diagnostic.is_some()),
+        code_action_resolve: text
+            .and_then(|t| t.code_action.as_ref())
+            .and_then(|c| c.resolve_support.as_ref())
+            .is_some_and(|r| r.properties.iter().any(|p| p == "edit")),
         // (A match rather than `Option::is_none_or`, which is newer than
         // the workspace's minimum Rust.)
         markdown: match text
@@ -254,6 +258,7 @@ pub(super) fn capabilities(enc: Encoding) -> ServerCapabilities {
                 CodeActionKind::new(SOURCE_EXPLAIN),
                 CodeActionKind::new(SOURCE_OPTIMIZE),
             ]),
+            resolve_provider: Some(true),
             ..Default::default()
         })),
         document_formatting_provider: Some(OneOf::Left(true)),
