@@ -55,6 +55,9 @@ fn a_client_without_resolve_support_gets_the_edits_at_once() {
     let undefined = diags.iter().find(|d| d["code"] == "E0201").unwrap().clone();
     let actions = s.quick_fixes(&uri, &undefined);
     assert!(!actions.is_empty());
-    assert!(actions.iter().all(|a| a["edit"].is_object()), "{actions:#?}");
+    assert!(
+        actions.iter().all(|a| a["edit"].is_object()),
+        "{actions:#?}"
+    );
     assert_eq!(s.shutdown(), Some(0));
 }
