@@ -260,3 +260,30 @@ fn diagnostics_can_be_disabled_by_settings() {
     assert!(s.open(&uri, "Task * GPU\n").is_empty());
     assert_eq!(s.shutdown(), Some(0));
 }
+
+/// Optional diagnostic fields go only to clients that advertise them:
+/// without `tagSupport`, `codeDescriptionSupport`, `dataSupport` and
+/// `relatedInformation`, none of them is published (related notes are
+/// appended to the message instead), and quick fixes still work.
+#[test]
+fn optional_diagnostic_fields_follow_the_client_capabilities() {
+    let mut s = Server::start_with(
+        json!({"textDocument": {"publishDiagnostics": {
+            "relatedInformation": false, "tagSupport": null,
+            "codeDescriptionSupport": false, "dataSupport": false}}}),
+        Value::Null,
+        None,
+    );
+    let uri = doc_uri("bare-fields");
+    let text = "m = Machine(GPU);\nx = 1;\ndef f(Task t) {\n    return mm[0, 0];\n}\nIndexTaskMap foo f;\n";
+    let diags = s.open(&uri, text);
+    assert!(!diags.is_empty());
+    for d in &diags {
+        for field in ["tags", "codeDescription", "data", "relatedInformation"] {
+            assert!(d.get(field).is_none(), "{field} in {d:#}");
+        }
+    }
+    let undefined = diags.iter().find(|d| d["code"] == "E0201").unwrap();
+    assert!(!s.quick_fixes(&uri, undefined).is_empty());
+    assert_eq!(s.shutdown(), Some(0));
+}

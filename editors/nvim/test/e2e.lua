@@ -113,6 +113,16 @@ local function run()
   for _, response in pairs(responses) do
     check(not response.err, 'codeAction error: ' .. vim.inspect(response.err))
     for _, action in ipairs(response.result or {}) do
+      -- Neovim advertises codeAction resolveSupport for `edit`: the server
+      -- leaves the edit out, and resolving fills it in (as
+      -- vim.lsp.buf.code_action does before applying).
+      if not action.edit and action.data then
+        local resolved = vim.lsp.buf_request_sync(bufnr, 'codeAction/resolve', action, TIMEOUT)
+        for _, r in pairs(resolved or {}) do
+          check(not r.err, 'codeAction/resolve error: ' .. vim.inspect(r.err))
+          action = r.result or action
+        end
+      end
       table.insert(actions, action)
     end
   end

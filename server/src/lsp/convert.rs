@@ -87,25 +87,58 @@ pub struct DiagnosticData {
     pub fixes: Vec<FixData>,
 }
 
+/// Which optional fields of a diagnostic the client said it uses
+/// (`textDocument.publishDiagnostics` capabilities). A field the client did
+/// not advertise is left out of what is published: a 5,000-line file has
+/// over a thousand diagnostics, and each field is paid for in every publish.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DiagnosticFields {
+    /// `relatedInformation`; without it the related notes are appended to
+    /// the message (they carry information the message lacks).
+    pub related_information: bool,
+    /// `codeDescription` (the link to the code's section of the codes page).
+    pub code_description: bool,
+    /// `tags` (`Unnecessary`, `Deprecated`).
+    pub tags: bool,
+    /// `data` (the version the diagnostic was computed for, which lets a
+    /// code action refuse a stale one; without it code actions match the
+    /// diagnostic to the current version's by code and range).
+    pub data: bool,
+}
+
+impl DiagnosticFields {
+    /// Every field: for diagnostics that go back into a code action.
+    pub const ALL: DiagnosticFields = DiagnosticFields {
+        related_information: true,
+        code_description: true,
+        tags: true,
+        data: true,
+    };
+}
+
 /// Converts grammar diagnostics to LSP diagnostics for document `uri` at
-/// `version`; `with_fixes` puts each diagnostic's fixes in its `data`
-/// (publishing leaves them out, see [`DiagnosticData::fixes`]).
+/// `version`, with the optional `fields` the client uses; `with_fixes`
+/// puts each diagnostic's fixes in its `data` (publishing leaves them out,
+/// see [`DiagnosticData::fixes`]).
 pub fn diagnostics(
     uri: &Url,
     version: i32,
     index: &LineIndex,
     diags: &[mapwright_grammar::Diagnostic],
     enc: Encoding,
-    related_support: bool,
+    fields: DiagnosticFields,
     with_fixes: bool,
 ) -> Vec<lsp::Diagnostic> {
+    use super::diagnostic_extras::{code_description, tags};
     diags
         .iter()
         .map(|d| {
             let mut message = d.message.clone();
             if let Some(label) = &d.label {
                 if !label.is_empty() && !message.contains(label.as_str()) {
-                    message.push_str(&format!(" ({label})"));
+                    message.push_str(" (");
+                    message.push_str(label);
+                    message.push(')');
                 }
             }
             for note in &d.notes {
@@ -120,13 +153,13 @@ pub fn diagnostics(
                     message: r.message.clone(),
                 })
                 .collect();
-            if !related_support {
+            if !fields.related_information {
                 for r in &related {
                     let line = r.location.range.start.line + 1;
                     message.push_str(&format!("\n{} (line {line})", r.message));
                 }
             }
-            let data = DiagnosticData {
+            let data = (fields.data || with_fixes).then(|| DiagnosticData {
                 version,
                 fixes: d
                     .fixes
@@ -142,20 +175,39 @@ pub fn diagnostics(
                             .collect(),
                     })
                     .collect(),
-            };
-            super::diagnostic_extras::annotated(lsp::Diagnostic {
+            });
+            lsp::Diagnostic {
                 range: range(index, d.span, enc),
                 severity: Some(severity(d.severity)),
                 code: Some(NumberOrString::String(d.code.to_string())),
-                code_description: None,
+                code_description: fields
+                    .code_description
+                    .then(|| code_description(d.code))
+                    .flatten(),
                 source: Some("mapwright".into()),
                 message,
-                related_information: (related_support && !related.is_empty()).then_some(related),
-                tags: None,
-                data: serde_json::to_value(data).ok(),
-            })
+                related_information: (fields.related_information && !related.is_empty())
+                    .then_some(related),
+                tags: fields.tags.then(|| tags(d.code)).flatten(),
+                data: data.map(|data| data.to_json()),
+            }
         })
         .collect()
+}
+
+impl DiagnosticData {
+    /// As JSON, built directly (no serializer round trip per diagnostic).
+    pub fn to_json(&self) -> serde_json::Value {
+        let mut map = serde_json::Map::new();
+        map.insert("version".into(), self.version.into());
+        if !self.fixes.is_empty() {
+            map.insert(
+                "fixes".into(),
+                serde_json::to_value(&self.fixes).unwrap_or_default(),
+            );
+        }
+        serde_json::Value::Object(map)
+    }
 }
 
 fn severity(s: Severity) -> lsp::DiagnosticSeverity {

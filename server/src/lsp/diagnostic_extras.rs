@@ -10,10 +10,15 @@
 //! emits (a URL into a repository would describe whatever version is there,
 //! and the project has no public address to point at). If the file cannot
 //! be written, diagnostics go out without a link.
+//!
+//! Both are sent only to clients that advertise them
+//! (`publishDiagnostics.tagSupport`, `codeDescriptionSupport`): see
+//! [`crate::lsp::convert::DiagnosticFields`].
 
-use std::sync::OnceLock;
+use std::collections::HashMap;
+use std::sync::{Mutex, OnceLock};
 
-use tower_lsp::lsp_types::{CodeDescription, Diagnostic, DiagnosticTag, NumberOrString, Url};
+use tower_lsp::lsp_types::{CodeDescription, DiagnosticTag, Url};
 
 /// The codes page, as shipped.
 pub const CODES_PAGE: &str = include_str!("../../../docs/codes.md");
@@ -72,15 +77,21 @@ fn page_url() -> Option<&'static Url> {
     .as_ref()
 }
 
-/// `d` with its tags and code link filled in.
-pub fn annotated(mut d: Diagnostic) -> Diagnostic {
-    if let Some(NumberOrString::String(code)) = &d.code {
-        d.tags = tags(code);
-        d.code_description = page_url().map(|page| CodeDescription {
-            href: code_link(page, code),
-        });
-    }
-    d
+/// The `codeDescription` of `code`: a link to its section of the codes
+/// page (built once per code: a URL is parsed and copied, which adds up
+/// over a thousand diagnostics).
+pub fn code_description(code: &'static str) -> Option<CodeDescription> {
+    static LINKS: OnceLock<Mutex<HashMap<&'static str, Url>>> = OnceLock::new();
+    let page = page_url()?;
+    let mut links = LINKS
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    let href = links
+        .entry(code)
+        .or_insert_with(|| code_link(page, code))
+        .clone();
+    Some(CodeDescription { href })
 }
 
 #[cfg(test)]

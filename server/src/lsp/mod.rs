@@ -10,15 +10,16 @@
 //!   line per method); each request family in its own submodule:
 //!   `capabilities` (initialize), `sync` (documents, settings, publishing),
 //!   `language` (completion, hover, tokens, symbols, ...), `goto`
-//!   (navigation), `editing` (formatting, code actions, lenses), `running`
-//!   (commands and `$/progress`).
+//!   (navigation), `pull` (pull diagnostics), `editing` (formatting, code
+//!   actions, lenses), `running` (commands and `$/progress`).
 //! - [`state`]           open documents (owned `Arc` snapshots in a DashMap),
 //!   the negotiated encoding, settings, project files, semantic-token results.
 //! - [`config`]          settings (initializationOptions, workspace/configuration)
 //!   and `mapwright.toml` discovery.
 //! - [`convert`]         byte spans <-> LSP positions in the negotiated encoding;
-//!   grammar diagnostics -> LSP diagnostics (`data` names the version; code
-//!   actions recompute the fixes, see `convert::DiagnosticData`).
+//!   grammar diagnostics -> LSP diagnostics (optional fields only for
+//!   clients that advertise them; `data` names the version; code actions
+//!   recompute the fixes, see `convert::DiagnosticData`).
 //! - [`diagnostic_extras`] tags (`Unnecessary`, `Deprecated`) and the
 //!   `codeDescription` link to `docs/codes.md`.
 //! - [`proto`]           the pure results below -> LSP types.
@@ -32,6 +33,9 @@
 //!   oversized messages; the end-of-input signal.
 //! - [`lifecycle`]       ending when the editor is gone: end of input, the
 //!   parent `processId`.
+//! - [`outbox`]          the output: tower-lsp's frames and the published
+//!   diagnostics (serialized directly, without a `Value` tree) through one
+//!   writer.
 //!
 //! Pure analysis (no tower-lsp; byte offsets in, data out):
 //! - [`analysis`]        one document's parse, line index and name resolution.
@@ -96,6 +100,7 @@ pub mod lifecycle;
 pub mod name_facts;
 pub mod navigation;
 pub mod on_type;
+pub mod outbox;
 pub mod proto;
 pub mod provider_api;
 pub mod providers;
@@ -126,7 +131,9 @@ pub fn run_stdio() -> anyhow::Result<bool> {
         let (service, socket) = server::service(state.clone());
         let service = server::StopOnExit::new(service, exit.clone());
         let (stdin, stdin_closed) = transport::guarded_stdin();
-        let serve = tower_lsp::Server::new(stdin, tokio::io::stdout(), socket).serve(service);
+        let (stdout, outbox) = outbox::outbox(tokio::io::stdout());
+        state.set_outbox(outbox);
+        let serve = tower_lsp::Server::new(stdin, stdout, socket).serve(service);
         // tower-lsp only notices `exit` when the next message (or the end of
         // input) arrives; editors expect the process to end right away. At
         // the end of input it waits for every pending handler, and one

@@ -11,6 +11,7 @@
 //! - [`language`]     completion, hover, signature help, inlay hints,
 //!   semantic tokens, folding, document and workspace symbols.
 //! - [`goto`]         definition, references, highlights, rename.
+//! - [`pull`]         pull diagnostics (`textDocument/diagnostic`).
 //! - [`editing`]      formatting, code actions, code lenses.
 //! - [`links`]        document links (description files in `mapwright.toml`).
 //! - [`running`]      `workspace/executeCommand`: explain, run, optimize
@@ -28,6 +29,7 @@ mod editing;
 mod goto;
 mod language;
 mod links;
+mod pull;
 mod running;
 mod sync;
 
@@ -363,8 +365,19 @@ impl LanguageServer for Backend {
         self.handle_on_type_formatting(params).await
     }
 
+    async fn diagnostic(
+        &self,
+        params: DocumentDiagnosticParams,
+    ) -> Result<DocumentDiagnosticReportResult> {
+        self.handle_diagnostic(params).await
+    }
+
     async fn code_action(&self, params: CodeActionParams) -> Result<Option<CodeActionResponse>> {
         self.handle_code_action(params).await
+    }
+
+    async fn code_action_resolve(&self, params: CodeAction) -> Result<CodeAction> {
+        self.handle_code_action_resolve(params).await
     }
 
     async fn code_lens(&self, params: CodeLensParams) -> Result<Option<Vec<CodeLens>>> {

@@ -15,7 +15,8 @@ use tower_lsp::lsp_types::{TextDocumentContentChangeEvent, Url};
 
 use super::analysis::Analysis;
 use super::config::{find_project_file, ProjectConfig, Settings};
-use super::convert::apply_change;
+use super::convert::{apply_change, DiagnosticFields};
+use super::outbox::Outbox;
 use super::providers::Providers;
 use super::target::{resolve, Resolution, Target, TargetKey};
 
@@ -99,7 +100,14 @@ impl Document {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ClientFlags {
     pub snippets: bool,
-    pub related_information: bool,
+    /// The optional diagnostic fields the client uses.
+    pub diagnostic_fields: DiagnosticFields,
+    /// `codeAction.resolveSupport` names `edit`: code actions go out
+    /// without their edit, which `codeAction/resolve` computes.
+    pub code_action_resolve: bool,
+    /// `textDocument.diagnostic`: the client pulls diagnostics
+    /// (`textDocument/diagnostic`), so none are pushed.
+    pub pull_diagnostics: bool,
     pub markdown: bool,
     pub configuration: bool,
     pub watched_files_dynamic: bool,
@@ -148,6 +156,9 @@ pub struct State {
     settings: RwLock<Settings>,
     folders: RwLock<Vec<PathBuf>>,
     next_result_id: AtomicU64,
+    /// Bumped when diagnostics change without an edit (settings, project
+    /// files, a run's feedback): part of pulled diagnostics' result ids.
+    diagnostics_generation: AtomicU64,
     shutdown: AtomicBool,
     pub providers: Providers,
     /// Loaded applications and machines, per project folder and names.
@@ -167,6 +178,9 @@ pub struct State {
     /// in (see [`State::set_ready`]).
     ready: AtomicBool,
     ready_signal: tokio::sync::Notify,
+    /// Where published diagnostics are written directly (set when serving
+    /// stdio; without it they go through tower-lsp's client).
+    outbox: OnceLock<Outbox>,
 }
 
 impl State {
@@ -327,6 +341,34 @@ impl State {
         diags: Vec<tower_lsp::lsp_types::Diagnostic>,
     ) {
         self.run_feedback.insert(uri.clone(), (version, diags));
+        self.diagnostics_changed();
+    }
+
+    /// Sets where published diagnostics are written (once).
+    pub fn set_outbox(&self, outbox: Outbox) {
+        let _ = self.outbox.set(outbox);
+    }
+
+    /// Where published diagnostics are written directly, if set.
+    pub fn outbox(&self) -> Option<&Outbox> {
+        self.outbox.get()
+    }
+
+    /// Records that diagnostics may differ for unchanged text (see
+    /// [`State::diagnostics_result_id`]).
+    pub fn diagnostics_changed(&self) {
+        self.diagnostics_generation.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// The result id of `doc`'s pulled diagnostics: its version and the
+    /// generation of everything else they depend on, so the same id means
+    /// the same diagnostics.
+    pub fn diagnostics_result_id(&self, doc: &Document) -> String {
+        format!(
+            "{}.{}",
+            doc.version,
+            self.diagnostics_generation.load(Ordering::SeqCst)
+        )
     }
 
     /// The run feedback of `uri` if it belongs to `version`; feedback of

@@ -5,7 +5,8 @@
 //! with timeouts so a hung server fails the test instead of hanging it.
 //!
 //! The binary is `mapwright-under-test`, built by cargo for this crate from
-//! `server/src/main.rs` (see tests/Cargo.toml), so it is always current.
+//! `server/src/main.rs` (see tests/Cargo.toml), so it is always current;
+//! `MAPWRIGHT_BIN` names another one (the benchmark compares builds).
 
 #![allow(dead_code)] // Each test file uses a different subset.
 
@@ -28,9 +29,9 @@ pub const TIMEOUT: Duration = Duration::from_secs(20);
 pub struct Server {
     child: Child,
     stdin: Arc<Mutex<ChildStdin>>,
-    rx: Receiver<Value>,
+    rx: Receiver<(Value, Arrival)>,
     /// Messages received but not yet consumed by a wait.
-    inbox: VecDeque<Value>,
+    inbox: VecDeque<(Value, Arrival)>,
     next_id: i64,
     /// What `workspace/configuration` is answered with (per item).
     pub configuration: Arc<Mutex<Value>>,
@@ -47,7 +48,22 @@ fn write_message(stdin: &Mutex<ChildStdin>, msg: &Value) {
     let _ = w.flush();
 }
 
-fn read_message(r: &mut impl BufRead) -> Option<Value> {
+/// When a message was read in full (before it was parsed) and its size.
+#[derive(Debug, Clone, Copy)]
+pub struct Arrival {
+    pub at: Instant,
+    /// Bytes of the JSON body.
+    pub bytes: usize,
+}
+
+/// The binary under test: `MAPWRIGHT_BIN` if set, else this build's.
+pub fn binary() -> PathBuf {
+    std::env::var_os("MAPWRIGHT_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_mapwright-under-test")))
+}
+
+fn read_message(r: &mut impl BufRead) -> Option<(Value, Arrival)> {
     let mut length = None;
     loop {
         let mut line = String::new();
@@ -64,13 +80,17 @@ fn read_message(r: &mut impl BufRead) -> Option<Value> {
     }
     let mut body = vec![0; length?];
     r.read_exact(&mut body).ok()?;
-    serde_json::from_slice(&body).ok()
+    let arrival = Arrival {
+        at: Instant::now(),
+        bytes: body.len(),
+    };
+    Some((serde_json::from_slice(&body).ok()?, arrival))
 }
 
 impl Server {
     /// Starts `mapwright lsp` (not yet initialized).
     pub fn spawn() -> Server {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_mapwright-under-test"))
+        let mut child = Command::new(binary())
             .args(["lsp", "--stdio"])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -99,7 +119,7 @@ impl Server {
             let configuration = configuration.clone();
             std::thread::spawn(move || {
                 let mut r = BufReader::new(stdout);
-                while let Some(msg) = read_message(&mut r) {
+                while let Some((msg, arrival)) = read_message(&mut r) {
                     // Answer the server's requests right here, so a server
                     // awaiting its client never blocks the test.
                     if let (Some(id), Some(method)) = (msg.get("id"), msg["method"].as_str()) {
@@ -120,7 +140,7 @@ impl Server {
                             &json!({"jsonrpc": "2.0", "id": id, "result": result}),
                         );
                     }
-                    if tx.send(msg).is_err() {
+                    if tx.send((msg, arrival)).is_err() {
                         break;
                     }
                 }
@@ -139,7 +159,8 @@ impl Server {
     }
 
     /// Starts and initializes a server with a typical editor's capabilities
-    /// (UTF-16 only, like Neovim 0.7 and VS Code), plus `extra` capabilities
+    /// (UTF-16 only, like Neovim 0.7 and VS Code; every optional diagnostic
+    /// field, like VS Code), plus `extra` capabilities
     /// and `options` as initializationOptions.
     pub fn start_with(extra_caps: Value, options: Value, root: Option<&Path>) -> Server {
         let mut s = Server::spawn();
@@ -148,7 +169,14 @@ impl Server {
             "textDocument": {
                 "completion": {"completionItem": {"snippetSupport": true}},
                 "hover": {"contentFormat": ["markdown", "plaintext"]},
-                "publishDiagnostics": {"relatedInformation": true, "versionSupport": true},
+                // What VS Code advertises (Neovim: all but codeDescription).
+                "publishDiagnostics": {
+                    "relatedInformation": true,
+                    "versionSupport": true,
+                    "tagSupport": {"valueSet": [1, 2]},
+                    "codeDescriptionSupport": true,
+                    "dataSupport": true,
+                },
                 "codeAction": {"dataSupport": true},
                 "foldingRange": {"lineFoldingOnly": true},
             },
@@ -249,15 +277,24 @@ impl Server {
         timeout: Duration,
         pred: &dyn Fn(&Value) -> bool,
     ) -> Option<Value> {
-        if let Some(i) = self.inbox.iter().position(pred) {
+        self.try_wait_for_arrival(timeout, pred).map(|(m, _)| m)
+    }
+
+    /// Like [`Server::try_wait_for`], with when the message arrived.
+    pub fn try_wait_for_arrival(
+        &mut self,
+        timeout: Duration,
+        pred: &dyn Fn(&Value) -> bool,
+    ) -> Option<(Value, Arrival)> {
+        if let Some(i) = self.inbox.iter().position(|(m, _)| pred(m)) {
             return self.inbox.remove(i);
         }
         let deadline = Instant::now() + timeout;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             match self.rx.recv_timeout(left) {
-                Ok(msg) if pred(&msg) => return Some(msg),
-                Ok(msg) => self.inbox.push_back(msg),
+                Ok((msg, a)) if pred(&msg) => return Some((msg, a)),
+                Ok(got) => self.inbox.push_back(got),
                 Err(RecvTimeoutError::Timeout) => return None,
                 Err(RecvTimeoutError::Disconnected) => {
                     panic!(

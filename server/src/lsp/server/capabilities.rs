@@ -7,7 +7,7 @@ use tower_lsp::lsp_types::*;
 
 use crate::lsp::commands::{self};
 use crate::lsp::config::PROJECT_FILE;
-use crate::lsp::convert::{self};
+use crate::lsp::convert::{self, DiagnosticFields};
 use crate::lsp::state::ClientFlags;
 
 use super::editing::{
@@ -137,10 +137,12 @@ pub(super) fn client_flags(caps: &ClientCapabilities) -> ClientFlags {
             .and_then(|c| c.completion_item.as_ref())
             .and_then(|i| i.snippet_support)
             .unwrap_or(false),
-        related_information: text
-            .and_then(|t| t.publish_diagnostics.as_ref())
-            .and_then(|p| p.related_information)
-            .unwrap_or(false),
+        diagnostic_fields: diagnostic_fields(text.and_then(|t| t.publish_diagnostics.as_ref())),
+        pull_diagnostics: text.is_some_and(|t| t.diagnostic.is_some()),
+        code_action_resolve: text
+            .and_then(|t| t.code_action.as_ref())
+            .and_then(|c| c.resolve_support.as_ref())
+            .is_some_and(|r| r.properties.iter().any(|p| p == "edit")),
         // (A match rather than `Option::is_none_or`, which is newer than
         // the workspace's minimum Rust.)
         markdown: match text
@@ -186,6 +188,18 @@ pub(super) fn client_flags(caps: &ClientCapabilities) -> ClientFlags {
             .and_then(|w| w.inlay_hint.as_ref())
             .and_then(|c| c.refresh_support)
             .unwrap_or(false),
+    }
+}
+
+/// The optional diagnostic fields a client advertised.
+fn diagnostic_fields(caps: Option<&PublishDiagnosticsClientCapabilities>) -> DiagnosticFields {
+    DiagnosticFields {
+        related_information: caps.and_then(|p| p.related_information).unwrap_or(false),
+        code_description: caps
+            .and_then(|p| p.code_description_support)
+            .unwrap_or(false),
+        tags: caps.is_some_and(|p| p.tag_support.is_some()),
+        data: caps.and_then(|p| p.data_support).unwrap_or(false),
     }
 }
 
@@ -244,6 +258,7 @@ pub(super) fn capabilities(enc: Encoding) -> ServerCapabilities {
                 CodeActionKind::new(SOURCE_EXPLAIN),
                 CodeActionKind::new(SOURCE_OPTIMIZE),
             ]),
+            resolve_provider: Some(true),
             ..Default::default()
         })),
         document_formatting_provider: Some(OneOf::Left(true)),
@@ -275,6 +290,7 @@ pub(super) fn capabilities(enc: Encoding) -> ServerCapabilities {
             resolve_provider: Some(false),
             work_done_progress_options: Default::default(),
         }),
+        diagnostic_provider: Some(super::pull::capability()),
         code_lens_provider: Some(CodeLensOptions {
             resolve_provider: Some(false),
         }),

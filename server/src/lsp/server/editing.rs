@@ -1,8 +1,19 @@
 //! Editing requests: formatting, code actions (quick fixes and source
 //! actions), code lenses.
+//!
+//! `codeAction/resolve`: a client whose `codeAction.resolveSupport` names
+//! `edit` gets code actions without their edit (a file's source actions,
+//! *Fix all* and *Format* especially, can be large), each with `data`
+//! naming the document, its version and the request's range
+//! ([`ResolveData`]). Resolving checks the version: an action of another
+//! version is refused with `ContentModified` (its edit would be for other
+//! text); otherwise the actions of that range and the action's kind are
+//! computed again (with the action's own diagnostics as the context) and
+//! the one with the same title gives its edit.
 
 use mapwright_grammar::line_index::Encoding;
 use mapwright_grammar::Span;
+use serde::{Deserialize, Serialize};
 use serde_json::json;
 use tower_lsp::jsonrpc::Result;
 use tower_lsp::lsp_types::*;
@@ -10,7 +21,7 @@ use tower_lsp::lsp_types::*;
 use crate::lsp::analysis::Analysis;
 use crate::lsp::code_actions::missing_machines;
 use crate::lsp::commands::{self};
-use crate::lsp::convert::{self, DiagnosticData, FixData};
+use crate::lsp::convert::{self, DiagnosticData, DiagnosticFields, FixData};
 use crate::lsp::formatting::{format_document, format_selection};
 use crate::lsp::state::Document;
 use crate::lsp::target::{merged_diagnostics, Resolution};
@@ -109,7 +120,72 @@ impl Backend {
                 out
             })
             .await?;
+        let actions = if self.state.flags().code_action_resolve {
+            defer_edits(actions, &uri, doc.version, params.range)
+        } else {
+            actions
+        };
         self.unless_stale(&doc, Some(actions))
+    }
+
+    pub(super) async fn handle_code_action_resolve(
+        &self,
+        mut action: CodeAction,
+    ) -> Result<CodeAction> {
+        let Some(data) = action
+            .data
+            .clone()
+            .and_then(|v| serde_json::from_value::<ResolveData>(v).ok())
+        else {
+            // Not one of ours to resolve (it already has what it needs).
+            return Ok(action);
+        };
+        let Some((doc, a)) = self.snapshot(&data.uri).await? else {
+            return Err(content_modified("the document is not open"));
+        };
+        if doc.version != data.version {
+            return Err(content_modified(
+                "the document changed since the action was offered",
+            ));
+        }
+        let enc = self.state.encoding();
+        let target = self.state.target(&data.uri);
+        let resolution = target.as_ref().and_then(|t| doc.cached_resolution(t));
+        let context = CodeActionContext {
+            diagnostics: action.diagnostics.clone().unwrap_or_default(),
+            only: action.kind.clone().map(|k| vec![k]),
+            trigger_kind: None,
+        };
+        let edit = self
+            .guarded("code action resolve", || {
+                code_actions(
+                    &data.uri,
+                    &doc,
+                    &a,
+                    resolution.as_deref(),
+                    &context,
+                    data.range,
+                    enc,
+                )
+                .into_iter()
+                .find_map(|candidate| match candidate {
+                    CodeActionOrCommand::CodeAction(c)
+                        if c.title == action.title && c.kind == action.kind =>
+                    {
+                        c.edit
+                    }
+                    _ => None,
+                })
+            })
+            .await?;
+        match edit {
+            Some(edit) => {
+                action.edit = Some(edit);
+                action.data = None;
+                self.unless_stale(&doc, action)
+            }
+            None => Err(content_modified("the action no longer applies")),
+        }
     }
 
     pub(super) async fn handle_code_lens(
@@ -161,6 +237,48 @@ impl Backend {
                 true,
             ),
         ]))
+    }
+}
+
+/// What a code action sent without its edit carries to `codeAction/resolve`.
+#[derive(Debug, Serialize, Deserialize)]
+struct ResolveData {
+    uri: Url,
+    version: i32,
+    /// The range of the `textDocument/codeAction` request.
+    range: Range,
+}
+
+/// `actions` with their edits left out and the data to resolve them.
+fn defer_edits(
+    actions: Vec<CodeActionOrCommand>,
+    uri: &Url,
+    version: i32,
+    range: Range,
+) -> Vec<CodeActionOrCommand> {
+    actions
+        .into_iter()
+        .map(|action| match action {
+            CodeActionOrCommand::CodeAction(mut c) if c.edit.is_some() => {
+                c.edit = None;
+                c.data = serde_json::to_value(ResolveData {
+                    uri: uri.clone(),
+                    version,
+                    range,
+                })
+                .ok();
+                CodeActionOrCommand::CodeAction(c)
+            }
+            other => other,
+        })
+        .collect()
+}
+
+fn content_modified(why: &str) -> tower_lsp::jsonrpc::Error {
+    tower_lsp::jsonrpc::Error {
+        code: tower_lsp::jsonrpc::ErrorCode::ContentModified,
+        message: why.to_string().into(),
+        data: None,
     }
 }
 
@@ -271,7 +389,15 @@ pub(super) fn code_actions(
                     !d.fixes.is_empty() && d.span.start <= span.end && span.start <= d.span.end
                 })
                 .collect();
-            for d in convert::diagnostics(uri, doc.version, &a.index, &touching, enc, true, true) {
+            for d in convert::diagnostics(
+                uri,
+                doc.version,
+                &a.index,
+                &touching,
+                enc,
+                DiagnosticFields::ALL,
+                true,
+            ) {
                 let fixes = d
                     .data
                     .clone()
@@ -437,7 +563,7 @@ impl CurrentFixes<'_> {
                 &self.a.index,
                 &all,
                 self.enc,
-                true,
+                DiagnosticFields::ALL,
                 true,
             )
         });

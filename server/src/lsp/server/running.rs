@@ -236,6 +236,7 @@ impl Backend {
             commands::feedback_diagnostics(&doc.text, doc.version, &result, self.state.encoding());
         self.state.set_run_feedback(&doc.uri, doc.version, diags);
         publish(&self.state, &self.client, doc.clone()).await;
+        self.refresh_pulled_diagnostics().await;
         let ty = if result.ok() {
             MessageType::INFO
         } else {

@@ -85,7 +85,10 @@ impl Backend {
     pub(super) async fn handle_did_close(&self, params: DidCloseTextDocumentParams) {
         let uri = params.text_document.uri;
         self.state.close(&uri);
-        self.client.publish_diagnostics(uri, Vec::new(), None).await;
+        // (A client that pulls drops a closed document's diagnostics itself.)
+        if !self.state.flags().pull_diagnostics {
+            send_diagnostics(&self.state, &self.client, &uri, Vec::new(), None).await;
+        }
     }
 
     pub(super) async fn handle_did_change_configuration(
@@ -215,15 +218,31 @@ impl Backend {
     /// project files changed), and asks the client to refresh what depends
     /// on the application and machine (code lenses, inlay hints).
     pub(super) async fn republish_all(&self) {
+        self.state.diagnostics_changed();
         for doc in self.state.all_docs() {
             publish(&self.state, &self.client, doc).await;
         }
+        self.refresh_pulled_diagnostics().await;
         let flags = self.state.flags();
         if flags.code_lens_refresh {
             let _ = self.client.code_lens_refresh().await;
         }
         if flags.inlay_hint_refresh {
             let _ = self.client.inlay_hint_refresh().await;
+        }
+    }
+
+    /// Asks a client that pulls diagnostics to pull them again (their
+    /// result ids changed without an edit: settings, project, a run).
+    ///
+    /// Sent to every client that pulls: the capability that says a client
+    /// takes it is `workspace.diagnostics.refreshSupport` in the
+    /// specification, but lsp-types 0.94 reads `workspace.diagnostic`, so
+    /// the server cannot see it; a client without it answers with an error,
+    /// which is ignored, and pulls again at its next edit.
+    pub(super) async fn refresh_pulled_diagnostics(&self) {
+        if self.state.flags().pull_diagnostics {
+            let _ = self.client.workspace_diagnostic_refresh().await;
         }
     }
 
@@ -289,17 +308,61 @@ impl Backend {
 }
 
 /// Computes and publishes the diagnostics of `doc` if it is still the
-/// current version (a newer version publishes its own): the front end's,
-/// the mapping resolution's when an application or machine is configured
-/// (computed on a blocking thread: resolution verifies its quick fixes by
-/// resolving again), problems loading them, and AutoGuide's feedback of the
-/// last `mapwright.run` of this version.
+/// current version (a newer version publishes its own). Nothing is pushed
+/// to a client that pulls diagnostics (see [`super::pull`]).
 pub(super) async fn publish(state: &Arc<State>, client: &Client, doc: Arc<Document>) {
     // Before the settings are final, nothing is published: `initialized`
     // republishes every open document once they are (see `State::set_ready`).
-    if !state.is_current(&doc) || !state.is_ready() {
+    if !state.is_current(&doc) || !state.is_ready() || state.flags().pull_diagnostics {
         return;
     }
+    match diagnostics_of(state, &doc, true).await {
+        Ok(diags) => {
+            if state.is_current(&doc) {
+                send_diagnostics(state, client, &doc.uri, diags, Some(doc.version)).await;
+            }
+        }
+        Err(msg) => {
+            client
+                .log_message(
+                    MessageType::ERROR,
+                    format!("mapwright: internal error computing diagnostics: {msg}"),
+                )
+                .await
+        }
+    }
+}
+
+/// Sends `publishDiagnostics`: straight to the output when serving stdio
+/// (see [`crate::lsp::outbox`]), else through tower-lsp.
+async fn send_diagnostics(
+    state: &State,
+    client: &Client,
+    uri: &Url,
+    diags: Vec<Diagnostic>,
+    version: Option<i32>,
+) {
+    match state.outbox() {
+        Some(outbox) => outbox.publish_diagnostics(uri, &diags, version),
+        None => {
+            client
+                .publish_diagnostics(uri.clone(), diags, version)
+                .await
+        }
+    }
+}
+
+/// The diagnostics of `doc`, as published or pulled: the front end's, the
+/// mapping resolution's when an application or machine is configured
+/// (computed on a blocking thread: resolution verifies its quick fixes by
+/// resolving again), problems loading them, and AutoGuide's feedback of the
+/// last `mapwright.run` of this version. With `skip_stale`, a version that
+/// is no longer current gets none (a newer one publishes its own).
+pub(super) async fn diagnostics_of(
+    state: &Arc<State>,
+    doc: &Arc<Document>,
+    skip_stale: bool,
+) -> std::result::Result<Vec<Diagnostic>, String> {
     let enc = state.encoding();
     let flags = state.flags();
     let enabled = state.settings().diagnostics.enable;
@@ -320,7 +383,7 @@ pub(super) async fn publish(state: &Arc<State>, client: &Client, doc: Arc<Docume
             guard::catch(|| {
                 // A newer version may have arrived while this one waited
                 // for a blocking thread: it publishes its own.
-                if !enabled || !state.is_current(&doc) {
+                if !enabled || (skip_stale && !state.is_current(&doc)) {
                     return Vec::new();
                 }
                 let a = doc.analysis();
@@ -332,7 +395,7 @@ pub(super) async fn publish(state: &Arc<State>, client: &Client, doc: Arc<Docume
                     &a.index,
                     &all,
                     enc,
-                    flags.related_information,
+                    flags.diagnostic_fields,
                     false,
                 );
                 if let Some(t) = &target {
@@ -342,34 +405,18 @@ pub(super) async fn publish(state: &Arc<State>, client: &Client, doc: Arc<Docume
             })
         }
     };
-    let result = if target.is_some() {
+    let mut diags = if target.is_some() {
         match tokio::task::spawn_blocking(compute).await {
             Ok(r) => r,
             Err(e) => Err(e.to_string()),
         }
     } else {
         compute()
-    };
-    match result {
-        Ok(mut diags) => {
-            if enabled {
-                diags.extend(state.run_feedback(&doc.uri, doc.version));
-            }
-            if state.is_current(&doc) {
-                client
-                    .publish_diagnostics(doc.uri.clone(), diags, Some(doc.version))
-                    .await;
-            }
-        }
-        Err(msg) => {
-            client
-                .log_message(
-                    MessageType::ERROR,
-                    format!("mapwright: internal error computing diagnostics: {msg}"),
-                )
-                .await
-        }
+    }?;
+    if enabled {
+        diags.extend(state.run_feedback(&doc.uri, doc.version));
     }
+    Ok(diags)
 }
 
 /// Problems loading the application or machine, as a warning on the first
