@@ -16,7 +16,7 @@
 //!   an earlier one of the same family;
 //! - `print` aborts with fewer arguments than `{}` placeholders.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use serde::Serialize;
 
@@ -24,7 +24,7 @@ use crate::ast::*;
 use crate::diagnostic::{line_extent, line_or_span, CappedDiagnostics, Diagnostic, Fix};
 use crate::parser::Parsed;
 use crate::resolve::{resolve, Resolved, SymbolKind};
-use crate::suggest::closest;
+use crate::suggest::{closest, Suggester};
 use crate::Span;
 
 /// Static types. `None` lengths/dimensions mean "not known statically".
@@ -656,19 +656,20 @@ impl<'a> Checker<'a> {
             .collect();
         candidates.sort();
         candidates.dedup();
-        let mut seen: Vec<&str> = Vec::new();
+        let suggester = Suggester::new(candidates);
+        let mut seen: HashSet<&str> = HashSet::new();
         for (name, span) in &self.resolved.unresolved {
             let mut d = Diagnostic::error("E0201", *span, format!("`{name}` not found"))
                 .with_label("undefined name")
                 .with_note(format!("the reference aborts with \"{name} not found\""));
-            if let Some(best) = closest(name, candidates.iter().copied()) {
+            if let Some(best) = suggester.closest(name) {
                 d = d.with_fix(Fix::safe(
                     format!("use `{best}`"),
                     vec![(*span, best.to_string())],
                 ));
             }
             if let Some(kind) = machine_kind_for_name(name) {
-                if !seen.contains(&name.as_str()) {
+                if !seen.contains(name.as_str()) {
                     let at = self
                         .program
                         .stmts
@@ -682,7 +683,7 @@ impl<'a> Checker<'a> {
                     ));
                 }
             }
-            seen.push(name);
+            seen.insert(name);
             self.diags.push(d);
         }
         for r in &self.resolved.references {

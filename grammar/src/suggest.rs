@@ -79,6 +79,74 @@ pub fn closest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) ->
     best.map(|(_, c)| c)
 }
 
+/// [`closest`] over one fixed candidate list, asked many times: the checker
+/// asks it once per undefined name, and a big file has thousands of names
+/// and hundreds of undefined ones, so lower-casing every candidate and
+/// scanning all of them for every question dominated a keystroke's check.
+/// The candidates are lower-cased once and sorted by length, so a question
+/// only looks at the lengths within its limit. Answers are exactly those of
+/// [`closest`] over the same list (ties go to the earlier candidate).
+pub struct Suggester<'a> {
+    /// (byte length, index in the caller's order, candidate, lower-cased).
+    by_len: Vec<(usize, usize, &'a str, String)>,
+}
+
+impl<'a> Suggester<'a> {
+    /// Index `candidates`, keeping their order for ties.
+    pub fn new(candidates: impl IntoIterator<Item = &'a str>) -> Self {
+        let mut by_len: Vec<(usize, usize, &'a str, String)> = candidates
+            .into_iter()
+            .enumerate()
+            .map(|(i, c)| (c.len(), i, c, c.to_ascii_lowercase()))
+            .collect();
+        by_len.sort_by_key(|&(len, i, _, _)| (len, i));
+        Suggester { by_len }
+    }
+
+    /// The candidate [`closest`] would pick for `word`.
+    pub fn closest(&self, word: &str) -> Option<&'a str> {
+        let limit = (word.len() / 3).max(1);
+        let lower = word.to_ascii_lowercase();
+        let from = self
+            .by_len
+            .partition_point(|(len, ..)| *len + limit < word.len());
+        let to = self
+            .by_len
+            .partition_point(|(len, ..)| *len <= word.len() + limit);
+        let window = &self.by_len[from..to];
+        // An exact case-insensitive match wins outright, the earliest first
+        // (it has the word's length, so it is in the window).
+        if let Some((_, _, c, _)) = window
+            .iter()
+            .filter(|(_, _, c, _)| c.eq_ignore_ascii_case(word))
+            .min_by_key(|(_, i, _, _)| *i)
+        {
+            return Some(c);
+        }
+        let mut rows = Vec::new();
+        let mut best: Option<(usize, usize, &'a str)> = None;
+        for (_, i, c, candidate_lower) in window {
+            let bound = best.map_or(limit, |(d, _, _)| d);
+            let d = if lower.is_ascii() && candidate_lower.is_ascii() {
+                bounded_distance(
+                    lower.as_bytes(),
+                    candidate_lower.as_bytes(),
+                    bound,
+                    &mut rows,
+                )
+            } else {
+                Some(edit_distance(&lower, candidate_lower)).filter(|d| *d <= bound)
+            };
+            if let Some(d) = d {
+                if best.is_none_or(|(bd, bi, _)| (d, *i) < (bd, bi)) {
+                    best = Some((d, *i, c));
+                }
+            }
+        }
+        best.map(|(_, _, c)| c)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -112,6 +180,54 @@ mod tests {
                     );
                 }
             }
+        }
+    }
+
+    #[test]
+    fn the_suggester_answers_as_closest_does() {
+        let candidates = [
+            "mgpu",
+            "mcpu",
+            "MGPU",
+            "m_gpu",
+            "machine",
+            "Machine",
+            "mem",
+            "fbmem",
+            "zcmem",
+            "sysmem",
+            "block1d",
+            "block2d",
+            "cyclic",
+            "linearize",
+            "é_name",
+            "gpu",
+            "a",
+            "ab",
+        ];
+        let words = [
+            "mgpx",
+            "MGPU",
+            "mgpu2",
+            "machnie",
+            "mme",
+            "fbmme",
+            "blok1d",
+            "cyclc",
+            "é_nam",
+            "zzz",
+            "a",
+            "b",
+            "ab",
+            "ba",
+            "gp",
+            "",
+            "linearise",
+            "sysme",
+        ];
+        let suggester = Suggester::new(candidates);
+        for w in words {
+            assert_eq!(suggester.closest(w), closest(w, candidates), "{w}");
         }
     }
 }
