@@ -13,6 +13,10 @@
 //! (full), inlay hints and code actions over the whole file. The server's
 //! `VmRSS` after it settles is the steady figure, `VmHWM` the peak. The
 //! report gives the mean and the worst of the runs. Target: under 50 MB.
+//!
+//! Not ignored: the server keeps only the most recently used mapping
+//! resolutions; answers that read an evicted one (recomputed) are the
+//! same as before the eviction.
 
 mod lsp_support;
 
@@ -20,6 +24,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use lsp_support::*;
+use mapwright::lsp::target::KEPT_RESOLUTIONS;
 use serde_json::{json, Value};
 
 const DOCS: usize = 100;
@@ -130,6 +135,84 @@ fn exercise(s: &mut Server, uri: &str, text: &str) -> String {
                "context": {"diagnostics": []}}),
     );
     text
+}
+
+/// A mapper with problems only the application reveals (a misspelt task,
+/// contradictory layouts, a mapping function off the machine), so hover,
+/// inlay hints and code actions all read its resolution.
+const RESOLVED_MAPPER: &str = "Task * GPU,CPU;
+Task calculate_new_curents GPU;
+Layout calculate_new_currents rp_private FBMEM SOA C_order;
+Layout update_voltages rp_private FBMEM AOS F_order;
+m = Machine(GPU);
+def f(Task task) {
+    return m[0, task.ipoint[0] + 1];
+}
+IndexTaskMap calculate_new_currents f;
+";
+
+/// Hover on several names, inlay hints and code actions over the whole
+/// document (with the published diagnostics as context).
+fn resolution_answers(s: &mut Server, uri: &str, text: &str, diags: &[Value]) -> Vec<Value> {
+    let mut out = Vec::new();
+    for needle in [
+        "IndexTaskMap",
+        "m = Machine",
+        "calculate_new_currents f",
+        "update_voltages",
+    ] {
+        let at = text.find(needle).expect("needle in the mapper") + 1;
+        out.push(s.request("textDocument/hover", s.at(uri, text, at)));
+    }
+    let whole = range(text, 0, text.len(), s.encoding);
+    out.push(s.request(
+        "textDocument/inlayHint",
+        json!({"textDocument": {"uri": uri}, "range": whole}),
+    ));
+    out.push(s.request(
+        "textDocument/codeAction",
+        json!({"textDocument": {"uri": uri}, "range": whole,
+               "context": {"diagnostics": diags}}),
+    ));
+    out
+}
+
+/// Only the most recently used resolutions stay in memory; once more
+/// documents than that were resolved after it, the first document's
+/// resolution is recomputed on the next request, and every answer that
+/// reads it is identical to the answer before the eviction.
+#[test]
+fn answers_after_a_resolution_was_evicted_are_identical() {
+    let dir = temp_dir("mem-evict");
+    let mut s = Server::start_with(
+        json!({}),
+        settings(json!({"app": "circuit", "machine": "p100x4"})),
+        None,
+    );
+    let uri = file_uri(&dir.join("first.mapper"));
+    let diags = s.open(&uri, RESOLVED_MAPPER);
+    assert!(
+        diags.iter().any(|d| d["code"] == "W0309"),
+        "the resolution's diagnostics are published: {diags:#?}"
+    );
+    let before = resolution_answers(&mut s, &uri, RESOLVED_MAPPER, &diags);
+    let hover = before[0]["contents"]["value"].as_str().unwrap_or("");
+    assert!(hover.contains("calculate_new_currents"), "{hover}");
+    assert!(
+        before[5].as_array().is_some_and(|a| !a.is_empty()),
+        "code actions: {:#}",
+        before[5]
+    );
+    // Each open publishes the document's diagnostics, which resolves it.
+    for i in 0..KEPT_RESOLUTIONS + 2 {
+        let other = file_uri(&dir.join(format!("other{i}.mapper")));
+        let text = format!("{RESOLVED_MAPPER}# other {i}\n");
+        let d = s.open(&other, &text);
+        assert!(d.iter().any(|d| d["code"] == "W0309"), "{d:#?}");
+    }
+    let after = resolution_answers(&mut s, &uri, RESOLVED_MAPPER, &diags);
+    assert_eq!(before, after);
+    s.shutdown();
 }
 
 #[test]

@@ -18,7 +18,7 @@ use super::config::{find_project_file, ProjectConfig, Settings};
 use super::convert::{apply_change, DiagnosticFields};
 use super::outbox::Outbox;
 use super::providers::Providers;
-use super::target::{resolve, Resolution, Target, TargetKey};
+use super::target::{resolve, Resolution, ResolutionSlot, Target, TargetKey};
 
 /// One version of an open document. Its analysis is computed on first use
 /// (a burst of keystrokes parses only the versions someone asks about).
@@ -32,7 +32,7 @@ pub struct Document {
     /// dropped once this version's analysis exists.
     base: Mutex<Option<Arc<Analysis>>>,
     /// This version resolved against the target it was last asked about.
-    resolution: Mutex<Option<(Arc<Target>, Arc<Resolution>)>>,
+    resolution: ResolutionSlot,
 }
 
 impl Document {
@@ -43,7 +43,7 @@ impl Document {
             text,
             analysis: OnceLock::new(),
             base: Mutex::new(None),
-            resolution: Mutex::new(None),
+            resolution: ResolutionSlot::default(),
         }
     }
 
@@ -61,25 +61,17 @@ impl Document {
         doc
     }
 
-    /// This version resolved against `target` (computed once per target).
+    /// This version resolved against `target` (computed once per target;
+    /// again if it was evicted, see [`ResolutionSlot`]).
     pub fn resolution(&self, target: &Arc<Target>) -> Arc<Resolution> {
-        let mut slot = self.resolution.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some((t, r)) = slot.as_ref() {
-            if Arc::ptr_eq(t, target) {
-                return r.clone();
-            }
-        }
-        let r = Arc::new(resolve(&self.analysis(), target));
-        *slot = Some((target.clone(), r.clone()));
-        r
+        self.resolution
+            .get_or_resolve(target, || resolve(&self.analysis(), target))
     }
 
     /// The resolution against `target` if it was computed already.
     pub fn cached_resolution(&self, target: &Arc<Target>) -> Option<Arc<Resolution>> {
-        let slot = self.resolution.lock().unwrap_or_else(|e| e.into_inner());
-        slot.as_ref()
-            .filter(|(t, _)| Arc::ptr_eq(t, target))
-            .map(|(_, r)| r.clone())
+        self.resolution
+            .get_if_resolved(target, || resolve(&self.analysis(), target))
     }
 
     /// The analysis of this version (computed once).

@@ -11,14 +11,19 @@
 //!   decisions of the runtime's resolution (with their diagnostics and
 //!   verified quick fixes) when the application is known, and the values of
 //!   the top-level names evaluated on the machine's shape (machine-model
-//!   sizes). Computed on first use and cached in the document.
+//!   sizes). Computed on first use; a document holds it through a
+//!   [`ResolutionSlot`], and only the [`KEPT_RESOLUTIONS`] most recently
+//!   used resolutions stay in memory (an application's resolution is the
+//!   largest thing a document keeps); an evicted one is recomputed on the
+//!   next request, with the same result (resolution is a pure function of
+//!   the version and the target).
 //!
 //! Pure: no LSP types. Loading and resolving never panic on user input (the
 //! runtime's invariant); the protocol layer still guards every call.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, Weak};
 
 use mapwright_grammar::ast::{self, StmtKind};
 use mapwright_grammar::check::Checked;
@@ -212,6 +217,81 @@ pub struct Resolution {
     pub eval_error: Option<(Span, String)>,
 }
 
+/// How many resolutions stay in memory, most recently used first. Editors
+/// ask about the few documents on screen; with an application a large
+/// mapper's resolution takes megabytes (its decisions, per-point
+/// placements, diagnostics with verified fixes), so keeping one per open
+/// document made 100 open documents cost ~80 MB more than without one.
+pub const KEPT_RESOLUTIONS: usize = 8;
+
+/// The strong references to the most recently used resolutions (front:
+/// newest). Process-wide: the server has one set of open documents.
+static RECENT: Mutex<VecDeque<Arc<Resolution>>> = Mutex::new(VecDeque::new());
+
+/// Marks `r` as just used, dropping the least recently used beyond
+/// [`KEPT_RESOLUTIONS`] (their memory is freed when no request holds them).
+fn keep_recent(r: &Arc<Resolution>) {
+    let evicted = {
+        let mut recent = RECENT.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(i) = recent.iter().position(|x| Arc::ptr_eq(x, r)) {
+            recent.remove(i);
+        }
+        recent.push_front(r.clone());
+        let keep = recent.len().min(KEPT_RESOLUTIONS);
+        recent.split_off(keep)
+    };
+    // Freed outside the lock.
+    drop(evicted);
+}
+
+/// Where a document version keeps its resolution: the target it was
+/// computed against, and the resolution held weakly (the strong reference
+/// is in the recently-used list). Once it was computed it counts as
+/// computed: an evicted resolution is recomputed when asked for again, so
+/// callers see no difference but the time.
+#[derive(Debug, Default)]
+pub struct ResolutionSlot {
+    inner: Mutex<Option<(Arc<Target>, Weak<Resolution>)>>,
+}
+
+impl ResolutionSlot {
+    /// The resolution against `target`, from `compute` unless it is held.
+    pub fn get_or_resolve(
+        &self,
+        target: &Arc<Target>,
+        compute: impl FnOnce() -> Resolution,
+    ) -> Arc<Resolution> {
+        let mut slot = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        let held = slot
+            .as_ref()
+            .filter(|(t, _)| Arc::ptr_eq(t, target))
+            .and_then(|(_, r)| r.upgrade());
+        let r = held.unwrap_or_else(|| {
+            let r = Arc::new(compute());
+            *slot = Some((target.clone(), Arc::downgrade(&r)));
+            r
+        });
+        keep_recent(&r);
+        r
+    }
+
+    /// The resolution against `target` if it was computed before (again
+    /// from `compute` if it was evicted since); `None` if it never was.
+    pub fn get_if_resolved(
+        &self,
+        target: &Arc<Target>,
+        compute: impl FnOnce() -> Resolution,
+    ) -> Option<Arc<Resolution>> {
+        let computed = self
+            .inner
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+            .is_some_and(|(t, _)| Arc::ptr_eq(t, target));
+        computed.then(|| self.get_or_resolve(target, compute))
+    }
+}
+
 /// Evaluation steps allowed for the top level (a language server must not
 /// stall on a hostile file; real mappers use a few thousand).
 const TOP_LEVEL_STEPS: u64 = 200_000;
@@ -358,5 +438,34 @@ mod tests {
         let r = resolve(&a, &m);
         assert!(r.decisions.is_none());
         assert!(r.globals.contains_key("m2"));
+    }
+
+    #[test]
+    fn an_evicted_resolution_is_computed_again_and_a_held_one_is_not() {
+        let t = Arc::new(target(None, Some("p100x4")));
+        let a = Analysis::new("m = Machine(GPU);\n");
+        let computed = std::sync::atomic::AtomicUsize::new(0);
+        let compute = || {
+            computed.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            resolve(&a, &t)
+        };
+        let first = ResolutionSlot::default();
+        assert!(first.get_if_resolved(&t, compute).is_none());
+        let r = first.get_or_resolve(&t, compute);
+        assert_eq!(computed.load(std::sync::atomic::Ordering::SeqCst), 1);
+        assert!(first.get_if_resolved(&t, compute).is_some());
+        assert_eq!(computed.load(std::sync::atomic::Ordering::SeqCst), 1);
+        drop(r);
+        // More recently used resolutions push it out; asked again, it is
+        // recomputed (and equal: resolution is pure).
+        let others: Vec<ResolutionSlot> = (0..KEPT_RESOLUTIONS)
+            .map(|_| ResolutionSlot::default())
+            .collect();
+        for o in &others {
+            o.get_or_resolve(&t, || resolve(&a, &t));
+        }
+        let again = first.get_if_resolved(&t, compute).expect("computed before");
+        assert_eq!(computed.load(std::sync::atomic::Ordering::SeqCst), 2);
+        assert_eq!(again.globals, resolve(&a, &t).globals);
     }
 }
