@@ -43,6 +43,17 @@ fn bounded_distance(a: &[u8], b: &[u8], limit: usize, rows: &mut Vec<usize>) -> 
     Some(prev[n - 1]).filter(|d| *d <= limit)
 }
 
+/// The edit distance between two lower-cased words if it is at most
+/// `bound`: the bounded byte-wise programme for ASCII, the full one
+/// otherwise.
+fn distance_within(a: &str, b: &str, bound: usize, rows: &mut Vec<usize>) -> Option<usize> {
+    if a.is_ascii() && b.is_ascii() {
+        bounded_distance(a.as_bytes(), b.as_bytes(), bound, rows)
+    } else {
+        Some(edit_distance(a, b)).filter(|d| *d <= bound)
+    }
+}
+
 /// The candidate closest to `word`: an exact case-insensitive match first,
 /// otherwise the smallest edit distance within a third of the word's length.
 pub fn closest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
@@ -62,16 +73,7 @@ pub fn closest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) ->
         candidate_lower.clear();
         candidate_lower.extend(c.chars().map(|ch| ch.to_ascii_lowercase()));
         let bound = best.map_or(limit, |(d, _)| d.saturating_sub(1));
-        let d = if lower.is_ascii() && candidate_lower.is_ascii() {
-            bounded_distance(
-                lower.as_bytes(),
-                candidate_lower.as_bytes(),
-                bound,
-                &mut rows,
-            )
-        } else {
-            Some(edit_distance(&lower, &candidate_lower)).filter(|d| *d <= bound)
-        };
+        let d = distance_within(&lower, &candidate_lower, bound, &mut rows);
         if let Some(d) = d {
             best = Some((d, c));
         }
@@ -127,16 +129,7 @@ impl<'a> Suggester<'a> {
         let mut best: Option<(usize, usize, &'a str)> = None;
         for (_, i, c, candidate_lower) in window {
             let bound = best.map_or(limit, |(d, _, _)| d);
-            let d = if lower.is_ascii() && candidate_lower.is_ascii() {
-                bounded_distance(
-                    lower.as_bytes(),
-                    candidate_lower.as_bytes(),
-                    bound,
-                    &mut rows,
-                )
-            } else {
-                Some(edit_distance(&lower, candidate_lower)).filter(|d| *d <= bound)
-            };
+            let d = distance_within(&lower, candidate_lower, bound, &mut rows);
             if let Some(d) = d {
                 if best.is_none_or(|(bd, bi, _)| (d, *i) < (bd, bi)) {
                     best = Some((d, *i, c));

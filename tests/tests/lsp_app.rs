@@ -10,23 +10,6 @@ mod lsp_support;
 use lsp_support::*;
 use serde_json::{json, Value};
 
-/// Problems only the application and machine reveal: a misspelt task and
-/// region (W0309/W0310, each with a "use ..." fix), contradictory layouts
-/// across statements (W0306, with related information), and a mapping
-/// function that runs off the machine (E0301, with related information and
-/// a modulo fix).
-const CIRCUIT_MAPPER: &str = "Task * GPU,CPU;
-Task calculate_new_curents GPU;
-Region * rp_sharedd GPU FBMEM;
-Layout calculate_new_currents rp_private FBMEM SOA C_order;
-Layout update_voltages rp_private FBMEM AOS F_order;
-m = Machine(GPU);
-def f(Task task) {
-    return m[0, task.ipoint[0] + 1];
-}
-IndexTaskMap calculate_new_currents f;
-";
-
 fn by_code<'a>(diags: &'a [Value], code: &str) -> &'a Value {
     diags
         .iter()

@@ -137,20 +137,6 @@ fn exercise(s: &mut Server, uri: &str, text: &str) -> String {
     text
 }
 
-/// A mapper with problems only the application reveals (a misspelt task,
-/// contradictory layouts, a mapping function off the machine), so hover,
-/// inlay hints and code actions all read its resolution.
-const RESOLVED_MAPPER: &str = "Task * GPU,CPU;
-Task calculate_new_curents GPU;
-Layout calculate_new_currents rp_private FBMEM SOA C_order;
-Layout update_voltages rp_private FBMEM AOS F_order;
-m = Machine(GPU);
-def f(Task task) {
-    return m[0, task.ipoint[0] + 1];
-}
-IndexTaskMap calculate_new_currents f;
-";
-
 /// Hover on several names, inlay hints and code actions over the whole
 /// document (with the published diagnostics as context).
 fn resolution_answers(s: &mut Server, uri: &str, text: &str, diags: &[Value]) -> Vec<Value> {
@@ -190,12 +176,12 @@ fn answers_after_a_resolution_was_evicted_are_identical() {
         None,
     );
     let uri = file_uri(&dir.join("first.mapper"));
-    let diags = s.open(&uri, RESOLVED_MAPPER);
+    let diags = s.open(&uri, CIRCUIT_MAPPER);
     assert!(
         diags.iter().any(|d| d["code"] == "W0309"),
         "the resolution's diagnostics are published: {diags:#?}"
     );
-    let before = resolution_answers(&mut s, &uri, RESOLVED_MAPPER, &diags);
+    let before = resolution_answers(&mut s, &uri, CIRCUIT_MAPPER, &diags);
     let hover = before[0]["contents"]["value"].as_str().unwrap_or("");
     assert!(hover.contains("calculate_new_currents"), "{hover}");
     assert!(
@@ -206,11 +192,11 @@ fn answers_after_a_resolution_was_evicted_are_identical() {
     // Each open publishes the document's diagnostics, which resolves it.
     for i in 0..KEPT_RESOLUTIONS + 2 {
         let other = file_uri(&dir.join(format!("other{i}.mapper")));
-        let text = format!("{RESOLVED_MAPPER}# other {i}\n");
+        let text = format!("{CIRCUIT_MAPPER}# other {i}\n");
         let d = s.open(&other, &text);
         assert!(d.iter().any(|d| d["code"] == "W0309"), "{d:#?}");
     }
-    let after = resolution_answers(&mut s, &uri, RESOLVED_MAPPER, &diags);
+    let after = resolution_answers(&mut s, &uri, CIRCUIT_MAPPER, &diags);
     assert_eq!(before, after);
     s.shutdown();
 }
