@@ -648,14 +648,14 @@ impl<'a> Checker<'a> {
     // ----- names ----------------------------------------------------------
 
     fn undefined_names(&mut self) {
-        let mut candidates: Vec<&str> = self
-            .resolved
-            .symbols
-            .iter()
-            .map(|s| s.name.as_str())
-            .collect();
-        candidates.sort();
-        candidates.dedup();
+        // Only undefined names ask for suggestions: a file without any (the
+        // common case, on every keystroke) skips gathering the candidates.
+        let mut candidates: Vec<&str> = Vec::new();
+        if !self.resolved.unresolved.is_empty() {
+            candidates.extend(self.resolved.symbols.iter().map(|s| s.name.as_str()));
+            candidates.sort();
+            candidates.dedup();
+        }
         let suggester = Suggester::new(candidates);
         let mut seen: HashSet<&str> = HashSet::new();
         for (name, span) in &self.resolved.unresolved {
