@@ -14,9 +14,9 @@
 //! `VmRSS` after it settles is the steady figure, `VmHWM` the peak. The
 //! report gives the mean and the worst of the runs. Target: under 50 MB.
 //!
-//! Not ignored: the server keeps only the most recently used mapping
-//! resolutions; answers that read an evicted one (recomputed) are the
-//! same as before the eviction.
+//! Not ignored: the server keeps only the most recently used analyses and
+//! mapping resolutions; answers that read an evicted one (recomputed) are
+//! the same as before the eviction.
 
 mod lsp_support;
 
@@ -24,6 +24,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use lsp_support::*;
+use mapwright::lsp::analysis_cache::KEPT_ANALYSES;
 use mapwright::lsp::target::KEPT_RESOLUTIONS;
 use serde_json::{json, Value};
 
@@ -197,6 +198,100 @@ fn answers_after_a_resolution_was_evicted_are_identical() {
         assert!(d.iter().any(|d| d["code"] == "W0309"), "{d:#?}");
     }
     let after = resolution_answers(&mut s, &uri, CIRCUIT_MAPPER, &diags);
+    assert_eq!(before, after);
+    s.shutdown();
+}
+
+/// A mapper with diagnostics of several kinds (unused, undefined, a
+/// misspelled task) and the quick fixes they offer.
+const NOISY_MAPPER: &str = "Task * GPU,CPU;
+Task calculate_new_curents GPU;
+m = Machine(GPU);
+unused = m.size[0];
+def f(Task task) {
+    ip = task.ipoint;
+    return mx[0, ip[0] + 1];
+}
+def g(Task task) {
+    return m[0, 0];
+}
+IndexTaskMap calculate_new_currents f;
+# a comment
+";
+
+/// What a client asks about one document: hover and completion at several
+/// places, full semantic tokens (without their result id, which counts
+/// requests), code actions over the whole file with and without the
+/// published diagnostics, pulled diagnostics, symbols, folding and inlay
+/// hints.
+fn analysis_answers(s: &mut Server, uri: &str, text: &str, diags: &[Value]) -> Vec<Value> {
+    let mut out = Vec::new();
+    for needle in [
+        "Machine",
+        "m.size",
+        "ipoint",
+        "mx[",
+        "calculate_new_currents f",
+    ] {
+        let at = text.find(needle).expect("needle in the mapper") + 1;
+        out.push(s.request("textDocument/hover", s.at(uri, text, at)));
+        out.push(s.request("textDocument/completion", s.at(uri, text, at)));
+    }
+    let doc = json!({"textDocument": {"uri": uri}});
+    let mut tokens = s.request("textDocument/semanticTokens/full", doc.clone());
+    if let Some(t) = tokens.as_object_mut() {
+        t.remove("resultId");
+    }
+    out.push(tokens);
+    let whole = range(text, 0, text.len(), s.encoding);
+    for context in [json!([]), json!(diags)] {
+        out.push(s.request(
+            "textDocument/codeAction",
+            json!({"textDocument": {"uri": uri}, "range": whole,
+                   "context": {"diagnostics": context}}),
+        ));
+    }
+    out.push(s.request("textDocument/diagnostic", doc.clone()));
+    out.push(s.request("textDocument/documentSymbol", doc.clone()));
+    out.push(s.request("textDocument/foldingRange", doc));
+    out.push(s.request(
+        "textDocument/inlayHint",
+        json!({"textDocument": {"uri": uri}, "range": whole}),
+    ));
+    out
+}
+
+/// Only the most recently used analyses stay in memory; once more
+/// documents than that were analysed after it, the first document's
+/// analysis is computed again on the next request, and every answer is
+/// identical to the answer before the eviction.
+#[test]
+fn answers_after_an_analysis_was_evicted_are_identical() {
+    let dir = temp_dir("mem-evict-analysis");
+    let mut s = Server::start_with(json!({}), settings(json!({})), None);
+    let uri = file_uri(&dir.join("first.mapper"));
+    let diags = s.open(&uri, NOISY_MAPPER);
+    for code in ["W0214", "E0201", "W0213"] {
+        assert!(
+            diags.iter().any(|d| d["code"] == code),
+            "{code} is published: {diags:#?}"
+        );
+    }
+    let before = analysis_answers(&mut s, &uri, NOISY_MAPPER, &diags);
+    let hover = before[0]["contents"]["value"].as_str().unwrap_or("");
+    assert!(hover.contains("Machine"), "{hover}");
+    let fixes = &before[before.len() - 5];
+    assert!(
+        fixes.as_array().is_some_and(|a| !a.is_empty()),
+        "code actions: {fixes:#}"
+    );
+    assert_eq!(before[before.len() - 4]["kind"], "full");
+    // Each open publishes the document's diagnostics, which analyses it.
+    for i in 0..KEPT_ANALYSES + 2 {
+        let other = file_uri(&dir.join(format!("other{i}.mapper")));
+        s.open(&other, &format!("{NOISY_MAPPER}# other {i}\n"));
+    }
+    let after = analysis_answers(&mut s, &uri, NOISY_MAPPER, &diags);
     assert_eq!(before, after);
     s.shutdown();
 }

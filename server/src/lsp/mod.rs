@@ -39,6 +39,9 @@
 //!
 //! Pure analysis (no tower-lsp; byte offsets in, data out):
 //! - [`analysis`]        one document's parse, line index and name resolution.
+//! - [`analysis_cache`]  which documents keep their analysis in memory (the
+//!   most recently used, bounded in count and text bytes; the others are
+//!   analysed again on demand).
 //! - [`docs`]            documentation of every keyword, property and method.
 //! - [`cursor`]          what is being typed at an offset (statement field,
 //!   after `.`, inside a call, ...).
@@ -80,6 +83,7 @@
 //! polls handlers concurrently, in arrival order until they first yield).
 
 pub mod analysis;
+pub mod analysis_cache;
 pub mod app_aware;
 pub mod code_actions;
 pub mod commands;

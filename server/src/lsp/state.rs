@@ -4,6 +4,11 @@
 //! `Document` and swaps it in, so a request that cloned the `Arc` keeps a
 //! consistent view (text, version, analysis) however long it runs, and no
 //! map guard is ever held across an `.await` (accessors return owned values).
+//!
+//! A document keeps its text and version for as long as it is open, but its
+//! analysis only while it is among the recently used ones (see
+//! [`super::analysis_cache`]): an evicted analysis is computed again when a
+//! request or a publish needs it, with the same result.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -14,6 +19,7 @@ use mapwright_grammar::line_index::Encoding;
 use tower_lsp::lsp_types::{TextDocumentContentChangeEvent, Url};
 
 use super::analysis::Analysis;
+use super::analysis_cache::AnalysisSlot;
 use super::config::{find_project_file, ProjectConfig, Settings};
 use super::convert::{apply_change, DiagnosticFields};
 use super::outbox::Outbox;
@@ -21,13 +27,14 @@ use super::providers::Providers;
 use super::target::{resolve, Resolution, ResolutionSlot, Target, TargetKey};
 
 /// One version of an open document. Its analysis is computed on first use
-/// (a burst of keystrokes parses only the versions someone asks about).
+/// (a burst of keystrokes parses only the versions someone asks about), and
+/// again after it was evicted.
 #[derive(Debug)]
 pub struct Document {
     pub uri: Url,
     pub version: i32,
     pub text: String,
-    analysis: OnceLock<Arc<Analysis>>,
+    analysis: AnalysisSlot,
     /// The last analysed earlier version, to re-analyse from incrementally;
     /// dropped once this version's analysis exists.
     base: Mutex<Option<Arc<Analysis>>>,
@@ -41,7 +48,7 @@ impl Document {
             uri,
             version,
             text,
-            analysis: OnceLock::new(),
+            analysis: AnalysisSlot::default(),
             base: Mutex::new(None),
             resolution: ResolutionSlot::default(),
         }
@@ -49,12 +56,12 @@ impl Document {
 
     /// The next version of `prev`, analysed (when asked) incrementally from
     /// `prev`'s analysis or, if `prev` was never analysed, from the one
-    /// `prev` would have started from.
+    /// `prev` would have started from (from scratch if neither is in
+    /// memory).
     pub fn edited(prev: &Document, version: i32, text: String) -> Document {
         let base = prev
             .analysis
-            .get()
-            .cloned()
+            .held()
             .or_else(|| prev.base.lock().unwrap_or_else(|e| e.into_inner()).clone());
         let doc = Document::new(prev.uri.clone(), version, text);
         *doc.base.lock().unwrap_or_else(|e| e.into_inner()) = base;
@@ -74,17 +81,16 @@ impl Document {
             .get_if_resolved(target, || resolve(&self.analysis(), target))
     }
 
-    /// The analysis of this version (computed once).
+    /// The analysis of this version (computed once, and again if it was
+    /// evicted).
     pub fn analysis(&self) -> Arc<Analysis> {
-        self.analysis
-            .get_or_init(|| {
-                let base = self.base.lock().unwrap_or_else(|e| e.into_inner()).take();
-                Arc::new(match base {
-                    Some(prev) => Analysis::after_edit(&prev, &self.text),
-                    None => Analysis::new(&self.text),
-                })
-            })
-            .clone()
+        self.analysis.get_or_analyse(|| {
+            let base = self.base.lock().unwrap_or_else(|e| e.into_inner()).take();
+            match base {
+                Some(prev) => Analysis::after_edit(&prev, &self.text),
+                None => Analysis::new(&self.text),
+            }
+        })
     }
 }
 

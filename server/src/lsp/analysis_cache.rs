@@ -1,0 +1,153 @@
+//! Which documents keep their analysis in memory.
+//!
+//! An [`Analysis`] (tokens, tree, names, types, diagnostics, line index) is
+//! about 25 times its text. Editors ask about the few documents on screen,
+//! so only the most recently used analyses stay: at most [`KEPT_ANALYSES`]
+//! documents and [`KEPT_TEXT_BYTES`] of their text (the most recent one is
+//! always kept, however large). A document holds its analysis weakly
+//! through an [`AnalysisSlot`]; the strong references are in a process-wide
+//! recently-used list (the server has one set of open documents). A request
+//! that holds an analysis keeps it alive until it answers, whatever the
+//! list says; an evicted analysis is computed again on the next request,
+//! with the same result (analysis is a pure function of the text), so a
+//! client sees no difference but the time.
+//!
+//! What eviction costs: the next request on that document parses and checks
+//! it in full (an edit of it is no longer re-analysed incrementally).
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex, Weak};
+
+use super::analysis::Analysis;
+
+/// At most this many analyses stay in memory, most recently used first.
+pub const KEPT_ANALYSES: usize = 12;
+
+/// And at most this much text (summed over the kept analyses' documents):
+/// about 6 MB of analyses.
+pub const KEPT_TEXT_BYTES: usize = 256 * 1024;
+
+/// The strong references to the most recently used analyses (front: newest).
+static RECENT: Mutex<VecDeque<Arc<Analysis>>> = Mutex::new(VecDeque::new());
+
+/// Marks `a` as just used, dropping the least recently used ones beyond the
+/// bounds (their memory is freed when no request holds them).
+fn keep_recent(a: &Arc<Analysis>) {
+    let evicted = {
+        let mut recent = RECENT.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(i) = recent.iter().position(|x| Arc::ptr_eq(x, a)) {
+            recent.remove(i);
+        }
+        recent.push_front(a.clone());
+        let keep = how_many_to_keep(recent.iter().map(|kept| kept.text.len()));
+        recent.split_off(keep)
+    };
+    // Freed outside the lock.
+    drop(evicted);
+}
+
+/// How many of the analyses, most recent first, whose documents' text
+/// lengths are `lens`, stay within the bounds (at least one).
+fn how_many_to_keep(lens: impl Iterator<Item = usize>) -> usize {
+    let mut keep = 0;
+    let mut bytes = 0;
+    for len in lens {
+        bytes += len;
+        if keep > 0 && (keep == KEPT_ANALYSES || bytes > KEPT_TEXT_BYTES) {
+            break;
+        }
+        keep += 1;
+    }
+    keep
+}
+
+/// Where a document version keeps its analysis: held weakly (the strong
+/// reference is in the recently-used list, or with a request using it).
+#[derive(Debug, Default)]
+pub struct AnalysisSlot {
+    inner: Mutex<Weak<Analysis>>,
+}
+
+impl AnalysisSlot {
+    /// The analysis, from `compute` unless it is held; marked as just used.
+    /// Concurrent callers wait for one computation.
+    pub fn get_or_analyse(&self, compute: impl FnOnce() -> Analysis) -> Arc<Analysis> {
+        let mut slot = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        let a = slot.upgrade().unwrap_or_else(|| {
+            let a = Arc::new(compute());
+            *slot = Arc::downgrade(&a);
+            a
+        });
+        drop(slot);
+        keep_recent(&a);
+        a
+    }
+
+    /// The analysis if it is still in memory (not marked as used).
+    pub fn held(&self) -> Option<Arc<Analysis>> {
+        self.inner
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .upgrade()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use super::*;
+
+    const SRC: &str = "m = Machine(GPU);\nTask * GPU;\nx = y;\n";
+
+    #[test]
+    fn a_held_analysis_is_not_computed_again() {
+        let slot = AnalysisSlot::default();
+        let computed = AtomicUsize::new(0);
+        let compute = || {
+            computed.fetch_add(1, Ordering::SeqCst);
+            Analysis::new(SRC)
+        };
+        let first = slot.get_or_analyse(compute);
+        // Held here, so no eviction (by other tests either) can drop it.
+        let again = slot.get_or_analyse(compute);
+        assert!(Arc::ptr_eq(&first, &again));
+        assert_eq!(computed.load(Ordering::SeqCst), 1);
+    }
+
+    #[test]
+    fn an_evicted_analysis_is_computed_again_and_equal() {
+        let slot = AnalysisSlot::default();
+        let computed = AtomicUsize::new(0);
+        let compute = || {
+            computed.fetch_add(1, Ordering::SeqCst);
+            Analysis::new(SRC)
+        };
+        let before = slot.get_or_analyse(compute);
+        let (program, diagnostics) = (before.parsed.program.clone(), before.diagnostics.clone());
+        drop(before);
+        // More recently used analyses push it out.
+        let others: Vec<AnalysisSlot> = (0..KEPT_ANALYSES)
+            .map(|_| AnalysisSlot::default())
+            .collect();
+        for o in &others {
+            o.get_or_analyse(|| Analysis::new(SRC));
+        }
+        assert!(slot.held().is_none(), "evicted");
+        let after = slot.get_or_analyse(compute);
+        assert_eq!(computed.load(Ordering::SeqCst), 2);
+        assert_eq!(after.parsed.program, program);
+        assert_eq!(after.diagnostics, diagnostics);
+    }
+
+    #[test]
+    fn the_bounds_count_documents_and_bytes_and_keep_the_newest() {
+        assert_eq!(how_many_to_keep([].into_iter()), 0);
+        assert_eq!(how_many_to_keep([10; 100].into_iter()), KEPT_ANALYSES);
+        // The newest stays although it alone is over the byte bound.
+        assert_eq!(how_many_to_keep([KEPT_TEXT_BYTES * 2, 10].into_iter()), 1);
+        let half = KEPT_TEXT_BYTES / 2;
+        assert_eq!(how_many_to_keep([half, half, 1, 1].into_iter()), 2);
+        assert_eq!(how_many_to_keep([half, half + 1, 1].into_iter()), 1);
+    }
+}
