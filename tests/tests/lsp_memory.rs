@@ -138,19 +138,29 @@ fn exercise(s: &mut Server, uri: &str, text: &str) -> String {
     text
 }
 
+/// The answers to each of `methods` just after the start of each of
+/// `needles` in `text`.
+fn ask_at(s: &mut Server, uri: &str, text: &str, needles: &[&str], methods: &[&str]) -> Vec<Value> {
+    let mut out = Vec::new();
+    for needle in needles {
+        let at = text.find(needle).expect("needle in the mapper") + 1;
+        for method in methods {
+            out.push(s.request(method, s.at(uri, text, at)));
+        }
+    }
+    out
+}
+
 /// Hover on several names, inlay hints and code actions over the whole
 /// document (with the published diagnostics as context).
 fn resolution_answers(s: &mut Server, uri: &str, text: &str, diags: &[Value]) -> Vec<Value> {
-    let mut out = Vec::new();
-    for needle in [
+    let needles = [
         "IndexTaskMap",
         "m = Machine",
         "calculate_new_currents f",
         "update_voltages",
-    ] {
-        let at = text.find(needle).expect("needle in the mapper") + 1;
-        out.push(s.request("textDocument/hover", s.at(uri, text, at)));
-    }
+    ];
+    let mut out = ask_at(s, uri, text, &needles, &["textDocument/hover"]);
     let whole = range(text, 0, text.len(), s.encoding);
     out.push(s.request(
         "textDocument/inlayHint",
@@ -225,18 +235,15 @@ IndexTaskMap calculate_new_currents f;
 /// published diagnostics, pulled diagnostics, symbols, folding and inlay
 /// hints.
 fn analysis_answers(s: &mut Server, uri: &str, text: &str, diags: &[Value]) -> Vec<Value> {
-    let mut out = Vec::new();
-    for needle in [
+    let needles = [
         "Machine",
         "m.size",
         "ipoint",
         "mx[",
         "calculate_new_currents f",
-    ] {
-        let at = text.find(needle).expect("needle in the mapper") + 1;
-        out.push(s.request("textDocument/hover", s.at(uri, text, at)));
-        out.push(s.request("textDocument/completion", s.at(uri, text, at)));
-    }
+    ];
+    let methods = ["textDocument/hover", "textDocument/completion"];
+    let mut out = ask_at(s, uri, text, &needles, &methods);
     let doc = json!({"textDocument": {"uri": uri}});
     let mut tokens = s.request("textDocument/semanticTokens/full", doc.clone());
     if let Some(t) = tokens.as_object_mut() {
