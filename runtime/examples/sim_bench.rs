@@ -1,5 +1,6 @@
 //! Simulated evaluations per second per core, per built-in application:
-//! `cargo run --release -p mapwright-runtime --example sim_bench [N]`.
+//! `cargo run --release -p mapwright-runtime --example sim_bench [N] [APP]`
+//! (`APP` limits the run to one application, for profiling).
 //!
 //! Each application's expert mapper is resolved once; the decisions are
 //! then simulated N times on one thread (`simulate only`), and the mapper
@@ -68,6 +69,7 @@ fn main() {
         .nth(1)
         .and_then(|a| a.parse().ok())
         .unwrap_or(2000);
+    let only: Option<String> = std::env::args().nth(2);
     let machine = Machine::preset("p100x4").expect("preset");
     let resolve = default_resolver();
     println!(
@@ -76,6 +78,9 @@ fn main() {
     );
     let mut rates: Vec<(&str, f64)> = Vec::new();
     for name in App::builtin_names() {
+        if only.as_deref().is_some_and(|o| o != *name) {
+            continue;
+        }
         let (Some(app), Some(src)) = (App::builtin(name), expert_mapper_text(name)) else {
             continue;
         };

@@ -69,6 +69,10 @@ pub struct App {
     /// Where `ranks_per_node` comes from (run scripts, mapper comments).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub ranks_notes: String,
+    /// How the problem grows with the machine (the DISTAL matmuls' weak
+    /// scaling, [`crate::scaling`]); `None` keeps it at every size.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weak_scaling: Option<crate::scaling::WeakScaling>,
     /// Free-form remarks.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub notes: String,
@@ -200,6 +204,14 @@ pub struct Task {
     /// An inner task: it only launches subtasks and touches no data itself.
     #[serde(default)]
     pub inner: bool,
+    /// Set when `domain` stands for one launch of this local domain per
+    /// point of the nearest index-launched ancestor, each on that point's
+    /// node (the scaled 2-D matmuls' `task_5`: a 2x2 launch per node):
+    /// point `p` belongs to the ancestor point `p / node_local`, and
+    /// without a mapping function Legion slices `p % node_local` over
+    /// that node's processors.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub node_local: Vec<u64>,
     /// Free-form remarks (what the expert mapper does with it, ...).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub notes: String,

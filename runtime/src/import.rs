@@ -1347,6 +1347,7 @@ fn build_app(o: &Observations, machine: &Machine, name: Option<&str>) -> Result<
             timed: true,
             parent: None,
             inner,
+            node_local: Vec::new(),
             notes: notes.join("; "),
             guess: Some(guesses.join("; ")),
         });
@@ -1378,6 +1379,7 @@ fn build_app(o: &Observations, machine: &Machine, name: Option<&str>) -> Result<
         // The log's address spaces are the imported machine's nodes.
         ranks_per_node: Default::default(),
         ranks_notes: String::new(),
+        weak_scaling: None,
         notes: format!(
             "Launch domains and region sizes are those of the logged run; launch counts are \
              what rank 0 mapped (traced iterations replay without calling the mapper, so \

@@ -10,6 +10,8 @@
 //!   `auto_split`, `greedy_split`), as pure functions over extents.
 //! - [`machine`]  machine descriptions (serde JSON/TOML) and named presets.
 //! - [`app`]      application descriptions and the nine built-in benchmarks.
+//! - [`scaling`]  the DISTAL matmuls' weak scaling: a description rewritten
+//!   for the machine's node and GPU count as the benchmark scripts run it.
 //! - [`decisions`] concrete mapping decisions (per task: processor kind, memory
 //!   and layout per region, processor per launch point) and runtime failures.
 //! - [`resolve_mapping`] program + application + machine -> decisions, with
@@ -41,6 +43,7 @@ pub mod import;
 pub mod machine;
 pub mod mspace;
 pub mod resolve_mapping;
+pub mod scaling;
 pub mod service;
 pub mod sim;
 pub mod validate;

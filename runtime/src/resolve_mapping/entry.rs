@@ -136,6 +136,9 @@ pub fn resolve_mapping_with(
     placer: &mut dyn LaunchPlacer,
     options: ResolveOptions,
 ) -> Decisions {
+    // The problem as it runs on this machine (the matmuls grow with it).
+    let scaled = app.on_machine(machine);
+    let app: &App = &scaled;
     let naming = options.naming.unwrap_or_else(|| RegionNaming::of_app(app));
     let mut r = Resolver::new(analysis, source, app, machine, naming, options.fixes);
     r.run(Some(placer));

@@ -115,8 +115,9 @@ impl<'a> Resolver<'a> {
         mem: MemKind,
     ) -> (LayoutDecision, Option<LayoutHit>) {
         let want = dsl_mem(mem);
+        let table = self.rules.layout.for_task(&task.name);
         for key in Self::lookup_keys(&task.name, names) {
-            let Some(list) = self.rules.layout.get(key.0, key.1) else {
+            let Some(list) = table.get(key.0, key.1) else {
                 continue;
             };
             let entry = list

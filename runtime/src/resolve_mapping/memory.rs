@@ -49,8 +49,9 @@ impl<'a> Resolver<'a> {
     ) -> (MemKind, Option<usize>, bool, Vec<MemCandidate>) {
         let mut candidates = Vec::new();
         let want = kind.dsl_kind();
+        let table = self.rules.region.for_task(&task.name);
         for key in Self::lookup_keys(&task.name, names) {
-            let Some(list) = self.rules.region.get(key.0, key.1) else {
+            let Some(list) = table.get(key.0, key.1) else {
                 continue;
             };
             let entry = list

@@ -289,6 +289,9 @@ impl<'a> Resolver<'a> {
             let mut fails = PlaceFailures::default();
             match rule {
                 None => match task.launch {
+                    Launch::Index if !task.node_local.is_empty() => {
+                        placement = self.node_local_default(ti, ppn);
+                    }
                     Launch::Index => {
                         let procs = u64::try_from(nodes * ppn).unwrap_or(0);
                         for (point, ord) in default_slicing(&task.domain, procs) {
@@ -394,6 +397,55 @@ impl<'a> Resolver<'a> {
             self.report_placement_failures(ti, fails);
         }
         self.load_imbalance();
+    }
+
+    /// Legion's default placement of a task launched once per point of its
+    /// nearest index-launched ancestor over `node_local` (see
+    /// [`crate::app::Task::node_local`]): each local launch is sliced over
+    /// the processors of the node its ancestor point was placed on.
+    fn node_local_default(&self, ti: usize, ppn: i64) -> Vec<PointPlacement> {
+        let app = self.app;
+        let task = &app.tasks[ti];
+        let local = &task.node_local;
+        // The nearest ancestor launched over an index space.
+        let mut ancestor = task.parent.as_deref();
+        let mut owner: Option<usize> = None;
+        while let Some(name) = ancestor {
+            let Some(ai) = app.tasks.iter().position(|t| t.name == name) else {
+                break;
+            };
+            if app.tasks[ai].launch == Launch::Index {
+                owner = Some(ai);
+                break;
+            }
+            ancestor = app.tasks[ai].parent.as_deref();
+        }
+        let owners: &[PointPlacement] = owner.map_or(&[], |ai| &self.logical[ai]);
+        let slicing = default_slicing(local, u64::try_from(ppn.max(1)).unwrap_or(1));
+        let mut out = Vec::new();
+        for point in domain_points(&task.domain) {
+            let block: Vec<i64> = point
+                .iter()
+                .zip(local)
+                .map(|(&x, &l)| x / l.max(1) as i64)
+                .collect();
+            let inside: Vec<i64> = point
+                .iter()
+                .zip(local)
+                .map(|(&x, &l)| x % l.max(1) as i64)
+                .collect();
+            let node = owners
+                .iter()
+                .find(|o| o.point == block)
+                .map_or(0, |o| o.node);
+            let proc = slicing.get(&inside).copied().unwrap_or(0);
+            out.push(PointPlacement {
+                point,
+                node,
+                proc: u32::try_from(proc).unwrap_or(0),
+            });
+        }
+        out
     }
 
     fn report_placement_failures(&mut self, ti: usize, fails: PlaceFailures) {

@@ -79,6 +79,38 @@ impl<V> PairTable<V> {
     pub(super) fn get(&self, task: &str, region: &str) -> Option<&Vec<V>> {
         self.by_task.get(task).and_then(|m| m.get(region))
     }
+
+    /// A lookup for one task: its own entries and the `*` entries, each
+    /// found once, so the keys of every region argument cost one hash each.
+    pub(super) fn for_task<'t>(&'t self, task: &'t str) -> TaskLookup<'t, V> {
+        TaskLookup {
+            task,
+            own: self.by_task.get(task),
+            star: self.by_task.get("*"),
+        }
+    }
+}
+
+/// [`PairTable::for_task`].
+pub(super) struct TaskLookup<'t, V> {
+    task: &'t str,
+    own: Option<&'t FastMap<String, Vec<V>>>,
+    star: Option<&'t FastMap<String, Vec<V>>>,
+}
+
+impl<'t, V> TaskLookup<'t, V> {
+    /// The entries of (task key, region key), the task key being this
+    /// task's name or `*`.
+    pub(super) fn get(&self, task: &str, region: &str) -> Option<&'t Vec<V>> {
+        let map = if task == self.task {
+            self.own
+        } else if task == "*" {
+            self.star
+        } else {
+            None
+        };
+        map.and_then(|m| m.get(region))
+    }
 }
 
 /// The keys a task selector stands for.

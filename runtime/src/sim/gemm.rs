@@ -11,9 +11,12 @@
 //!
 //! - **Stepped** (cannon, summa, pumma, solomonik): the GEMM is a single
 //!   task launched `K` times from every point `(i, j)` of an inner index
-//!   launch. Step `s` reads `B(i, k)` and `C(k, j)`, with `k = s`
-//!   (SUMMA's and, inside a node, PUMMA's broadcast) or `k = (s + i + j)
-//!   mod K` (Cannon's and Solomonik's `stagger`). `A(i, j)` stays put.
+//!   launch. Step `s` reads `B(i, k)` and `C(k, j)`, the panel `k` its
+//!   [`Stagger`] gives: `k = s` (SUMMA's broadcast), the node step
+//!   staggered by the node row (PUMMA), node and GPU steps staggered by
+//!   `in + jn` and `iln + jln` (Cannon), or Cannon's stagger within each
+//!   replica layer (Solomonik). `A(i, j)` stays put; Solomonik's layers
+//!   beyond the first reduce theirs into A's placement.
 //! - **Projected** (johnson, cosma): the GEMM is an index launch over a
 //!   3-D grid; point `(i, j, k)` reads the `B` tile placed on the face
 //!   `(i, 0, k)`, the `C` tile on `(0, j, k)` (each placement domain is the
@@ -34,12 +37,29 @@ use crate::app::{App, FlowKind, Launch};
 use super::plan::{FlowPlan, TaskPlan};
 use super::topology::{MemId, ProcId, Resource, Route, Topo};
 
+/// Which `k` panel a stepped GEMM point reads at each step: the
+/// `stagger` statements of its DISTAL schedule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stagger {
+    /// SUMMA: step `s` reads panel `s` everywhere (a broadcast).
+    None,
+    /// PUMMA: `stagger(ko, {in}, kos)` at the node level only: node row
+    /// `in` starts at node panel `in`; inside the node, a broadcast.
+    NodeRows,
+    /// Cannon: `stagger(ko, {in, jn}, kos)` at the node level and
+    /// `stagger(kio, {iln, jln}, kios)` inside it.
+    Cannon,
+    /// Solomonik: `stagger(k1, {in, jn}, k1s)` within each of the `c`
+    /// layers of the grid, layer `kn` owning panels `kn K .. (kn+1) K`.
+    Layers,
+}
+
 /// How the GEMM task's points find their tiles.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Shape {
-    /// A single task launched `K` times per point of `parent`; `skew`
-    /// gives Cannon's staggered `k`.
-    Stepped { parent: usize, skew: bool },
+    /// A single task launched `K` times per point of `parent`; `stagger`
+    /// says which panel each step reads.
+    Stepped { parent: usize, stagger: Stagger },
     /// An index launch whose points project onto the placement grids.
     Projected,
 }
@@ -84,13 +104,15 @@ pub struct GemmPlan {
 }
 
 /// The schedule a communication pattern names, if it is one of the six
-/// matrix multiplications'.
-fn shape_of(pattern: &str) -> Option<(bool, bool)> {
-    // (stepped, skew)
+/// matrix multiplications': `Some(Some(stagger))` for a stepped GEMM,
+/// `Some(None)` for a 3-D one.
+fn shape_of(pattern: &str) -> Option<Option<Stagger>> {
     match pattern {
-        "systolic" | "2.5d" => Some((true, true)),
-        "broadcast" | "skewed-broadcast" => Some((true, false)),
-        "3d-broadcast-reduce" | "3d-grid" => Some((false, false)),
+        "systolic" => Some(Some(Stagger::Cannon)),
+        "2.5d" => Some(Some(Stagger::Layers)),
+        "broadcast" => Some(Some(Stagger::None)),
+        "skewed-broadcast" => Some(Some(Stagger::NodeRows)),
+        "3d-broadcast-reduce" | "3d-grid" => Some(None),
         _ => None,
     }
 }
@@ -99,9 +121,9 @@ impl GemmPlan {
     /// The GEMM schedule of `app`, or `None` for other applications. The
     /// flows it takes over are removed from `flows`.
     pub fn build(app: &App, tasks: &[TaskPlan], flows: &mut Vec<FlowPlan>) -> Option<GemmPlan> {
-        let (stepped, skew) = shape_of(app.communication.pattern.as_str())?;
+        let stagger = shape_of(app.communication.pattern.as_str())?;
         let task = tasks.iter().position(|t| t.gemm && t.active)?;
-        let shape = if stepped {
+        let shape = if let Some(stagger) = stagger {
             let t = tasks[task].task;
             if t.launch != Launch::Single {
                 return None;
@@ -109,7 +131,7 @@ impl GemmPlan {
             let parent = tasks
                 .iter()
                 .position(|p| Some(p.task.name.as_str()) == t.parent.as_deref())?;
-            Shape::Stepped { parent, skew }
+            Shape::Stepped { parent, stagger }
         } else {
             if tasks[task].task.launch != Launch::Index {
                 return None;
@@ -136,7 +158,10 @@ impl GemmPlan {
                     });
                     false
                 }
-                FlowKind::Reduction if f.from == task && !stepped => {
+                // Solomonik folds its layers' partial A tiles as the 3-D
+                // GEMMs do (`reduction_copies` skips layer 0, whose A is
+                // the placement's own piece, followed by coherence).
+                FlowKind::Reduction if f.from == task => {
                     reduce = Some(Reduce {
                         placement: f.to,
                         placement_arg: f.to_arg,
@@ -145,10 +170,6 @@ impl GemmPlan {
                     });
                     false
                 }
-                // Solomonik at one replica (c = 1): the partial A of a
-                // task_5 point is the A tile its own GPU placed; what
-                // moves is followed by coherence.
-                FlowKind::Reduction if f.from == task => false,
                 _ => true,
             }
         });
@@ -193,34 +214,79 @@ fn ext3(domain: &[u64]) -> [u64; 3] {
     e
 }
 
-/// The placement piece of `input`'s tile read by GEMM unit `unit` at step
-/// `s`.
-fn tile(
+/// The `k` panel unit `c` reads at step `s` of its `steps`, and how many
+/// panels there are along `k` (`layers` is the grid's third extent).
+fn panel(stagger: Stagger, c: [u64; 3], s: u64, steps: u64, layers: u64) -> (u64, u64) {
+    let steps = steps.max(1);
+    match stagger {
+        Stagger::None => (s % steps, steps),
+        Stagger::NodeRows | Stagger::Cannon => {
+            // `gx` node steps of 2 GPU steps each (`divide(k, ko, ki, gx)`,
+            // `divide(ki, kio, kii, 2)`); unit (i, j) is GPU (iln, jln) of
+            // node (in, jn) in the 2x2 GPU grid of every node.
+            let inner = if steps.is_multiple_of(2) { 2 } else { 1 };
+            let outer = steps / inner;
+            let (ko, kio) = (s / inner, s % inner);
+            let (i_n, j_n, i_l, j_l) = (c[0] / 2, c[1] / 2, c[0] % 2, c[1] % 2);
+            let (ko, kio) = if stagger == Stagger::Cannon {
+                ((ko + i_n + j_n) % outer, (kio + i_l + j_l) % inner)
+            } else {
+                ((ko + i_n) % outer, kio)
+            };
+            (ko * inner + kio, steps)
+        }
+        Stagger::Layers => (
+            c[2] * steps + (s + c[0] + c[1]) % steps,
+            steps * layers.max(1),
+        ),
+    }
+}
+
+/// The placement indices along one axis of extent `p` that coordinate `x`
+/// of extent `ext` covers (several when the placement is finer).
+fn span(x: u64, ext: u64, p: u64) -> std::ops::Range<u64> {
+    let (ext, p) = (ext.max(1), p.max(1));
+    let lo = (x * p / ext).min(p - 1);
+    let hi = ((x + 1) * p).div_ceil(ext).clamp(lo + 1, p);
+    lo..hi
+}
+
+/// The placement pieces holding `input`'s tile read by GEMM unit
+/// `unit_piece` at step `s`, each with the share of the tile it holds,
+/// into `out`.
+fn tiles(
     plan: &super::plan::Plan,
     g: &GemmPlan,
     input: &Input,
     unit_piece: u32,
     s: u32,
     steps: u32,
-) -> u64 {
+    out: &mut Vec<(u64, f64)>,
+) {
+    out.clear();
     let pdom = &plan.tasks[input.placement].task.domain;
     match g.shape {
-        Shape::Stepped { parent, skew } => {
+        Shape::Stepped { parent, stagger } => {
             let dom = &plan.tasks[parent].task.domain;
-            let [i, j, _] = coords(u64::from(unit_piece), dom);
+            let c = coords(u64::from(unit_piece), dom);
             let e = ext3(dom);
-            let k_ext = u64::from(steps.max(1));
-            let s = u64::from(s);
-            let k = if skew { (s + i + j) % k_ext } else { s % k_ext };
-            match input.operand {
-                Operand::B => linear(&[i, k, 0], &[e[0], k_ext, 1], pdom),
-                Operand::C => linear(&[k, j, 0], &[k_ext, e[1], 1], pdom),
+            let (k, k_ext) = panel(stagger, c, u64::from(s), u64::from(steps), e[2]);
+            let p = ext3(pdom);
+            let (rows, cols) = match input.operand {
+                Operand::B => (span(c[0], e[0], p[0]), span(k, k_ext, p[1])),
+                Operand::C => (span(k, k_ext, p[0]), span(c[1], e[1], p[1])),
+            };
+            let share = 1.0 / ((rows.end - rows.start) * (cols.end - cols.start)) as f64;
+            for r in rows {
+                for q in cols.clone() {
+                    out.push(((r * p[1] + q) * p[2], share));
+                }
             }
         }
         Shape::Projected => {
             let dom = &plan.tasks[g.task].task.domain;
             let c = coords(u64::from(unit_piece), dom);
-            linear(&c, &ext3(dom), pdom)
+            out.push((linear(&c, &ext3(dom), pdom), 1.0));
         }
     }
 }
@@ -271,6 +337,7 @@ pub fn launch(
     let mut fetches: Vec<Fetch> = Vec::new();
     // (operand, tile, destination memory, job or 0) already copied.
     let mut seen: Vec<(Operand, u64, MemId, u32)> = Vec::new();
+    let mut pieces: Vec<(u64, f64)> = Vec::new();
     for (job, &(ui, s)) in jobs.iter().enumerate() {
         let u = &t.units[ui];
         for input in &g.inputs {
@@ -284,32 +351,35 @@ pub fn launch(
             let Some(pa) = placement.args.get(input.placement_arg) else {
                 continue;
             };
-            let piece = tile(plan, g, input, u.piece, s, u.execs);
-            let Some(owner) = placement.units.iter().find(|x| u64::from(x.piece) == piece) else {
-                continue;
-            };
-            let Some(src) = topo.home(owner.proc, pa.mem) else {
-                continue;
-            };
-            if src == dst {
-                continue;
+            tiles(plan, g, input, u.piece, s, u.execs, &mut pieces);
+            for &(piece, share) in &pieces {
+                let Some(owner) = placement.units.iter().find(|x| u64::from(x.piece) == piece)
+                else {
+                    continue;
+                };
+                let Some(src) = topo.home(owner.proc, pa.mem) else {
+                    continue;
+                };
+                if src == dst {
+                    continue;
+                }
+                // A tile already copied into this memory is reused: within the
+                // steps mapped together, and across steps unless CollectMemory
+                // frees each step's instances.
+                // Steps run one at a time and CollectMemory frees each one's
+                // instances: no reuse. Otherwise an instance once made stays.
+                let key_group = if serial && collect { job as u32 } else { 0 };
+                let key = (input.operand, piece, dst, key_group);
+                if seen.contains(&key) {
+                    continue;
+                }
+                seen.push(key);
+                fetches.push(Fetch {
+                    job,
+                    route: topo.route(src, dst),
+                    bytes: input.bytes * share,
+                });
             }
-            // A tile already copied into this memory is reused: within the
-            // steps mapped together, and across steps unless CollectMemory
-            // frees each step's instances.
-            // Steps run one at a time and CollectMemory frees each one's
-            // instances: no reuse. Otherwise an instance once made stays.
-            let key_group = if serial && collect { job as u32 } else { 0 };
-            let key = (input.operand, piece, dst, key_group);
-            if seen.contains(&key) {
-                continue;
-            }
-            seen.push(key);
-            fetches.push(Fetch {
-                job,
-                route: topo.route(src, dst),
-                bytes: input.bytes,
-            });
         }
     }
 
@@ -434,10 +504,18 @@ pub fn reduction_copies(
     let Some(dst) = topo.home(proc, ca.mem) else {
         return;
     };
-    let dom = &gemm.task.domain;
+    // A stepped GEMM's units are its parent's points; their layer-0 A
+    // tiles are the placement's own pieces, which coherence follows.
+    let (dom, stepped) = match g.shape {
+        Shape::Stepped { parent, .. } => (&plan.tasks[parent].task.domain, true),
+        Shape::Projected => (&gemm.task.domain, false),
+    };
     let pdom = &consumer.task.domain;
     for u in &gemm.units {
         let c = coords(u64::from(u.piece), dom);
+        if stepped && c[2] == 0 {
+            continue;
+        }
         if linear(&c, &ext3(dom), pdom) != u64::from(piece) {
             continue;
         }

@@ -81,8 +81,10 @@ pub fn simulate(
     if let Some(f) = &decisions.fatal {
         return RunOutcome::failure(f.kind.clone(), f.raw_output.clone());
     }
+    // The problem as it runs on this machine, as resolution saw it.
+    let scaled = app.on_machine(machine);
     let topo = topology::Topo::new(machine);
-    let plan = match plan::Plan::build(decisions, app, topo) {
+    let plan = match plan::Plan::build(decisions, &scaled, topo) {
         Ok(p) => p,
         Err(f) => return f.into(),
     };

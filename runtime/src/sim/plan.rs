@@ -315,30 +315,30 @@ fn effective_memory(kind: ProcKind, mem: MemKind, topo: &Topo) -> (MemKind, bool
 }
 
 /// What planning an argument needs to know about the other arguments.
-struct ArgContext {
+struct ArgContext<'a> {
     /// Bytes per element of each region's whole struct (interned name).
     struct_width: FastMap<u32, f64>,
     /// Elements of each region where an argument has it as its primary name.
-    elements: FastMap<String, u64>,
+    elements: FastMap<&'a str, u64>,
     /// The memory decided for a region name on a processor kind, from
     /// arguments launched once per iteration under that primary name.
-    memory: FastMap<(String, ProcKind), MemKind>,
+    memory: FastMap<(&'a str, ProcKind), MemKind>,
 }
 
-impl ArgContext {
+impl<'a> ArgContext<'a> {
     fn new(
-        app: &App,
+        app: &'a App,
         decisions: &Decisions,
         by_name: &FastMap<&str, &TaskDecision>,
         topo: &Topo,
         struct_width: FastMap<u32, f64>,
-    ) -> ArgContext {
-        let mut elements: FastMap<String, u64> = FastMap::default();
+    ) -> ArgContext<'a> {
+        let mut elements: FastMap<&str, u64> = FastMap::default();
         let mut memory = FastMap::default();
         for t in &app.tasks {
             for r in &t.regions {
                 if r.elements > 0 && r.privilege.accesses() {
-                    let e = elements.entry(r.name.clone()).or_insert(0);
+                    let e = elements.entry(r.name.as_str()).or_insert(0);
                     *e = (*e).max(r.elements);
                 }
             }
@@ -355,7 +355,7 @@ impl ArgContext {
                 .filter(|x| x.instance == InstanceKind::Physical)
             {
                 if let Some(r) = t.region_at(rd.index) {
-                    memory.entry((r.name.clone(), kind)).or_insert(rd.memory);
+                    memory.entry((r.name.as_str(), kind)).or_insert(rd.memory);
                 }
             }
         }
@@ -437,14 +437,14 @@ fn plan_args<'a>(
             };
             let own = match decided_k {
                 Some(l) => Some(l.memory),
-                None if k > 0 => ctx.memory.get(&(name.clone(), kind)).copied(),
+                None if k > 0 => ctx.memory.get(&(name.as_str(), kind)).copied(),
                 None => None,
             };
             let (m, st) = match own {
                 Some(m) => effective_memory(kind, m, topo),
                 None => (mem, staged),
             };
-            let size = match ctx.elements.get(name) {
+            let size = match ctx.elements.get(name.as_str()) {
                 Some(&e) if k > 0 && r.elements > 0 => (e as f64 / r.elements as f64).min(1.0),
                 _ => 1.0,
             };
