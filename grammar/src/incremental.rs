@@ -68,6 +68,26 @@ pub fn reanalyze(old: &Parsed, old_source: &str, new_source: &str) -> (crate::An
     (crate::Analysis { parsed, checked }, how)
 }
 
+/// [`reanalyze`] that also reuses the old check statement by statement
+/// (see [`crate::check::CheckMemo`]): `old` and `memo` are the parse and
+/// the check memo of `old_source`, made by [`crate::analyze_remembering`]
+/// or by this function. Always equal to `analyze(new_source)` (the memo
+/// aside).
+pub fn reanalyze_remembering(
+    old: &Parsed,
+    memo: &crate::check::CheckMemo,
+    old_source: &str,
+    new_source: &str,
+) -> (crate::Analysis, Reparse, crate::check::Reuse) {
+    let (parsed, how) = reparse(old, old_source, new_source);
+    let previous = crate::check::Previous {
+        memo,
+        source: old_source,
+    };
+    let (checked, reuse) = crate::check::check_incremental(&parsed, new_source, Some(previous));
+    (crate::Analysis { parsed, checked }, how, reuse)
+}
+
 /// The byte range that differs between two texts: `(start, old_end, new_end)`,
 /// from their common prefix and suffix (on char boundaries).
 pub fn changed_range(old: &str, new: &str) -> (usize, usize, usize) {
@@ -239,7 +259,7 @@ fn shift_span(span: &mut Span, delta: isize) {
 }
 
 /// Moves each span of `d` that lies at or after `from` by `delta`.
-fn shift_diagnostic(d: &mut crate::Diagnostic, from: usize, delta: isize) {
+pub(crate) fn shift_diagnostic(d: &mut crate::Diagnostic, from: usize, delta: isize) {
     let shift = |s: &mut Span| {
         if s.start >= from {
             shift_span(s, delta);

@@ -12,7 +12,9 @@
 //! - [`incremental`] re-parse after an edit: only the top-level statements
 //!   it can affect, the rest reused with shifted spans.
 //! - [`resolve`]     name resolution: symbols, definitions, references.
-//! - [`check`]       static semantics: types, definitions, mapping-rule shadowing.
+//! - [`check`]       static semantics: types, definitions, mapping-rule shadowing;
+//!   statement by statement, reusing the previous check's work for the
+//!   statements an edit did not change (`check::memo`).
 //! - [`format`]      the formatter (keeps every comment, idempotent).
 //! - [`codes`]       the table of diagnostic codes with their explanations.
 //!
@@ -127,6 +129,15 @@ impl Analysis {
 pub fn analyze(source: &str) -> Analysis {
     let parsed = parse(source);
     let checked = check::check(&parsed, source);
+    Analysis { parsed, checked }
+}
+
+/// [`analyze`], remembering each statement's check so that the analysis
+/// of an edited text can reuse it
+/// ([`incremental::reanalyze_remembering`]).
+pub fn analyze_remembering(source: &str) -> Analysis {
+    let parsed = parse(source);
+    let (checked, _) = check::check_incremental(&parsed, source, None);
     Analysis { parsed, checked }
 }
 

@@ -1,5 +1,7 @@
 //! "Did you mean" suggestions: the closest candidate by edit distance.
 
+use std::collections::HashMap;
+
 /// Levenshtein distance between two short strings (ASCII-case-sensitive).
 pub fn edit_distance(a: &str, b: &str) -> usize {
     let a: Vec<char> = a.chars().collect();
@@ -140,9 +142,148 @@ impl<'a> Suggester<'a> {
     }
 }
 
+/// The answers of a [`Suggester`] for many words, kept for the next call
+/// with a slightly different candidate list: a keystroke usually changes no
+/// name, or one, so the undefined names' suggestions are updated from the
+/// names added and removed instead of asked again over thousands of names.
+#[derive(Debug, Clone, Default)]
+pub struct Suggestions {
+    /// The candidates, sorted and without duplicates.
+    candidates: Vec<Box<str>>,
+    answers: HashMap<Box<str>, Option<Box<str>>>,
+}
+
+/// Past this many added or removed candidates, every word is asked again.
+const MAX_CHANGED: usize = 64;
+
+impl Suggestions {
+    /// What [`Suggester::closest`] over `candidates` (sorted, without
+    /// duplicates) answers for each of `words`, reusing `previous`'s
+    /// answers where the change of candidates cannot have changed them.
+    pub fn new<'w>(
+        previous: Option<&Suggestions>,
+        candidates: &[&str],
+        words: impl IntoIterator<Item = &'w str>,
+    ) -> Suggestions {
+        let (added, removed) = match previous {
+            Some(p) => sorted_difference(&p.candidates, candidates),
+            None => (candidates.to_vec(), Vec::new()),
+        };
+        let previous = previous.filter(|_| added.len() + removed.len() <= MAX_CHANGED);
+        let newcomers = Suggester::new(added.iter().copied());
+        let mut everyone: Option<Suggester> = None;
+        let mut answers = HashMap::new();
+        for word in words {
+            if answers.contains_key(word) {
+                continue;
+            }
+            let old = previous.and_then(|p| p.answers.get(word));
+            let answer = match old {
+                // The old answer still stands unless it was removed; only
+                // a new candidate can beat it.
+                Some(old)
+                    if old
+                        .as_ref()
+                        .is_none_or(|b| removed.binary_search(&&**b).is_err()) =>
+                {
+                    better(word, old.as_deref(), newcomers.closest(word))
+                }
+                _ => everyone
+                    .get_or_insert_with(|| Suggester::new(candidates.iter().copied()))
+                    .closest(word),
+            };
+            answers.insert(word.into(), answer.map(Into::into));
+        }
+        Suggestions {
+            candidates: candidates.iter().map(|c| (*c).into()).collect(),
+            answers,
+        }
+    }
+
+    /// The suggestion for `word` (one of the words it was made for).
+    pub fn get(&self, word: &str) -> Option<&str> {
+        self.answers.get(word).and_then(|a| a.as_deref())
+    }
+}
+
+/// The one of two answers [`Suggester::closest`] prefers: an exact
+/// case-insensitive match, then the smaller distance, then the earlier
+/// candidate (candidates are in sorted order).
+fn better<'x>(word: &str, a: Option<&'x str>, b: Option<&'x str>) -> Option<&'x str> {
+    let rank = |c: &str| {
+        if c.eq_ignore_ascii_case(word) {
+            (0, 0)
+        } else {
+            (
+                1,
+                edit_distance(&word.to_ascii_lowercase(), &c.to_ascii_lowercase()),
+            )
+        }
+    };
+    match (a, b) {
+        (Some(a), Some(b)) => Some(if (rank(b), b) < (rank(a), a) { b } else { a }),
+        (a, b) => a.or(b),
+    }
+}
+
+/// The names in `new` and not in `old`, and those in `old` and not in
+/// `new` (both sorted, without duplicates).
+fn sorted_difference<'n, 'o>(old: &'o [Box<str>], new: &[&'n str]) -> (Vec<&'n str>, Vec<&'o str>) {
+    let (mut added, mut removed) = (Vec::new(), Vec::new());
+    let (mut i, mut j) = (0, 0);
+    while i < old.len() || j < new.len() {
+        match (old.get(i), new.get(j)) {
+            (Some(o), Some(n)) if &**o == *n => {
+                i += 1;
+                j += 1;
+            }
+            (Some(o), Some(n)) if &**o < *n => {
+                removed.push(&**o);
+                i += 1;
+            }
+            (_, Some(n)) => {
+                added.push(*n);
+                j += 1;
+            }
+            (Some(o), None) => {
+                removed.push(&**o);
+                i += 1;
+            }
+            (None, None) => break,
+        }
+    }
+    (added, removed)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn updated_suggestions_answer_as_the_suggester_does() {
+        let base = ["mgpu", "mcpu", "block1d", "block2d", "cyclic", "gpu", "ab"];
+        let words = [
+            "mgpx", "blok1d", "cyclc", "ab", "gp", "zzz", "mcpx", "block3d",
+        ];
+        let mut previous: Option<Suggestions> = None;
+        let steps: [&[&str]; 5] = [
+            &base,
+            &["mgpu", "mcpu", "block1d", "block3d", "cyclic", "gpu", "ab"],
+            &["mgpx", "mcpu", "block1d", "block3d", "cyclic", "gpu", "ab"],
+            &["mcpu", "block1d", "cyclic", "gpu"],
+            &base,
+        ];
+        for step in steps {
+            let mut candidates = step.to_vec();
+            candidates.sort();
+            let got = Suggestions::new(previous.as_ref(), &candidates, words);
+            let suggester = Suggester::new(candidates.iter().copied());
+            for w in words {
+                assert_eq!(got.get(w), suggester.closest(w), "{w} over {candidates:?}");
+            }
+            previous = Some(got);
+        }
+    }
 
     #[test]
     fn finds_close_names() {

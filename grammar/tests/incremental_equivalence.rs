@@ -8,14 +8,21 @@
 //! whole statements and pasted pieces of the file itself. The test also
 //! counts the edits that took the incremental path, so it fails if that
 //! path is never exercised.
+//!
+//! The same edit sequences drive incremental checking (each statement's
+//! check reused from the previous analysis when what it read is unchanged,
+//! see `check::memo`): the result must equal a full check, diagnostics with
+//! their spans, names, symbol types and return types. The generated
+//! 5,000-line files of the benchmark are covered by
+//! `tests/tests/incremental_check.rs` in the `mapwright-tests` crate.
 
 use std::cell::Cell;
 use std::path::Path;
 
-use mapwright_grammar::check::check;
-use mapwright_grammar::incremental::{reparse, Reparse};
+use mapwright_grammar::check::{check, Checked};
+use mapwright_grammar::incremental::{reanalyze_remembering, reparse, Reparse};
 use mapwright_grammar::token::TokenKind;
-use mapwright_grammar::{parse, Parsed};
+use mapwright_grammar::{analyze, analyze_remembering, parse, Parsed};
 use proptest::prelude::*;
 
 fn corpus_files() -> Vec<String> {
@@ -129,7 +136,11 @@ fn same_parse(inc: &Parsed, full: &Parsed) -> Result<(), String> {
 }
 
 fn same_check(inc: &Parsed, full: &Parsed, source: &str) -> Result<(), String> {
-    let (a, b) = (check(inc, source), check(full, source));
+    same_checked(&check(inc, source), &check(full, source))
+}
+
+/// Everything a check gives (diagnostics with spans, names, types), equal.
+fn same_checked(a: &Checked, b: &Checked) -> Result<(), String> {
     if a.diagnostics != b.diagnostics {
         return Err("check diagnostics differ".into());
     }
@@ -177,6 +188,60 @@ proptest! {
             parsed = inc;
         }
     }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 192, ..ProptestConfig::default() })]
+
+    #[test]
+    fn incremental_and_full_checking_agree(
+        file in any::<prop::sample::Index>(),
+        edits in prop::collection::vec(edit(), 1..12),
+    ) {
+        let files = corpus_files();
+        prop_assume!(!files.is_empty());
+        let mut text = files[file.index(files.len())].clone();
+        let mut analysis = analyze_remembering(&text);
+        for e in &edits {
+            let next = apply(&text, e);
+            let (inc, _, reuse) = reanalyze_remembering(&analysis.parsed, &analysis.checked.memo, &text, &next);
+            let full = analyze(&next);
+            let same = same_parse(&inc.parsed, &full.parsed)
+                .and_then(|_| same_checked(&inc.checked, &full.checked));
+            if let Err(why) = same {
+                return Err(TestCaseError::fail(format!(
+                    "{why} after {e:?} ({reuse:?})\n--- before\n{text}\n--- after\n{next}"
+                )));
+            }
+            text = next;
+            analysis = inc;
+        }
+    }
+}
+
+/// Incremental checking only means something if statements are reused:
+/// typing into names of corpus files must replay most statements' checks.
+#[test]
+fn typing_replays_most_statements_checks() {
+    let (mut replayed, mut checked) = (0, 0);
+    for text in corpus_files() {
+        let analysis = analyze_remembering(&text);
+        let step = (analysis.parsed.tokens.len() / 10).max(1);
+        for t in analysis.parsed.tokens.iter().step_by(step) {
+            if t.kind == TokenKind::Ident {
+                let next = format!("{}z{}", &text[..t.span.end], &text[t.span.end..]);
+                let (inc, _, reuse) =
+                    reanalyze_remembering(&analysis.parsed, &analysis.checked.memo, &text, &next);
+                assert!(same_checked(&inc.checked, &analyze(&next).checked).is_ok());
+                replayed += reuse.replayed;
+                checked += reuse.checked;
+            }
+        }
+    }
+    assert!(
+        replayed > 4 * checked,
+        "{replayed} statements replayed, {checked} checked again"
+    );
 }
 
 /// The property above only means something if edits take the incremental

@@ -6,11 +6,11 @@
 use std::collections::HashMap;
 
 use mapwright_grammar::ast::{Program, Stmt, StmtKind};
-use mapwright_grammar::check::Ty;
-use mapwright_grammar::incremental::reanalyze;
+use mapwright_grammar::check::{CheckMemo, Ty};
+use mapwright_grammar::incremental::reanalyze_remembering;
 use mapwright_grammar::resolve::{Resolved, Scope, SymbolKind};
 use mapwright_grammar::token::{Token, TokenKind};
-use mapwright_grammar::{analyze, Diagnostic, LineIndex, Parsed, Span};
+use mapwright_grammar::{analyze_remembering, Diagnostic, LineIndex, Parsed, Span};
 
 /// Everything the features derive from one version of a document's text.
 #[derive(Debug)]
@@ -26,6 +26,8 @@ pub struct Analysis {
     /// Syntax and semantic diagnostics, in source order (what
     /// `mapwright check` reports).
     pub diagnostics: Vec<Diagnostic>,
+    /// Each statement's check, reused by the analysis of the next edit.
+    pub check_memo: CheckMemo,
 }
 
 impl Analysis {
@@ -33,14 +35,16 @@ impl Analysis {
     /// panics on any input (the grammar's invariant); the LSP layer still
     /// guards against it.
     pub fn new(text: &str) -> Analysis {
-        Analysis::from_front_end(text, analyze(text))
+        Analysis::from_front_end(text, analyze_remembering(text))
     }
 
     /// The analysis of `text`, an edited version of `prev`'s text: only the
-    /// top-level statements the edit can affect are parsed again (see
-    /// `mapwright_grammar::incremental`); the result equals [`Analysis::new`].
+    /// top-level statements the edit can affect are parsed again, and only
+    /// the statements whose check can have changed are checked again (see
+    /// `mapwright_grammar::incremental` and `check::memo`); the result
+    /// equals [`Analysis::new`].
     pub fn after_edit(prev: &Analysis, text: &str) -> Analysis {
-        let (front, _) = reanalyze(&prev.parsed, &prev.text, text);
+        let (front, _, _) = reanalyze_remembering(&prev.parsed, &prev.check_memo, &prev.text, text);
         Analysis::from_front_end(text, front)
     }
 
@@ -55,6 +59,7 @@ impl Analysis {
             symbol_types: checked.symbol_types,
             returns: checked.returns,
             diagnostics,
+            check_memo: checked.memo,
         }
     }
 
@@ -198,6 +203,9 @@ mod tests {
             assert_eq!(inc.parsed.program, full.parsed.program);
             assert_eq!(inc.diagnostics, full.diagnostics);
             assert_eq!(inc.resolved.symbols, full.resolved.symbols);
+            assert_eq!(inc.resolved.references, full.resolved.references);
+            assert_eq!(inc.symbol_types, full.symbol_types);
+            assert_eq!(inc.returns, full.returns);
             assert_eq!(inc.text, after);
         }
     }

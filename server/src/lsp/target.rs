@@ -349,6 +349,7 @@ fn front_end(a: &Analysis) -> mapwright_grammar::Analysis {
         resolved: a.resolved.clone(),
         symbol_types: a.symbol_types.clone(),
         returns: a.returns.clone(),
+        memo: Default::default(),
     };
     mapwright_grammar::Analysis {
         parsed: a.parsed.clone(),

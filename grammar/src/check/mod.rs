@@ -16,16 +16,22 @@
 //!   an earlier one of the same family;
 //! - `print` aborts with fewer arguments than `{}` placeholders.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
+use std::sync::Arc;
 
 use serde::Serialize;
 
 use crate::ast::*;
-use crate::diagnostic::{line_extent, line_or_span, CappedDiagnostics, Diagnostic, Fix};
+use crate::diagnostic::{CappedDiagnostics, Diagnostic, Fix};
 use crate::parser::Parsed;
-use crate::resolve::{resolve, Resolved, SymbolKind};
-use crate::suggest::{closest, Suggester};
+use crate::resolve::{resolve, Resolved};
+use crate::suggest::Suggestions;
 use crate::Span;
+
+mod memo;
+mod names;
+
+pub use memo::{CheckMemo, Previous, Reuse};
 
 /// Static types. `None` lengths/dimensions mean "not known statically".
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -124,17 +130,46 @@ pub struct Checked {
     pub symbol_types: HashMap<usize, Ty>,
     /// Inferred return type of each function, by name.
     pub returns: HashMap<String, Ty>,
+    /// Each statement's work, for the next [`check_incremental`] (empty
+    /// after [`check`]).
+    pub memo: CheckMemo,
 }
 
 /// Checks a parsed program. Statements that did not parse are skipped.
 pub fn check(parsed: &Parsed, source: &str) -> Checked {
+    check_with(parsed, source, None, false).0
+}
+
+/// [`check`], remembering each statement's work in [`Checked::memo`], and
+/// reusing `previous`'s for the statements an edit left unchanged (see
+/// [`memo`]). Always equal to [`check`] (the memo aside).
+pub fn check_incremental(
+    parsed: &Parsed,
+    source: &str,
+    previous: Option<Previous<'_>>,
+) -> (Checked, Reuse) {
+    check_with(parsed, source, previous, true)
+}
+
+fn check_with(
+    parsed: &Parsed,
+    source: &str,
+    previous: Option<Previous<'_>>,
+    remember: bool,
+) -> (Checked, Reuse) {
     let program = &parsed.program;
     let resolved = resolve(program);
     let mut c = Checker {
         source,
         program,
         resolved: &resolved,
-        diags: CappedDiagnostics::default(),
+        diags: Vec::new(),
+        capped: CappedDiagnostics::default(),
+        tape: None,
+        stmt_start: 0,
+        stmt_index: 0,
+        previous_suggestions: previous.and_then(|p| p.memo.suggestions()),
+        suggestions: None,
         symbol_types: HashMap::new(),
         returns: HashMap::new(),
         in_progress: Vec::new(),
@@ -184,28 +219,46 @@ pub fn check(parsed: &Parsed, source: &str) -> Checked {
             referenced
         },
     };
-    c.run();
+    let old = previous.map(memo::OldRecords::new);
+    let (mut memo, reuse) = c.run(remember, old.as_ref());
     let Checker {
-        diags,
+        capped,
         symbol_types,
         returns,
+        suggestions,
         ..
     } = c;
-    let mut diagnostics = diags.into_vec();
+    if remember {
+        memo.keep_suggestions(suggestions);
+    }
+    let mut diagnostics = capped.into_vec();
     diagnostics.sort_by_key(|d| (d.span.start, d.span.end));
-    Checked {
+    let checked = Checked {
         diagnostics,
         resolved,
         symbol_types,
         returns,
-    }
+        memo,
+    };
+    (checked, reuse)
 }
 
 struct Checker<'a> {
     source: &'a str,
     program: &'a Program,
     resolved: &'a Resolved,
-    diags: CappedDiagnostics,
+    /// Diagnostics of the statement or pass being checked; moved into
+    /// `capped` when it ends (in order, so the cap keeps the same ones).
+    diags: Vec<Diagnostic>,
+    capped: CappedDiagnostics,
+    /// What the statement being checked reads and writes, while recording.
+    tape: Option<Vec<memo::Event>>,
+    /// Start and index of the top-level statement being checked.
+    stmt_start: usize,
+    stmt_index: usize,
+    /// The previous check's suggestions for undefined names, and this one's.
+    previous_suggestions: Option<Arc<Suggestions>>,
+    suggestions: Option<Arc<Suggestions>>,
     symbol_types: HashMap<usize, Ty>,
     returns: HashMap<String, Ty>,
     /// Functions whose return type is being inferred (recursion guard).
@@ -242,16 +295,48 @@ impl<'a> Checker<'a> {
         self.lines.line_of(offset) + 1
     }
 
-    fn run(&mut self) {
+    /// Moves the pending diagnostics into the capped list.
+    fn flush(&mut self) {
+        for d in self.diags.drain(..) {
+            self.capped.push(d);
+        }
+    }
+
+    fn run(&mut self, remember: bool, old: Option<&memo::OldRecords<'_>>) -> (CheckMemo, Reuse) {
         self.global_definitions();
-        for (i, stmt) in self.program.stmts.iter().enumerate() {
+        self.flush();
+        let mut out = memo::NewMemo::default();
+        let program = self.program;
+        for (i, stmt) in program.stmts.iter().enumerate() {
+            if !memo::worth_recording(stmt) {
+                continue;
+            }
+            if remember {
+                self.statement_with_memo(i, stmt, old, &mut out);
+            } else {
+                self.stmt_start = stmt.span.start;
+                self.stmt_index = i;
+                self.statement(i, stmt);
+            }
+            self.flush();
+        }
+        self.undefined_names();
+        self.unused_symbols();
+        self.shadowed_mapping_statements();
+        self.flush();
+        out.finish()
+    }
+
+    /// Types top-level statement `i`.
+    fn statement(&mut self, i: usize, stmt: &'a Stmt) {
+        {
             match &stmt.kind {
                 StmtKind::Assign { name, value } => {
                     let ty = self.infer(value, &Env::default());
                     self.check_assignable(ty, value);
-                    self.globals.entry(name.name.as_str()).or_insert(ty);
-                    if let Some(id) = self.resolved.global(&name.name) {
-                        self.symbol_types.entry(id).or_insert(ty);
+                    self.write_global(name.name.as_str(), ty);
+                    if let Some(id) = self.global_id(&name.name) {
+                        self.write_symbol_type(id, ty, false);
                     }
                 }
                 StmtKind::Print {
@@ -266,9 +351,7 @@ impl<'a> Checker<'a> {
                     self.check_print(format, *format_span, args.len());
                 }
                 StmtKind::FuncDef { name, .. } => {
-                    self.globals
-                        .entry(name.name.as_str())
-                        .or_insert(Ty::Function);
+                    self.write_global(name.name.as_str(), Ty::Function);
                     self.function_body(i);
                 }
                 StmtKind::IndexTaskMap { func, .. } | StmtKind::SingleTaskMap { func, .. } => {
@@ -276,55 +359,6 @@ impl<'a> Checker<'a> {
                 }
                 StmtKind::Layout { constraints, .. } => self.layout_overrides(constraints),
                 _ => {}
-            }
-        }
-        self.undefined_names();
-        self.unused_symbols();
-        self.shadowed_mapping_statements();
-    }
-
-    // ----- definitions --------------------------------------------------
-
-    /// Re-assigned globals and redefined functions.
-    fn global_definitions(&mut self) {
-        let mut first: HashMap<&str, (Span, bool)> = HashMap::new();
-        for stmt in &self.program.stmts {
-            let (name, is_func) = match &stmt.kind {
-                StmtKind::Assign { name, .. } => (name, false),
-                StmtKind::FuncDef { name, .. } => (name, true),
-                _ => continue,
-            };
-            let Some(&(prev, prev_is_func)) = first.get(name.name.as_str()) else {
-                first.insert(&name.name, (name.span, is_func));
-                continue;
-            };
-            let prev_line = self.line(prev.start);
-            if !is_func {
-                let what = if prev_is_func { "function" } else { "global" };
-                self.diags.push(
-                    Diagnostic::error(
-                        "E0215",
-                        name.span,
-                        format!("`{}` is already defined as a {what} (line {prev_line})", name.name),
-                    )
-                    .with_label("second definition")
-                    .with_related(prev, "first defined here")
-                    .with_note(format!(
-                        "globals can be assigned once; the reference aborts with \"AssignNode multiple {} cause conflicts in global_symbol!\"",
-                        name.name
-                    ))
-                    .with_fix(Fix::unsafe_("remove this assignment", vec![(stmt.span, String::new())])),
-                );
-            } else {
-                self.diags.push(
-                    Diagnostic::warning(
-                        "W0216",
-                        name.span,
-                        format!("this definition of `{}` is ignored: the first one (line {prev_line}) wins", name.name),
-                    )
-                    .with_label("ignored")
-                    .with_related(prev, "this definition is used"),
-                );
             }
         }
     }
@@ -355,7 +389,7 @@ impl<'a> Checker<'a> {
         for p in params {
             env.locals.push((p.name.name.clone(), Ty::from_param(p.ty)));
             if let Some(id) = self.symbol_defined_at(p.name.span) {
-                self.symbol_types.insert(id, Ty::from_param(p.ty));
+                self.write_symbol_type(id, Ty::from_param(p.ty), true);
             }
         }
         let mut ret: Option<Ty> = None;
@@ -383,7 +417,7 @@ impl<'a> Checker<'a> {
                     let ty = self.infer(value, &env);
                     self.check_assignable(ty, value);
                     if let Some(prev) = assigned.get(local.name.as_str()) {
-                        let prev_line = self.line(prev.start);
+                        let prev_line = self.line_read(prev.start);
                         self.diags.push(
                             Diagnostic::warning(
                                 "W0217",
@@ -407,7 +441,7 @@ impl<'a> Checker<'a> {
                         assigned.insert(&local.name, local.span);
                         env.locals.push((local.name.clone(), ty));
                         if let Some(id) = self.symbol_defined_at(local.span) {
-                            self.symbol_types.insert(id, ty);
+                            self.write_symbol_type(id, ty, true);
                         }
                     }
                 }
@@ -439,19 +473,13 @@ impl<'a> Checker<'a> {
                     .with_note("mapping functions end with `return m[...];`"),
             );
         }
-        self.returns
-            .entry(name.name.clone())
-            .or_insert(ret.unwrap_or(Ty::Unknown));
-    }
-
-    fn symbol_defined_at(&self, span: Span) -> Option<usize> {
-        self.defined_at.get(&span).copied()
+        self.write_return(&name.name, ret.unwrap_or(Ty::Unknown));
     }
 
     /// The return type of user function `name`, inferring it on demand.
     fn return_type(&mut self, name: &str) -> Ty {
-        if let Some(t) = self.returns.get(name) {
-            return *t;
+        if let Some(t) = self.known_return(name) {
+            return t;
         }
         // Recursion, or a call chain deep enough to threaten the stack.
         if self.in_progress.iter().any(|n| n == name) || self.in_progress.len() >= 16 {
@@ -460,19 +488,16 @@ impl<'a> Checker<'a> {
         let Some(index) = self.function_index(name) else {
             return Ty::Unknown;
         };
+        self.function_body_read(name);
         self.in_progress.push(name.to_string());
         // Infer without reporting: the body is checked (once) in program order.
         let saved = std::mem::take(&mut self.diags);
         self.function_body(index);
         self.diags = saved;
         self.in_progress.pop();
-        let t = self.returns.get(name).copied().unwrap_or(Ty::Unknown);
-        self.returns.remove(name);
+        let t = self.known_return(name).unwrap_or(Ty::Unknown);
+        self.forget_return(name);
         t
-    }
-
-    fn function_index(&self, name: &str) -> Option<usize> {
-        self.functions.get(name).copied()
     }
 
     fn function_names(&self) -> Vec<&'a str> {
@@ -494,9 +519,7 @@ impl<'a> Checker<'a> {
             "SingleTaskMap"
         };
         let Some(def_index) = self.function_index(&func.name) else {
-            let is_global = self.program.stmts.iter().any(
-                |s| matches!(&s.kind, StmtKind::Assign { name, .. } if name.name == func.name),
-            );
+            let is_global = self.assigned_global(&func.name);
             let mut d = Diagnostic::error(
                 "E0202",
                 func.span,
@@ -510,7 +533,7 @@ impl<'a> Checker<'a> {
             .with_note(format!(
                 "the reference aborts with \"{keyword}'s function undefined\""
             ));
-            if let Some(best) = closest(&func.name, self.function_names()) {
+            if let Some(best) = self.closest_function(&func.name) {
                 d = d.with_fix(Fix::safe(
                     format!("use `{best}`"),
                     vec![(func.span, best.to_string())],
@@ -521,10 +544,11 @@ impl<'a> Checker<'a> {
         };
         let def = &self.program.stmts[def_index];
         if def_index > stmt_index {
-            let line = self.line(def.span.start);
+            self.pin_function(&func.name);
+            let line = self.line_read(def.span.start);
             // Move the mapping statement after the function definition.
-            let (del_start, del_end) = line_extent(self.source, stmt.span);
-            let insert_at = line_extent(self.source, def.span).1;
+            let (del_start, del_end) = self.line_extent_read(stmt.span);
+            let insert_at = self.line_extent_read(def.span).1;
             let text = format!("{}\n", stmt.span.text(self.source));
             self.diags.push(
                 Diagnostic::error(
@@ -549,6 +573,7 @@ impl<'a> Checker<'a> {
                     .map(|p| format!("{} {}", p.ty.name(), p.name.name))
                     .collect::<Vec<_>>()
                     .join(", ");
+                self.pin_function(&name.name);
                 self.diags.push(
                     Diagnostic::error(
                         "E0204",
@@ -562,6 +587,9 @@ impl<'a> Checker<'a> {
                 return;
             }
             let ret = self.return_type(&name.name);
+            if !matches!(ret, Ty::Processor | Ty::Unknown) {
+                self.pin_function(&name.name);
+            }
             if let Ty::Tuple(_) = ret {
                 self.diags.push(
                     Diagnostic::warning(
@@ -645,152 +673,22 @@ impl<'a> Checker<'a> {
         }
     }
 
-    // ----- names ----------------------------------------------------------
-
-    fn undefined_names(&mut self) {
-        // Only undefined names ask for suggestions: a file without any (the
-        // common case, on every keystroke) skips gathering the candidates.
-        let mut candidates: Vec<&str> = Vec::new();
-        if !self.resolved.unresolved.is_empty() {
-            candidates.extend(self.resolved.symbols.iter().map(|s| s.name.as_str()));
-            candidates.sort();
-            candidates.dedup();
-        }
-        let suggester = Suggester::new(candidates);
-        let mut seen: HashSet<&str> = HashSet::new();
-        for (name, span) in &self.resolved.unresolved {
-            let mut d = Diagnostic::error("E0201", *span, format!("`{name}` not found"))
-                .with_label("undefined name")
-                .with_note(format!("the reference aborts with \"{name} not found\""));
-            if let Some(best) = suggester.closest(name) {
-                d = d.with_fix(Fix::safe(
-                    format!("use `{best}`"),
-                    vec![(*span, best.to_string())],
-                ));
-            }
-            if let Some(kind) = machine_kind_for_name(name) {
-                if !seen.contains(name.as_str()) {
-                    let at = self
-                        .program
-                        .stmts
-                        .first()
-                        .map(|s| s.span.start)
-                        .unwrap_or(0);
-                    let at = self.insertion_point_before_uses(at);
-                    d = d.with_fix(Fix::safe(
-                        format!("add `{name} = Machine({kind});`"),
-                        vec![(Span::at(at), format!("{name} = Machine({kind});\n"))],
-                    ));
-                }
-            }
-            seen.insert(name);
-            self.diags.push(d);
-        }
-        for r in &self.resolved.references {
-            if r.before_definition {
-                let sym = &self.resolved.symbols[r.symbol];
-                if sym.kind == SymbolKind::Function {
-                    continue; // reported by the entry-function check
-                }
-                let line = sym.defs.first().map(|d| self.line(d.start)).unwrap_or(0);
-                self.diags.push(
-                    Diagnostic::error(
-                        "E0201",
-                        r.span,
-                        format!("`{}` is used before it is assigned (line {line})", sym.name),
-                    )
-                    .with_label("not defined yet")
-                    .with_note("top-level statements run in order"),
-                );
-            }
-        }
-    }
-
-    /// Where to insert a new global: the first statement's line start.
-    fn insertion_point_before_uses(&self, first_stmt: usize) -> usize {
-        self.source[..first_stmt]
-            .rfind('\n')
-            .map(|i| i + 1)
-            .unwrap_or(0)
-    }
-
-    fn unused_symbols(&mut self) {
-        let used_by_mapping = self.program.mapping_function_names();
-        for (id, sym) in self.resolved.symbols.iter().enumerate() {
-            if sym.name.starts_with('_') || self.referenced.get(id) == Some(&true) {
-                continue;
-            }
-            if sym.kind == SymbolKind::Function && used_by_mapping.contains(&sym.name.as_str()) {
-                continue;
-            }
-            let Some(&def) = sym.defs.first() else {
-                continue;
-            };
-            let (code, what) = match sym.kind {
-                SymbolKind::Function => ("W0213", "function"),
-                SymbolKind::Global => ("W0214", "variable"),
-                SymbolKind::Local => ("W0214", "local variable"),
-                SymbolKind::LoopVar => continue,
-                SymbolKind::Parameter => {
-                    if self.symbol_types.get(&id) == Some(&Ty::Task) {
-                        continue; // entry functions must take the task even if unused
-                    }
-                    ("W0214", "parameter")
-                }
-            };
-            self.diags.push(
-                Diagnostic::warning(code, def, format!("unused {what} `{}`", sym.name))
-                    .with_label("never used")
-                    .with_note("prefix the name with `_` to silence this"),
-            );
-        }
-    }
-
-    /// Mapping statements that can never take effect because an earlier one
-    /// with the same key wins.
-    fn shadowed_mapping_statements(&mut self) {
-        let mut first: HashMap<String, Span> = HashMap::new();
-        for stmt in &self.program.stmts {
-            for (key, shown) in mapping_keys(stmt) {
-                match first.get(&key) {
-                    None => {
-                        first.insert(key, stmt.span);
-                    }
-                    Some(&prev) => {
-                        let line = self.line(prev.start);
-                        self.diags.push(
-                            Diagnostic::warning(
-                                "W0218",
-                                stmt.span,
-                                format!("this rule for {shown} never takes effect: the earlier one on line {line} wins"),
-                            )
-                            .with_label("shadowed")
-                            .with_related(prev, "this rule wins")
-                            .with_note("the reference keeps the first rule for each key (it inserts into a map that never overwrites)")
-                            .with_fix(Fix::unsafe_("remove the shadowed rule", vec![(line_or_span(self.source, stmt.span), String::new())])),
-                        );
-                    }
-                }
-            }
-        }
-    }
-
     // ----- expressions ----------------------------------------------------
 
-    fn lookup(&self, name: &str, env: &Env) -> Ty {
+    fn lookup(&mut self, name: &str, env: &Env) -> Ty {
         if let Some((_, t)) = env.loop_vars.iter().rev().find(|(n, _)| n == name) {
             return *t;
         }
         if let Some((_, t)) = env.locals.iter().rev().find(|(n, _)| n == name) {
             return *t;
         }
-        if let Some(t) = self.globals.get(name) {
-            return *t;
+        if let Some(t) = self.global_ty(name) {
+            return t;
         }
         if env.in_function {
             // Globals assigned later in the file are visible to functions.
-            if let Some(t) = self.late_globals.get(name) {
-                return *t;
+            if let Some(t) = self.late_global_ty(name) {
+                return t;
             }
         }
         Ty::Unknown
@@ -1050,6 +948,8 @@ impl<'a> Checker<'a> {
                     return Ty::Unknown;
                 };
                 let spread = arg_types.iter().any(|t| matches!(t, Ty::Spread(_)));
+                // Every diagnostic below points into the definition.
+                let reported = self.diags.len();
                 if !spread && params.len() != args.len() {
                     self.diags.push(
                         Diagnostic::error(
@@ -1096,6 +996,9 @@ impl<'a> Checker<'a> {
                             );
                         }
                     }
+                }
+                if self.diags.len() > reported {
+                    self.pin_function(n);
                 }
                 self.return_type(n)
             }
@@ -1328,103 +1231,6 @@ impl<'a> Checker<'a> {
 /// function before their assignment has been checked.
 fn machine_ctor_dims(value: &Expr) -> Option<Ty> {
     value.as_machine_ctor().map(|_| Ty::MSpace(Some(2)))
-}
-
-/// `mgpu`, `m_gpu`, `gpus`...: the processor kind such a name suggests.
-fn machine_kind_for_name(name: &str) -> Option<&'static str> {
-    let lower = name.to_ascii_lowercase();
-    if !lower.starts_with('m') {
-        return None;
-    }
-    if lower.contains("gpu") {
-        Some("GPU")
-    } else if lower.contains("cpu") {
-        Some("CPU")
-    } else if lower.contains("omp") {
-        Some("OMP")
-    } else {
-        None
-    }
-}
-
-/// The keys under which the reference stores a mapping statement, with a
-/// readable description of each.
-fn mapping_keys(stmt: &Stmt) -> Vec<(String, String)> {
-    let sel_names = |sel: &TaskSel| -> Vec<String> {
-        match sel {
-            TaskSel::Star(_) => vec!["*".into()],
-            TaskSel::Names(ns) => ns.iter().map(|n| n.name.clone()).collect(),
-            TaskSel::Kind(k, _) => vec![k.name().into()],
-        }
-    };
-    let region = |r: &RegionSel| match r {
-        RegionSel::Star(_) => "*".to_string(),
-        RegionSel::Name(n) => n.name.clone(),
-        RegionSel::Index(i, _) => i.to_string(),
-    };
-    match &stmt.kind {
-        StmtKind::Task { tasks, .. } => sel_names(tasks)
-            .into_iter()
-            .map(|t| (format!("task:{t}"), format!("task `{t}`")))
-            .collect(),
-        StmtKind::Region {
-            task,
-            region: r,
-            proc,
-            ..
-        } => {
-            let p = match proc {
-                ProcSel::Star(_) => "*".to_string(),
-                ProcSel::Kind(k, _) => k.name().to_string(),
-            };
-            sel_names(task)
-                .into_iter()
-                .map(|t| {
-                    let r = region(r);
-                    (
-                        format!("region:{t}:{r}:{p}"),
-                        format!("`Region {t} {r} {p}`"),
-                    )
-                })
-                .collect()
-        }
-        StmtKind::Layout {
-            task,
-            region: r,
-            mem,
-            ..
-        } => {
-            let m = match mem {
-                MemSel::Star(_) => "*".to_string(),
-                MemSel::Kind(k, _) => k.name().to_string(),
-            };
-            sel_names(task)
-                .into_iter()
-                .map(|t| {
-                    let r = region(r);
-                    (
-                        format!("layout:{t}:{r}:{m}"),
-                        format!("`Layout {t} {r} {m}`"),
-                    )
-                })
-                .collect()
-        }
-        StmtKind::InstanceLimit { task, .. } => {
-            vec![(
-                format!("limit:{}", task.name),
-                format!("`InstanceLimit {}`", task.name),
-            )]
-        }
-        StmtKind::IndexTaskMap { tasks, .. } => sel_names(tasks)
-            .into_iter()
-            .map(|t| (format!("index:{t}"), format!("`IndexTaskMap {t}`")))
-            .collect(),
-        StmtKind::SingleTaskMap { tasks, .. } => sel_names(tasks)
-            .into_iter()
-            .map(|t| (format!("single:{t}"), format!("`SingleTaskMap {t}`")))
-            .collect(),
-        _ => Vec::new(),
-    }
 }
 
 /// `span` extended over the blanks before it (to delete a word cleanly).

@@ -1,0 +1,657 @@
+//! Incremental checking: the per-statement work of the last check, reused
+//! for statements an edit did not change.
+//!
+//! Names are file-global in this DSL, so a statement's findings depend on
+//! more than its own text. While the checker types one top-level statement
+//! it records, in order, every fact it reads from outside the statement
+//! (the type of a global so far, a function's definition and inferred
+//! return type, a symbol's index, a line number, a line's extent in the
+//! text) and every change it makes to the checker's shared tables (globals,
+//! inferred returns, symbol types), next to the diagnostics it raised.
+//!
+//! The next check reuses that record for a statement with the same text
+//! when every recorded read gives the same answer in the new file (answered
+//! as the statement would have seen them: after its own earlier writes).
+//! The statement's computation is a function of its own tree, which its
+//! text determines up to a shift of every span (top-level statements are
+//! parsed independently, see [`crate::incremental`]), and of those answers,
+//! so it would take the same path: the writes are replayed and the
+//! diagnostics moved by the statement's shift. Positions outside the
+//! statement are recorded relative to its start, so a statement and the
+//! function it calls that moved together still match; line numbers are
+//! absolute, so a change to them re-checks the statement. Symbol indices
+//! move when a symbol is added or removed earlier in the file: the replay
+//! maps each index the statement read to its new value and writes the
+//! symbol types under the new indices.
+//!
+//! The whole-file passes (second definitions, undefined and unused names,
+//! shadowed rules) always run; they read the resolved names, not the
+//! statements' types (except parameter types, which come from the replayed
+//! writes). `tests/incremental_check.rs` checks that the result equals a
+//! full check after random edit sequences.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use super::{Checker, Ty};
+use crate::ast::{Stmt, StmtKind};
+use crate::diagnostic::{line_extent, Diagnostic};
+use crate::incremental::shift_diagnostic;
+use crate::suggest::{closest, Suggestions};
+use crate::Span;
+
+/// What one check remembers for the next: the record of each top-level
+/// statement it typed. Cheap to clone (the records are shared).
+#[derive(Debug, Clone, Default)]
+pub struct CheckMemo {
+    stmts: Vec<StmtMemo>,
+    /// The suggestions for undefined names (updated, not recomputed, by
+    /// the next check).
+    suggestions: Option<Arc<Suggestions>>,
+}
+
+impl CheckMemo {
+    pub(super) fn suggestions(&self) -> Option<Arc<Suggestions>> {
+        self.suggestions.clone()
+    }
+
+    pub(super) fn keep_suggestions(&mut self, suggestions: Option<Arc<Suggestions>>) {
+        self.suggestions = suggestions;
+    }
+
+    /// How many statements the memo holds records for.
+    pub fn len(&self) -> usize {
+        self.stmts.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.stmts.is_empty()
+    }
+}
+
+/// The previous check of an edited file: its memo and the text it checked.
+#[derive(Debug, Clone, Copy)]
+pub struct Previous<'p> {
+    pub memo: &'p CheckMemo,
+    pub source: &'p str,
+}
+
+/// How much of a check was reused, for benchmarks and tests.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Reuse {
+    /// Statements whose record was replayed.
+    pub replayed: usize,
+    /// Statements typed again.
+    pub checked: usize,
+}
+
+/// One statement's record, where the statement now is.
+#[derive(Debug, Clone)]
+struct StmtMemo {
+    span: Span,
+    record: Arc<Record>,
+}
+
+#[derive(Debug)]
+struct Record {
+    /// The statement's start when the record was made (its diagnostics'
+    /// spans are as they were then).
+    origin: usize,
+    events: Vec<Event>,
+    diags: Vec<Diagnostic>,
+}
+
+/// A read or a write, in the order the statement's check made them.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum Event {
+    Read(Read),
+    Write(Write),
+}
+
+/// A fact read from outside the statement, with the answer it got.
+/// Offsets are relative to the statement's start.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum Read {
+    /// The type of a global assigned so far.
+    Global { name: Box<str>, ty: Option<Ty> },
+    /// What a function body sees of a global assigned later.
+    LateGlobal { name: Box<str>, ty: Option<Ty> },
+    /// An inferred return type, if known yet.
+    Return { name: Box<str>, ty: Option<Ty> },
+    /// The first definition of a function: whether it comes after the
+    /// statement, and its header (`def name(params)`), which gives its
+    /// name and parameters.
+    Function {
+        name: Box<str>,
+        found: Option<(bool, Box<str>)>,
+    },
+    /// Where that definition is (relative start, length): read when a
+    /// diagnostic points into it.
+    FunctionAt {
+        name: Box<str>,
+        at: Option<(isize, usize)>,
+    },
+    /// The whole definition, for its body (at a relative start, with a
+    /// length), which must be unchanged: read when its return type is
+    /// inferred on demand.
+    FunctionBody {
+        name: Box<str>,
+        at: Option<(isize, usize)>,
+    },
+    /// Whether some top-level assignment defines `name`.
+    Assigned { name: Box<str>, yes: bool },
+    /// The function name closest to `name`.
+    ClosestFunction {
+        name: Box<str>,
+        best: Option<Box<str>>,
+    },
+    /// The index of the global symbol `name`.
+    GlobalId { name: Box<str>, id: Option<usize> },
+    /// The index of the parameter or local defined at a (relative) span.
+    DefinedAt {
+        at: (isize, isize),
+        id: Option<usize>,
+    },
+    /// The 1-based line of a (relative) offset.
+    Line { at: isize, line: usize },
+    /// The lines around a (relative) span, as a relative range.
+    LineExtent {
+        at: (isize, isize),
+        extent: (isize, isize),
+    },
+}
+
+/// A change to the checker's shared tables.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum Write {
+    /// `globals[own name]` set unless already set.
+    Global { ty: Ty },
+    /// `symbol_types[id] = ty` (`replace`), or set unless already set.
+    SymbolType { id: usize, ty: Ty, replace: bool },
+    /// `returns[name]` set unless already set.
+    Return { name: Box<str>, ty: Ty },
+    /// `returns[name]` removed.
+    ForgetReturn { name: Box<str> },
+}
+
+/// Statements whose check reads or writes anything (the others add nothing).
+pub(super) fn worth_recording(stmt: &Stmt) -> bool {
+    matches!(
+        stmt.kind,
+        StmtKind::Assign { .. }
+            | StmtKind::Print { .. }
+            | StmtKind::FuncDef { .. }
+            | StmtKind::IndexTaskMap { .. }
+            | StmtKind::SingleTaskMap { .. }
+            | StmtKind::Layout { .. }
+    )
+}
+
+/// The old records by their statement's text.
+pub(super) struct OldRecords<'p> {
+    source: &'p str,
+    by_text: HashMap<&'p str, Vec<&'p StmtMemo>>,
+}
+
+impl<'p> OldRecords<'p> {
+    pub(super) fn new(previous: Previous<'p>) -> OldRecords<'p> {
+        let mut by_text: HashMap<&str, Vec<&StmtMemo>> =
+            HashMap::with_capacity(previous.memo.stmts.len());
+        for m in &previous.memo.stmts {
+            if let Some(text) = previous.source.get(m.span.start..m.span.end) {
+                by_text.entry(text).or_default().push(m);
+            }
+        }
+        OldRecords {
+            source: previous.source,
+            by_text,
+        }
+    }
+}
+
+/// How many records with the same text are tried (identical statements
+/// repeat in big files; one in the right place usually matches first).
+const CANDIDATES: usize = 4;
+
+/// The records being made for the next check.
+#[derive(Default)]
+pub(super) struct NewMemo {
+    pub(super) stmts: Vec<StmtMemoOut>,
+    pub(super) reuse: Reuse,
+}
+
+/// An opaque record for [`CheckMemo`].
+pub(super) struct StmtMemoOut(StmtMemo);
+
+impl NewMemo {
+    pub(super) fn finish(self) -> (CheckMemo, Reuse) {
+        (
+            CheckMemo {
+                stmts: self.stmts.into_iter().map(|s| s.0).collect(),
+                suggestions: None,
+            },
+            self.reuse,
+        )
+    }
+}
+
+impl<'a> Checker<'a> {
+    /// Types top-level statement `index` (of those [`worth_recording`]),
+    /// replaying an old record when one matches, else recording a new one.
+    pub(super) fn statement_with_memo(
+        &mut self,
+        index: usize,
+        stmt: &'a Stmt,
+        old: Option<&OldRecords<'_>>,
+        out: &mut NewMemo,
+    ) {
+        self.stmt_start = stmt.span.start;
+        self.stmt_index = index;
+        let text = stmt.span.text(self.source);
+        if let Some(old) = old {
+            let candidates = old.by_text.get(text).into_iter().flatten();
+            for m in candidates.take(CANDIDATES) {
+                if self.replay(stmt, m, old.source) {
+                    out.stmts.push(StmtMemoOut(StmtMemo {
+                        span: stmt.span,
+                        record: m.record.clone(),
+                    }));
+                    out.reuse.replayed += 1;
+                    return;
+                }
+            }
+        }
+        self.tape = Some(Vec::new());
+        self.statement(index, stmt);
+        let events = self.tape.take().unwrap_or_default();
+        out.stmts.push(StmtMemoOut(StmtMemo {
+            span: stmt.span,
+            record: Arc::new(Record {
+                origin: stmt.span.start,
+                events,
+                diags: self.diags.clone(),
+            }),
+        }));
+        out.reuse.checked += 1;
+    }
+
+    /// Replays `m` for `stmt` if every read it recorded has the same
+    /// answer now; false (and nothing changed) otherwise.
+    fn replay(&mut self, stmt: &'a Stmt, m: &StmtMemo, old_source: &str) -> bool {
+        let old_start = m.span.start as isize;
+        // The statement's own writes, as its later reads would see them.
+        let mut own_global: Option<Ty> = None;
+        let mut own_returns: Vec<(&str, Option<Ty>)> = Vec::new();
+        // Symbol indices move when a symbol is added or removed before
+        // them: each old index read maps to the new one, and the writes
+        // (which only use indices just read) follow the map.
+        let mut ids: Vec<(usize, usize)> = Vec::new();
+        for event in &m.record.events {
+            match event {
+                Event::Read(read) => {
+                    let same = match read {
+                        Read::Global { name, ty } => {
+                            let own = own_global.filter(|_| self.own_name(stmt) == Some(&**name));
+                            self.globals.get(&**name).copied().or(own) == *ty
+                        }
+                        Read::Return { name, ty } => {
+                            let now = match own_returns.iter().rev().find(|(n, _)| *n == &**name) {
+                                Some((_, t)) => *t,
+                                None => self.returns.get(&**name).copied(),
+                            };
+                            now == *ty
+                        }
+                        Read::FunctionBody { name, at } => {
+                            self.body_unchanged(name, *at, old_source, old_start)
+                        }
+                        Read::GlobalId { id, .. } | Read::DefinedAt { id, .. } => {
+                            let now = match self.answer(read) {
+                                Read::GlobalId { id, .. } | Read::DefinedAt { id, .. } => id,
+                                _ => None,
+                            };
+                            match (*id, now) {
+                                (None, None) => true,
+                                (Some(old), Some(new)) => {
+                                    let known = ids.iter().find(|(o, _)| *o == old).copied();
+                                    ids.push((old, new));
+                                    known.is_none_or(|(_, n)| n == new)
+                                }
+                                _ => false,
+                            }
+                        }
+                        other => self.answer(other) == *other,
+                    };
+                    if !same {
+                        return false;
+                    }
+                }
+                Event::Write(Write::Global { ty }) => {
+                    own_global.get_or_insert(*ty);
+                }
+                Event::Write(Write::Return { name, ty }) => {
+                    let now = match own_returns.iter().rev().find(|(n, _)| *n == &**name) {
+                        Some((_, t)) => *t,
+                        None => self.returns.get(&**name).copied(),
+                    };
+                    if now.is_none() {
+                        own_returns.push((name, Some(*ty)));
+                    }
+                }
+                Event::Write(Write::ForgetReturn { name }) => own_returns.push((name, None)),
+                Event::Write(Write::SymbolType { .. }) => {}
+            }
+        }
+        for event in &m.record.events {
+            if let Event::Write(w) = event {
+                self.apply(stmt, w, &ids);
+            }
+        }
+        let delta = stmt.span.start as isize - m.record.origin as isize;
+        self.diags.extend(m.record.diags.iter().map(|d| {
+            let mut d = d.clone();
+            shift_diagnostic(&mut d, 0, delta);
+            d
+        }));
+        true
+    }
+
+    /// The global a statement defines (an assignment's or a function's name).
+    fn own_name(&self, stmt: &'a Stmt) -> Option<&'a str> {
+        match &stmt.kind {
+            StmtKind::Assign { name, .. } | StmtKind::FuncDef { name, .. } => {
+                Some(name.name.as_str())
+            }
+            _ => None,
+        }
+    }
+
+    /// True if function `name`'s definition is at `at` (relative to the
+    /// statement) with the same text as in the old file.
+    fn body_unchanged(
+        &self,
+        name: &str,
+        at: Option<(isize, usize)>,
+        old_source: &str,
+        old_start: isize,
+    ) -> bool {
+        if self.function_at(name) != at {
+            return false;
+        }
+        let Some((rel, len)) = at else {
+            return true;
+        };
+        let old = usize::try_from(old_start + rel).ok();
+        match (old, self.abs(rel)) {
+            (Some(o), Some(n)) => old_source.get(o..o + len) == self.source.get(n..n + len),
+            _ => false,
+        }
+    }
+
+    /// The first definition of function `name`.
+    fn function_def(&self, name: &str) -> Option<(usize, &'a Stmt)> {
+        let index = *self.functions.get(name)?;
+        Some((index, self.program.stmts.get(index)?))
+    }
+
+    /// Whether function `name` is defined after the current statement, and
+    /// its header.
+    fn function_header(&self, name: &str) -> Option<(bool, &'a str)> {
+        let (index, def) = self.function_def(name)?;
+        let end = match &def.kind {
+            StmtKind::FuncDef { body_span, .. } => body_span.start,
+            _ => def.span.end,
+        };
+        let header = self.source.get(def.span.start..end.max(def.span.start))?;
+        Some((index > self.stmt_index, header))
+    }
+
+    /// Where function `name` is defined, relative to the current statement.
+    fn function_at(&self, name: &str) -> Option<(isize, usize)> {
+        let (_, def) = self.function_def(name)?;
+        Some((self.rel(def.span.start), def.span.len()))
+    }
+
+    /// `read` answered in the current file.
+    fn answer(&self, read: &Read) -> Read {
+        match read {
+            Read::Function { name, .. } => Read::Function {
+                name: name.clone(),
+                found: self.function_header(name).map(|(l, h)| (l, h.into())),
+            },
+            Read::FunctionAt { name, .. } => Read::FunctionAt {
+                name: name.clone(),
+                at: self.function_at(name),
+            },
+            Read::LateGlobal { name, .. } => Read::LateGlobal {
+                name: name.clone(),
+                ty: self.late_globals.get(&**name).copied(),
+            },
+            Read::Assigned { name, .. } => Read::Assigned {
+                name: name.clone(),
+                yes: self.is_assigned(name),
+            },
+            Read::ClosestFunction { name, .. } => Read::ClosestFunction {
+                name: name.clone(),
+                best: closest(name, self.function_names()).map(Into::into),
+            },
+            Read::GlobalId { name, .. } => Read::GlobalId {
+                name: name.clone(),
+                id: self.resolved.global(name),
+            },
+            Read::DefinedAt { at, .. } => Read::DefinedAt {
+                at: *at,
+                id: self
+                    .abs_span(*at)
+                    .and_then(|s| self.defined_at.get(&s).copied()),
+            },
+            Read::Line { at, .. } => Read::Line {
+                at: *at,
+                line: self.abs(*at).map_or(0, |o| self.lines.line_of(o) + 1),
+            },
+            Read::LineExtent { at, .. } => Read::LineExtent {
+                at: *at,
+                extent: self.abs_span(*at).map_or((0, 0), |s| {
+                    let (a, b) = line_extent(self.source, s);
+                    (self.rel(a), self.rel(b))
+                }),
+            },
+            // Answered with the statement's own writes in `replay`.
+            other => other.clone(),
+        }
+    }
+
+    fn apply(&mut self, stmt: &'a Stmt, write: &Write, ids: &[(usize, usize)]) {
+        match write {
+            Write::Global { ty } => {
+                if let Some(name) = self.own_name(stmt) {
+                    self.globals.entry(name).or_insert(*ty);
+                }
+            }
+            Write::SymbolType { id, ty, replace } => {
+                // (Every index written was read first, so it is mapped.)
+                let id = ids
+                    .iter()
+                    .find(|(old, _)| old == id)
+                    .map_or(*id, |(_, new)| *new);
+                if *replace {
+                    self.symbol_types.insert(id, *ty);
+                } else {
+                    self.symbol_types.entry(id).or_insert(*ty);
+                }
+            }
+            Write::Return { name, ty } => {
+                self.returns.entry(name.to_string()).or_insert(*ty);
+            }
+            Write::ForgetReturn { name } => {
+                self.returns.remove(&**name);
+            }
+        }
+    }
+
+    fn rel(&self, offset: usize) -> isize {
+        offset as isize - self.stmt_start as isize
+    }
+
+    fn abs(&self, rel: isize) -> Option<usize> {
+        usize::try_from(self.stmt_start as isize + rel).ok()
+    }
+
+    fn abs_span(&self, (a, b): (isize, isize)) -> Option<Span> {
+        Some(Span::new(self.abs(a)?, self.abs(b)?))
+    }
+
+    fn note(&mut self, event: Event) {
+        if let Some(tape) = &mut self.tape {
+            tape.push(event);
+        }
+    }
+
+    // ----- the checker's reads and writes, recorded ----------------------
+
+    pub(super) fn global_ty(&mut self, name: &str) -> Option<Ty> {
+        let ty = self.globals.get(name).copied();
+        self.note(Event::Read(Read::Global {
+            name: name.into(),
+            ty,
+        }));
+        ty
+    }
+
+    pub(super) fn late_global_ty(&mut self, name: &str) -> Option<Ty> {
+        let ty = self.late_globals.get(name).copied();
+        self.note(Event::Read(Read::LateGlobal {
+            name: name.into(),
+            ty,
+        }));
+        ty
+    }
+
+    pub(super) fn known_return(&mut self, name: &str) -> Option<Ty> {
+        let ty = self.returns.get(name).copied();
+        self.note(Event::Read(Read::Return {
+            name: name.into(),
+            ty,
+        }));
+        ty
+    }
+
+    /// The statement index of function `name`'s first definition; the
+    /// caller reads its header (name, parameters) only, unless it also
+    /// calls [`Checker::pin_function`] or [`Checker::function_body_read`].
+    pub(super) fn function_index(&mut self, name: &str) -> Option<usize> {
+        if self.tape.is_some() {
+            let found = self.function_header(name).map(|(l, h)| (l, h.into()));
+            self.note(Event::Read(Read::Function {
+                name: name.into(),
+                found,
+            }));
+        }
+        self.functions.get(name).copied()
+    }
+
+    /// Records that a diagnostic points into function `name`'s definition.
+    pub(super) fn pin_function(&mut self, name: &str) {
+        if self.tape.is_some() {
+            let at = self.function_at(name);
+            self.note(Event::Read(Read::FunctionAt {
+                name: name.into(),
+                at,
+            }));
+        }
+    }
+
+    /// Records that function `name`'s body is read (to infer its type).
+    pub(super) fn function_body_read(&mut self, name: &str) {
+        if self.tape.is_some() {
+            let at = self.function_at(name);
+            self.note(Event::Read(Read::FunctionBody {
+                name: name.into(),
+                at,
+            }));
+        }
+    }
+
+    pub(super) fn assigned_global(&mut self, name: &str) -> bool {
+        let yes = self.is_assigned(name);
+        self.note(Event::Read(Read::Assigned {
+            name: name.into(),
+            yes,
+        }));
+        yes
+    }
+
+    fn is_assigned(&self, name: &str) -> bool {
+        self.program
+            .stmts
+            .iter()
+            .any(|s| matches!(&s.kind, StmtKind::Assign { name: n, .. } if n.name == name))
+    }
+
+    pub(super) fn closest_function(&mut self, name: &str) -> Option<&'a str> {
+        let best = closest(name, self.function_names());
+        self.note(Event::Read(Read::ClosestFunction {
+            name: name.into(),
+            best: best.map(Into::into),
+        }));
+        best
+    }
+
+    pub(super) fn global_id(&mut self, name: &str) -> Option<usize> {
+        let id = self.resolved.global(name);
+        self.note(Event::Read(Read::GlobalId {
+            name: name.into(),
+            id,
+        }));
+        id
+    }
+
+    pub(super) fn symbol_defined_at(&mut self, span: Span) -> Option<usize> {
+        let id = self.defined_at.get(&span).copied();
+        let at = (self.rel(span.start), self.rel(span.end));
+        self.note(Event::Read(Read::DefinedAt { at, id }));
+        id
+    }
+
+    /// The 1-based line of `offset`, recorded (for messages of statements).
+    pub(super) fn line_read(&mut self, offset: usize) -> usize {
+        let line = self.line(offset);
+        let at = self.rel(offset);
+        self.note(Event::Read(Read::Line { at, line }));
+        line
+    }
+
+    pub(super) fn line_extent_read(&mut self, span: Span) -> (usize, usize) {
+        let (a, b) = line_extent(self.source, span);
+        let at = (self.rel(span.start), self.rel(span.end));
+        let extent = (self.rel(a), self.rel(b));
+        self.note(Event::Read(Read::LineExtent { at, extent }));
+        (a, b)
+    }
+
+    pub(super) fn write_global(&mut self, name: &'a str, ty: Ty) {
+        self.note(Event::Write(Write::Global { ty }));
+        self.globals.entry(name).or_insert(ty);
+    }
+
+    pub(super) fn write_symbol_type(&mut self, id: usize, ty: Ty, replace: bool) {
+        self.note(Event::Write(Write::SymbolType { id, ty, replace }));
+        if replace {
+            self.symbol_types.insert(id, ty);
+        } else {
+            self.symbol_types.entry(id).or_insert(ty);
+        }
+    }
+
+    pub(super) fn write_return(&mut self, name: &str, ty: Ty) {
+        self.note(Event::Write(Write::Return {
+            name: name.into(),
+            ty,
+        }));
+        self.returns.entry(name.to_string()).or_insert(ty);
+    }
+
+    pub(super) fn forget_return(&mut self, name: &str) {
+        self.note(Event::Write(Write::ForgetReturn { name: name.into() }));
+        self.returns.remove(name);
+    }
+}

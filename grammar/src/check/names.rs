@@ -1,0 +1,297 @@
+//! The checker's whole-file passes over names and rules: second
+//! definitions of a global or function, undefined names (with their "did
+//! you mean" fixes), unused names, and mapping rules shadowed by an earlier
+//! rule with the same key. They read the resolved names and the program as
+//! a whole, so they always run over the whole file (cheap next to typing
+//! each statement, which [`super::memo`] reuses).
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use super::{Checker, Ty};
+use crate::ast::*;
+use crate::diagnostic::{line_or_span, Diagnostic, Fix};
+use crate::resolve::SymbolKind;
+use crate::suggest::Suggestions;
+use crate::Span;
+
+impl<'a> Checker<'a> {
+    // ----- definitions --------------------------------------------------
+
+    /// Re-assigned globals and redefined functions.
+    pub(super) fn global_definitions(&mut self) {
+        let mut first: HashMap<&str, (Span, bool)> = HashMap::new();
+        for stmt in &self.program.stmts {
+            let (name, is_func) = match &stmt.kind {
+                StmtKind::Assign { name, .. } => (name, false),
+                StmtKind::FuncDef { name, .. } => (name, true),
+                _ => continue,
+            };
+            let Some(&(prev, prev_is_func)) = first.get(name.name.as_str()) else {
+                first.insert(&name.name, (name.span, is_func));
+                continue;
+            };
+            let prev_line = self.line(prev.start);
+            if !is_func {
+                let what = if prev_is_func { "function" } else { "global" };
+                self.diags.push(
+                    Diagnostic::error(
+                        "E0215",
+                        name.span,
+                        format!("`{}` is already defined as a {what} (line {prev_line})", name.name),
+                    )
+                    .with_label("second definition")
+                    .with_related(prev, "first defined here")
+                    .with_note(format!(
+                        "globals can be assigned once; the reference aborts with \"AssignNode multiple {} cause conflicts in global_symbol!\"",
+                        name.name
+                    ))
+                    .with_fix(Fix::unsafe_("remove this assignment", vec![(stmt.span, String::new())])),
+                );
+            } else {
+                self.diags.push(
+                    Diagnostic::warning(
+                        "W0216",
+                        name.span,
+                        format!("this definition of `{}` is ignored: the first one (line {prev_line}) wins", name.name),
+                    )
+                    .with_label("ignored")
+                    .with_related(prev, "this definition is used"),
+                );
+            }
+        }
+    }
+
+    // ----- names ----------------------------------------------------------
+
+    pub(super) fn undefined_names(&mut self) {
+        // Only undefined names ask for suggestions: a file without any (the
+        // common case, on every keystroke) skips gathering the candidates.
+        let mut candidates: Vec<&str> = Vec::new();
+        if !self.resolved.unresolved.is_empty() {
+            candidates.extend(self.resolved.symbols.iter().map(|s| s.name.as_str()));
+            candidates.sort_unstable();
+            candidates.dedup();
+        }
+        // Updated from the previous check's answers (see `Suggestions`).
+        let suggestions = Suggestions::new(
+            self.previous_suggestions.as_deref(),
+            &candidates,
+            self.resolved.unresolved.iter().map(|(n, _)| n.as_str()),
+        );
+        let mut seen: HashSet<&str> = HashSet::new();
+        for (name, span) in &self.resolved.unresolved {
+            let mut d = Diagnostic::error("E0201", *span, format!("`{name}` not found"))
+                .with_label("undefined name")
+                .with_note(format!("the reference aborts with \"{name} not found\""));
+            if let Some(best) = suggestions.get(name) {
+                d = d.with_fix(Fix::safe(
+                    format!("use `{best}`"),
+                    vec![(*span, best.to_string())],
+                ));
+            }
+            if let Some(kind) = machine_kind_for_name(name) {
+                if !seen.contains(name.as_str()) {
+                    let at = self
+                        .program
+                        .stmts
+                        .first()
+                        .map(|s| s.span.start)
+                        .unwrap_or(0);
+                    let at = self.insertion_point_before_uses(at);
+                    d = d.with_fix(Fix::safe(
+                        format!("add `{name} = Machine({kind});`"),
+                        vec![(Span::at(at), format!("{name} = Machine({kind});\n"))],
+                    ));
+                }
+            }
+            seen.insert(name);
+            self.diags.push(d);
+        }
+        self.suggestions = Some(Arc::new(suggestions));
+        for r in &self.resolved.references {
+            if r.before_definition {
+                let sym = &self.resolved.symbols[r.symbol];
+                if sym.kind == SymbolKind::Function {
+                    continue; // reported by the entry-function check
+                }
+                let line = sym.defs.first().map(|d| self.line(d.start)).unwrap_or(0);
+                self.diags.push(
+                    Diagnostic::error(
+                        "E0201",
+                        r.span,
+                        format!("`{}` is used before it is assigned (line {line})", sym.name),
+                    )
+                    .with_label("not defined yet")
+                    .with_note("top-level statements run in order"),
+                );
+            }
+        }
+    }
+
+    /// Where to insert a new global: the first statement's line start.
+    fn insertion_point_before_uses(&self, first_stmt: usize) -> usize {
+        self.source[..first_stmt]
+            .rfind('\n')
+            .map(|i| i + 1)
+            .unwrap_or(0)
+    }
+
+    pub(super) fn unused_symbols(&mut self) {
+        let used_by_mapping = self.program.mapping_function_names();
+        for (id, sym) in self.resolved.symbols.iter().enumerate() {
+            if sym.name.starts_with('_') || self.referenced.get(id) == Some(&true) {
+                continue;
+            }
+            if sym.kind == SymbolKind::Function && used_by_mapping.contains(&sym.name.as_str()) {
+                continue;
+            }
+            let Some(&def) = sym.defs.first() else {
+                continue;
+            };
+            let (code, what) = match sym.kind {
+                SymbolKind::Function => ("W0213", "function"),
+                SymbolKind::Global => ("W0214", "variable"),
+                SymbolKind::Local => ("W0214", "local variable"),
+                SymbolKind::LoopVar => continue,
+                SymbolKind::Parameter => {
+                    if self.symbol_types.get(&id) == Some(&Ty::Task) {
+                        continue; // entry functions must take the task even if unused
+                    }
+                    ("W0214", "parameter")
+                }
+            };
+            self.diags.push(
+                Diagnostic::warning(code, def, format!("unused {what} `{}`", sym.name))
+                    .with_label("never used")
+                    .with_note("prefix the name with `_` to silence this"),
+            );
+        }
+    }
+
+    /// Mapping statements that can never take effect because an earlier one
+    /// with the same key wins.
+    pub(super) fn shadowed_mapping_statements(&mut self) {
+        let mut first: HashMap<String, Span> = HashMap::new();
+        for stmt in &self.program.stmts {
+            for (key, shown) in mapping_keys(stmt) {
+                match first.get(&key) {
+                    None => {
+                        first.insert(key, stmt.span);
+                    }
+                    Some(&prev) => {
+                        let line = self.line(prev.start);
+                        self.diags.push(
+                            Diagnostic::warning(
+                                "W0218",
+                                stmt.span,
+                                format!("this rule for {shown} never takes effect: the earlier one on line {line} wins"),
+                            )
+                            .with_label("shadowed")
+                            .with_related(prev, "this rule wins")
+                            .with_note("the reference keeps the first rule for each key (it inserts into a map that never overwrites)")
+                            .with_fix(Fix::unsafe_("remove the shadowed rule", vec![(line_or_span(self.source, stmt.span), String::new())])),
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// `mgpu`, `m_gpu`, `gpus`...: the processor kind such a name suggests.
+fn machine_kind_for_name(name: &str) -> Option<&'static str> {
+    let lower = name.to_ascii_lowercase();
+    if !lower.starts_with('m') {
+        return None;
+    }
+    if lower.contains("gpu") {
+        Some("GPU")
+    } else if lower.contains("cpu") {
+        Some("CPU")
+    } else if lower.contains("omp") {
+        Some("OMP")
+    } else {
+        None
+    }
+}
+
+/// The keys under which the reference stores a mapping statement, with a
+/// readable description of each.
+fn mapping_keys(stmt: &Stmt) -> Vec<(String, String)> {
+    let sel_names = |sel: &TaskSel| -> Vec<String> {
+        match sel {
+            TaskSel::Star(_) => vec!["*".into()],
+            TaskSel::Names(ns) => ns.iter().map(|n| n.name.clone()).collect(),
+            TaskSel::Kind(k, _) => vec![k.name().into()],
+        }
+    };
+    let region = |r: &RegionSel| match r {
+        RegionSel::Star(_) => "*".to_string(),
+        RegionSel::Name(n) => n.name.clone(),
+        RegionSel::Index(i, _) => i.to_string(),
+    };
+    match &stmt.kind {
+        StmtKind::Task { tasks, .. } => sel_names(tasks)
+            .into_iter()
+            .map(|t| (format!("task:{t}"), format!("task `{t}`")))
+            .collect(),
+        StmtKind::Region {
+            task,
+            region: r,
+            proc,
+            ..
+        } => {
+            let p = match proc {
+                ProcSel::Star(_) => "*".to_string(),
+                ProcSel::Kind(k, _) => k.name().to_string(),
+            };
+            sel_names(task)
+                .into_iter()
+                .map(|t| {
+                    let r = region(r);
+                    (
+                        format!("region:{t}:{r}:{p}"),
+                        format!("`Region {t} {r} {p}`"),
+                    )
+                })
+                .collect()
+        }
+        StmtKind::Layout {
+            task,
+            region: r,
+            mem,
+            ..
+        } => {
+            let m = match mem {
+                MemSel::Star(_) => "*".to_string(),
+                MemSel::Kind(k, _) => k.name().to_string(),
+            };
+            sel_names(task)
+                .into_iter()
+                .map(|t| {
+                    let r = region(r);
+                    (
+                        format!("layout:{t}:{r}:{m}"),
+                        format!("`Layout {t} {r} {m}`"),
+                    )
+                })
+                .collect()
+        }
+        StmtKind::InstanceLimit { task, .. } => {
+            vec![(
+                format!("limit:{}", task.name),
+                format!("`InstanceLimit {}`", task.name),
+            )]
+        }
+        StmtKind::IndexTaskMap { tasks, .. } => sel_names(tasks)
+            .into_iter()
+            .map(|t| (format!("index:{t}"), format!("`IndexTaskMap {t}`")))
+            .collect(),
+        StmtKind::SingleTaskMap { tasks, .. } => sel_names(tasks)
+            .into_iter()
+            .map(|t| (format!("single:{t}"), format!("`SingleTaskMap {t}`")))
+            .collect(),
+        _ => Vec::new(),
+    }
+}
