@@ -11,6 +11,10 @@ use std::time::Duration;
 use mapwright_tests::fuzz::{load_seeds, run, Config};
 use mapwright_tests::passes::{builtin_targets, run_caught};
 
+/// The shipped binary's allocator (see `src/bin/fuzz.rs`).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn corpus() -> &'static Path {
     Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/corpus"))
 }
@@ -45,6 +49,7 @@ fn a_bounded_fuzz_run_finds_no_crash() {
             all_targets_each_time: false,
             heavy_every: 4,
             trace: None,
+            jobs: 1,
         },
     );
     eprintln!(
@@ -88,4 +93,40 @@ fn every_crash_found_so_far_stays_fixed() {
             panic!("{}: {message}", path.display());
         }
     }
+}
+
+/// `--jobs`: the workers run the seeds `seed`, `seed + 1`, ... and share
+/// out the count, so two workers do exactly what two one-worker runs with
+/// those seeds do, and the report is their sum.
+#[test]
+fn two_workers_run_what_two_seeded_runs_run() {
+    let seeds = load_seeds(corpus());
+    let targets = builtin_targets();
+    let config = |seed, max_execs, jobs| Config {
+        seed,
+        max_execs,
+        max_time: Duration::from_secs(600),
+        all_targets_each_time: false,
+        heavy_every: 3,
+        trace: None,
+        jobs,
+    };
+    let both = run(&seeds, &targets, &config(40, 120, 2));
+    let first = run(&seeds, &targets, &config(40, 60, 1));
+    let second = run(&seeds, &targets, &config(41, 60, 1));
+    assert_eq!(both.workers, 2);
+    assert_eq!(both.execs, 120);
+    let kinds = |r: &mapwright_tests::fuzz::Report| (r.light, r.resolve, r.resolutions, r.editor);
+    assert_eq!(
+        kinds(&both),
+        (
+            first.light + second.light,
+            first.resolve + second.resolve,
+            first.resolutions + second.resolutions,
+            first.editor + second.editor
+        )
+    );
+    // With a heavy share of one in three, 60 executions cannot all be light.
+    assert!(first.resolve + first.editor > 0 && second.resolve + second.editor > 0);
+    assert!(both.crashes.is_empty(), "{:?}", both.crashes.first());
 }

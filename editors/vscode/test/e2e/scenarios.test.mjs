@@ -4,7 +4,7 @@
 // .vsix installed. Every assertion is on what the page shows; a failing
 // scenario leaves a screenshot in $E2E_ARTIFACTS.
 import assert from "node:assert/strict";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { after, before, test } from "node:test";
 
@@ -66,6 +66,7 @@ Task * GPU,CPU;
 const MAPPERS = {
   "gemm.mapper": GEMM_F_ORDER,
   "semicolon.mapper": MISSING_SEMI,
+  "pulled.mapper": MISSING_SEMI,
   "hover.mapper": HOVER,
   "complete.mapper": COMPLETE,
   "format.mapper": UNFORMATTED,
@@ -103,6 +104,10 @@ writeFileSync(
       // Testing hook of the server: a pause after each candidate, so that
       // the progress can be seen.
       "mapwright.optimize.delayMs": 600,
+      // Every message between the client and the server, with its
+      // parameters, in the Mapwright output channel: scenario i reads it
+      // from the channel's log file.
+      "mapwright.trace.server": "verbose",
       "workbench.startupEditor": "none",
       "workbench.tips.enabled": false,
       "workbench.welcomePage.walkthroughs.openOnInstall": false,
@@ -308,6 +313,75 @@ async function chooseQuickFix(p, label) {
   assert.fail(`could not select "${label}" in the Quick Fix menu`);
 }
 
+/**
+ * The Mapwright output channel of the page in use, as written so far: VS
+ * Code backs each output channel by a file (`N-Mapwright.log` in an
+ * `output_logging_` folder) under the logs of the user-data folder, one per
+ * extension host; the page in use writes the newest. With
+ * `mapwright.trace.server` at `verbose`, the language client writes every
+ * message there.
+ */
+function mapwrightLog() {
+  const found = [];
+  const walk = (dir) => {
+    let entries = [];
+    try {
+      entries = readdirSync(dir, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const e of entries) {
+      const full = path.join(dir, e.name);
+      if (e.isDirectory()) walk(full);
+      else if (/^\d+-Mapwright\.log$/.test(e.name)) found.push({ full, mtime: statSync(full).mtimeMs });
+    }
+  };
+  walk(RUN);
+  found.sort((a, b) => b.mtime - a.mtime);
+  return found.length ? readFileSync(found[0].full, "utf8") : "";
+}
+
+/**
+ * The traced messages of `log`: `[Trace - time] Sending request 'method - (id)'.`
+ * and the like, each with the text under it (its `Params:` or `Result:`).
+ */
+function tracedMessages(log) {
+  return log
+    .split(/^(?=\[Trace - )/m)
+    .map((block) => {
+      const m = /^\[Trace - [^\]]*\] (Sending|Received) (request|response|notification) '([^' ]+)(?: - \((\d+)\))?'/.exec(block);
+      return m && { dir: m[1], kind: m[2], method: m[3], id: m[4], body: block };
+    })
+    .filter(Boolean);
+}
+
+/** Waits until the traced messages satisfy `predicate`; returns them. */
+async function waitForTrace(p, predicate, what, timeout = 30_000) {
+  const end = Date.now() + timeout;
+  let messages = [];
+  while (Date.now() < end) {
+    messages = tracedMessages(mapwrightLog());
+    if (predicate(messages)) return messages;
+    await p.waitForTimeout(300);
+  }
+  const seen = [...new Set(messages.map((m) => `${m.dir} ${m.kind} ${m.method}`))];
+  assert.fail(`the trace never showed ${what}; it has ${messages.length} messages: ${JSON.stringify(seen)}`);
+}
+
+/**
+ * In MISSING_SEMI (open, cursor anywhere): applies the Quick Fix that
+ * inserts the `;` missing on line 3 and waits for the text to show it.
+ */
+async function insertMissingSemicolon(p) {
+  await goTo(p, 3, 21);
+  const fixes = await quickFixes(p);
+  const fix = fixes.find((f) => f.includes(";"));
+  assert.ok(fix, `no fix inserting ';': ${JSON.stringify(fixes)}`);
+  await chooseQuickFix(p, fix);
+  const text = await waitForText(p, (t) => t.split("\n")[2] === "Region * * GPU FBMEM;", "the inserted ;");
+  assert.equal(text.split("\n")[3], "Layout * * * SOA C_order;");
+}
+
 // --- the scenarios ------------------------------------------------------
 
 scenario(
@@ -350,13 +424,7 @@ scenario("b. missing semicolon: squiggle on its line, the fix inserts it", async
   let lines = [];
   while (Date.now() < end && !(lines = await squiggleLines(page)).length) await page.waitForTimeout(200);
   assert.deepEqual([...new Set(lines)], [3], "squiggles on lines " + JSON.stringify(lines));
-  await goTo(page, 3, 21);
-  const fixes = await quickFixes(page);
-  const fix = fixes.find((f) => f.includes(";"));
-  assert.ok(fix, `no fix inserting ';': ${JSON.stringify(fixes)}`);
-  await chooseQuickFix(page, fix);
-  const text = await waitForText(page, (t) => t.split("\n")[2] === "Region * * GPU FBMEM;", "the inserted ;");
-  assert.equal(text.split("\n")[3], "Layout * * * SOA C_order;");
+  await insertMissingSemicolon(page);
   await waitForProblems(page, (r) => !r.some((t) => /Ln 3/.test(t) && /;/.test(t)), "no parse error");
 });
 
@@ -539,4 +607,65 @@ scenario("h. Restart Server: the status bar follows the new server, the output c
   await runCommand(page, "Mapper: Show Output");
   await page.locator(".part.panel .title", { hasText: "Mapwright" }).waitFor();
   await page.locator(".part.panel .output-view", { hasText: "mapwright" }).waitFor();
+});
+
+scenario("i. diagnostics are pulled, never pushed; a Quick Fix goes through codeAction/resolve", async () => {
+  await openFile(page, "pulled.mapper");
+  await serverReady(page);
+  await waitForProblems(
+    page,
+    (r) => r.some((t) => /pulled\.mapper/.test(t) || (/;/.test(t) && /Ln 3/.test(t))),
+    "the missing ; of pulled.mapper",
+  );
+  // (a) VS Code asked for this document's diagnostics and got an answer.
+  // (Ids restart with each server process, and scenario h restarted it: a
+  // response is the first one with the request's id after the request.)
+  const pulled = (m) => m.method === "textDocument/diagnostic";
+  const answerTo = (ms, i) =>
+    ms.slice(i + 1).find((m) => m.kind === "response" && m.method === ms[i].method && m.id === ms[i].id);
+  const pulledAnswer = (ms) =>
+    ms
+      .map((m, i) => (pulled(m) && m.kind === "request" && m.body.includes("pulled.mapper") ? answerTo(ms, i) : undefined))
+      .find(Boolean);
+  const messages = await waitForTrace(
+    page,
+    (ms) => pulledAnswer(ms) !== undefined,
+    "a textDocument/diagnostic request for pulled.mapper and its response",
+  );
+  const answer = pulledAnswer(messages);
+  assert.match(answer.body, /"kind": "full"/, answer.body);
+  assert.match(answer.body, /"code": "E0101"/, answer.body);
+  // ... and the server pushed nothing, for any document, all session long.
+  const pushed = messages.filter((m) => m.method === "textDocument/publishDiagnostics");
+  assert.equal(pushed.length, 0, pushed.map((m) => m.body).join("\n"));
+
+  // (b) The fix chosen in the Quick Fix menu arrives without its edit and is
+  // resolved by the server before VS Code applies it.
+  const before = messages.length;
+  await page.locator(`${EDITOR} textarea`).focus();
+  await insertMissingSemicolon(page);
+  const resolve = (m) => m.method === "codeAction/resolve";
+  const after = await waitForTrace(
+    page,
+    (ms) => ms.slice(before).some((m) => resolve(m) && m.kind === "response"),
+    "a codeAction/resolve response after the Quick Fix",
+  );
+  const asked = after.findIndex((m, i) => i >= before && resolve(m) && m.kind === "request");
+  // The list the fix was chosen from (the last one before the resolve) had
+  // it without its edit, only the data to resolve it ...
+  const lists = after.slice(before, asked).filter((m) => m.method === "textDocument/codeAction" && m.kind === "response");
+  assert.ok(lists.length, "no textDocument/codeAction response before the resolve");
+  const list = lists[lists.length - 1].body;
+  assert.match(list, /"data"/, list);
+  assert.doesNotMatch(list, /"newText"/, list);
+  // ... and the resolved one carries the edit that inserted the `;`.
+  const resolved = answerTo(after, asked);
+  assert.ok(resolved, "no response to the codeAction/resolve request");
+  assert.match(resolved.body, /"newText": ";"/, resolved.body);
+  await waitForProblems(page, (r) => !r.some((t) => /pulled\.mapper/.test(t) && /;/.test(t)), "no parse error in pulled.mapper");
+  assert.equal(
+    after.filter((m) => m.method === "textDocument/publishDiagnostics").length,
+    0,
+    "the server pushed diagnostics after the fix",
+  );
 });
