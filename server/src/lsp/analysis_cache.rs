@@ -15,10 +15,10 @@
 //! What eviction costs: the next request on that document parses and checks
 //! it in full (an edit of it is no longer re-analysed incrementally).
 
-use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, Weak};
 
 use super::analysis::Analysis;
+use super::recent::RecentlyUsed;
 
 /// At most this many analyses stay in memory, most recently used first.
 pub const KEPT_ANALYSES: usize = 12;
@@ -27,23 +27,15 @@ pub const KEPT_ANALYSES: usize = 12;
 /// about 6 MB of analyses.
 pub const KEPT_TEXT_BYTES: usize = 256 * 1024;
 
-/// The strong references to the most recently used analyses (front: newest).
-static RECENT: Mutex<VecDeque<Arc<Analysis>>> = Mutex::new(VecDeque::new());
+/// The strong references to the most recently used analyses.
+static RECENT: RecentlyUsed<Analysis> = RecentlyUsed::new();
 
 /// Marks `a` as just used, dropping the least recently used ones beyond the
-/// bounds (their memory is freed when no request holds them).
+/// bounds.
 fn keep_recent(a: &Arc<Analysis>) {
-    let evicted = {
-        let mut recent = RECENT.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(i) = recent.iter().position(|x| Arc::ptr_eq(x, a)) {
-            recent.remove(i);
-        }
-        recent.push_front(a.clone());
-        let keep = how_many_to_keep(recent.iter().map(|kept| kept.text.len()));
-        recent.split_off(keep)
-    };
-    // Freed outside the lock.
-    drop(evicted);
+    RECENT.touch(a, |recent| {
+        how_many_to_keep(recent.iter().map(|kept| kept.text.len()))
+    });
 }
 
 /// How many of the analyses, most recent first, whose documents' text

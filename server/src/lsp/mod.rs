@@ -42,6 +42,8 @@
 //! - [`analysis_cache`]  which documents keep their analysis in memory (the
 //!   most recently used, bounded in count and text bytes; the others are
 //!   analysed again on demand).
+//! - [`recent`]          the most-recently-used list that bounds both the kept
+//!   analyses and the kept mapping resolutions.
 //! - [`docs`]            documentation of every keyword, property and method.
 //! - [`cursor`]          what is being typed at an offset (statement field,
 //!   after `.`, inside a call, ...).
@@ -108,6 +110,7 @@ pub mod outbox;
 pub mod proto;
 pub mod provider_api;
 pub mod providers;
+pub mod recent;
 pub mod selection;
 pub mod semantic_range;
 pub mod semantic_tokens;

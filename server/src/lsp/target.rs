@@ -21,7 +21,7 @@
 //! Pure: no LSP types. Loading and resolving never panic on user input (the
 //! runtime's invariant); the protocol layer still guards every call.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex, Weak};
 
@@ -38,6 +38,7 @@ use mapwright_runtime::resolve_mapping::{
 
 use super::analysis::Analysis;
 use super::config::ProjectConfig;
+use super::recent::RecentlyUsed;
 
 /// The machine assumed when a project names an application but no machine
 /// (the CLI's default: the paper's machine).
@@ -224,24 +225,13 @@ pub struct Resolution {
 /// document made 100 open documents cost ~80 MB more than without one.
 pub const KEPT_RESOLUTIONS: usize = 8;
 
-/// The strong references to the most recently used resolutions (front:
-/// newest). Process-wide: the server has one set of open documents.
-static RECENT: Mutex<VecDeque<Arc<Resolution>>> = Mutex::new(VecDeque::new());
+/// The strong references to the most recently used resolutions.
+static RECENT: RecentlyUsed<Resolution> = RecentlyUsed::new();
 
 /// Marks `r` as just used, dropping the least recently used beyond
-/// [`KEPT_RESOLUTIONS`] (their memory is freed when no request holds them).
+/// [`KEPT_RESOLUTIONS`].
 fn keep_recent(r: &Arc<Resolution>) {
-    let evicted = {
-        let mut recent = RECENT.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(i) = recent.iter().position(|x| Arc::ptr_eq(x, r)) {
-            recent.remove(i);
-        }
-        recent.push_front(r.clone());
-        let keep = recent.len().min(KEPT_RESOLUTIONS);
-        recent.split_off(keep)
-    };
-    // Freed outside the lock.
-    drop(evicted);
+    RECENT.touch(r, |_| KEPT_RESOLUTIONS);
 }
 
 /// Where a document version keeps its resolution: the target it was
