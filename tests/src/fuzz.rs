@@ -38,6 +38,7 @@
 
 use std::panic;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::passes::{run_caught, run_editor_caught, Target};
@@ -66,6 +67,9 @@ pub struct Config {
     pub trace: Option<PathBuf>,
     /// Worker threads (at least 1), each fuzzing with its own seed.
     pub jobs: usize,
+    /// Print the running totals to stderr this often, so a long run that is
+    /// stopped early (or killed) still says how far it got.
+    pub progress: Option<Duration>,
 }
 
 /// A crash: the input, the panic message and the seed of the worker that
@@ -162,7 +166,12 @@ pub fn run(seeds: &[String], targets: &[Target], config: &Config) -> Report {
     let hook = panic::take_hook();
     panic::set_hook(Box::new(|_| {}));
     let mut report = Report::default();
+    let tally = Tally::default();
     std::thread::scope(|scope| {
+        if let Some(every) = config.progress {
+            let tally = &tally;
+            scope.spawn(move || tally.print_every(every, start));
+        }
         let workers: Vec<_> = (0..jobs)
             .map(|i| {
                 let worker = Worker {
@@ -180,11 +189,13 @@ pub fn run(seeds: &[String], targets: &[Target], config: &Config) -> Report {
                         }
                     }),
                 };
-                let corpus = &corpus;
+                let (corpus, tally) = (&corpus, &tally);
                 std::thread::Builder::new()
                     .name(format!("fuzz-{i}"))
                     .stack_size(WORKER_STACK)
-                    .spawn_scoped(scope, move || worker.run(corpus, targets, config, start))
+                    .spawn_scoped(scope, move || {
+                        worker.run(corpus, targets, config, start, tally)
+                    })
                     .expect("a fuzz worker thread starts")
             })
             .collect();
@@ -200,10 +211,41 @@ pub fn run(seeds: &[String], targets: &[Target], config: &Config) -> Report {
                 }),
             }
         }
+        tally.finished.store(true, Ordering::Relaxed);
     });
     panic::set_hook(hook);
     report.elapsed = start.elapsed();
     report
+}
+
+/// Running totals over all workers, read by the progress printer.
+#[derive(Default)]
+struct Tally {
+    execs: AtomicU64,
+    crashes: AtomicU64,
+    finished: AtomicBool,
+}
+
+impl Tally {
+    /// Prints the totals every `every` until the workers are done (checked
+    /// each second, so the run does not wait a whole interval at its end).
+    fn print_every(&self, every: Duration, start: Instant) {
+        let mut next = every;
+        while !self.finished.load(Ordering::Relaxed) {
+            std::thread::sleep(Duration::from_secs(1).min(every));
+            let elapsed = start.elapsed();
+            if elapsed >= next {
+                next += every;
+                let execs = self.execs.load(Ordering::Relaxed);
+                eprintln!(
+                    "fuzz: {:.0} s, {execs} executions ({:.0}/s), {} crash(es)",
+                    elapsed.as_secs_f64(),
+                    execs as f64 / elapsed.as_secs_f64().max(1e-9),
+                    self.crashes.load(Ordering::Relaxed)
+                );
+            }
+        }
+    }
 }
 
 /// One worker's share of a run.
@@ -214,7 +256,14 @@ struct Worker {
 }
 
 impl Worker {
-    fn run(self, corpus: &Corpus, targets: &[Target], config: &Config, start: Instant) -> Report {
+    fn run(
+        self,
+        corpus: &Corpus,
+        targets: &[Target],
+        config: &Config,
+        start: Instant,
+        tally: &Tally,
+    ) -> Report {
         let mut rng = Rng::new(self.seed);
         let mut r = Report {
             workers: 1,
@@ -273,6 +322,7 @@ impl Worker {
                 result.map_err(|message| (input, message))
             };
             if let Err((input, message)) = result {
+                tally.crashes.fetch_add(1, Ordering::Relaxed);
                 if r.crashes.len() < MAX_CRASHES {
                     r.crashes.push(Crash {
                         input,
@@ -282,6 +332,7 @@ impl Worker {
                 }
             }
             r.execs += 1;
+            tally.execs.fetch_add(1, Ordering::Relaxed);
         }
         r
     }

@@ -50,6 +50,7 @@ fn a_bounded_fuzz_run_finds_no_crash() {
             heavy_every: 4,
             trace: None,
             jobs: 1,
+            progress: None,
         },
     );
     eprintln!(

@@ -1,7 +1,7 @@
 //! The fuzzer's long run, independent of the `mapwright` binary:
 //!
 //! ```sh
-//! cargo run --release -p mapwright-tests --bin fuzz -- --seconds 600 [--seed N] [--execs N] [--corpus DIR] [--out DIR] [--heavy-every N] [--jobs N] [--trace FILE]
+//! cargo run --release -p mapwright-tests --bin fuzz -- --seconds 600 [--seed N] [--execs N] [--corpus DIR] [--out DIR] [--heavy-every N] [--jobs N] [--trace FILE] [--progress SECONDS]
 //! ```
 //!
 //! `--trace FILE` writes each input to FILE before running it, so a crash
@@ -11,6 +11,10 @@
 //! N - 1`; the figures are their sum, and a crash in any is written with
 //! its input and its worker's seed. With N > 1, `--trace FILE` writes
 //! `FILE.0`, `FILE.1`, ...
+//!
+//! `--progress SECONDS` prints the running totals (executions, rate,
+//! crashes) to stderr that often, so a long run stopped early still says
+//! how far it got.
 //!
 //! `--heavy-every N` (default 8): one execution in N resolves against an
 //! application or is an editor session, the others run the cheap passes
@@ -44,6 +48,7 @@ fn main() -> ExitCode {
     let mut trace = None;
     let mut heavy_every = 8u64;
     let mut jobs = 1usize;
+    let mut progress = None;
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
         let mut value = || args.next().unwrap_or_default();
@@ -57,8 +62,15 @@ fn main() -> ExitCode {
             "--trace" => trace = Some(PathBuf::from(value())),
             "--heavy-every" => heavy_every = value().parse().unwrap_or(heavy_every),
             "--jobs" => jobs = value().parse().unwrap_or(jobs).max(1),
+            "--progress" => {
+                progress = value()
+                    .parse()
+                    .ok()
+                    .filter(|&s| s > 0)
+                    .map(Duration::from_secs)
+            }
             _ => {
-                eprintln!("usage: fuzz [--seconds N] [--execs N] [--seed N] [--corpus DIR] [--out DIR] [--all-targets] [--heavy-every N] [--jobs N] [--trace FILE]");
+                eprintln!("usage: fuzz [--seconds N] [--execs N] [--seed N] [--corpus DIR] [--out DIR] [--all-targets] [--heavy-every N] [--jobs N] [--trace FILE] [--progress SECONDS]");
                 return ExitCode::from(2);
             }
         }
@@ -80,6 +92,7 @@ fn main() -> ExitCode {
             heavy_every,
             trace,
             jobs,
+            progress,
         },
     );
     println!(
