@@ -66,8 +66,12 @@ pub struct Measured {
 pub fn check(plan: &Plan) -> Result<Vec<u64>, Failure> {
     let topo = &plan.topo;
     let mut usage = vec![0u64; topo.mem_count()];
-    // Fields already held per (region, piece, memory, copy slot).
-    let mut held: FastMap<(u32, u32, MemId, u32), Vec<u32>> = FastMap::default();
+    // Fields already held per (region, piece, memory, copy slot): a bit
+    // per field id, in `words` words at the offset the map gives (one
+    // allocation for all keys instead of a list per key).
+    let words = plan.field_count.div_ceil(64).max(1);
+    let mut held: FastMap<(u32, u32, MemId, u32), usize> = FastMap::default();
+    let mut held_bits: Vec<u64> = Vec::new();
     let mut uid: u64 = 0x15;
     for (ti, t) in plan.tasks.iter().enumerate() {
         if !t.active {
@@ -101,11 +105,19 @@ pub fn check(plan: &Plan) -> Result<Vec<u64>, Failure> {
                         .flatten();
                     for slot in 0..slots {
                         for mem in std::iter::once(home).chain(staged_fb) {
-                            let have = held.entry((on.region, u.piece, mem, slot)).or_default();
+                            let at =
+                                *held
+                                    .entry((on.region, u.piece, mem, slot))
+                                    .or_insert_with(|| {
+                                        held_bits.resize(held_bits.len() + words, 0);
+                                        held_bits.len() - words
+                                    });
+                            let have = &mut held_bits[at..at + words];
                             let mut add = 0.0;
                             for &(f, b) in &a.fields {
-                                if !have.contains(&f) {
-                                    have.push(f);
+                                let (w, bit) = (f as usize / 64, 1u64 << (f % 64));
+                                if (have[w] & bit) == 0 {
+                                    have[w] |= bit;
                                     add += b * on.scale;
                                 }
                             }

@@ -137,6 +137,8 @@ pub struct Plan<'a> {
     /// The per-step communication schedule of a DISTAL matrix
     /// multiplication (`sim::gemm`); its flows are not in `flows`.
     pub gemm: Option<super::gemm::GemmPlan>,
+    /// How many field ids [`ArgPlan::fields`] uses (ids are `0..field_count`).
+    pub field_count: usize,
 }
 
 /// Processor kinds in the order a default mapper prefers them.
@@ -236,6 +238,7 @@ impl<'a> Plan<'a> {
         let mut flows = plan_flows(app, &tasks);
         let gemm = super::gemm::GemmPlan::build(app, &tasks, &mut flows);
         Ok(Plan {
+            field_count: fields.ids.len(),
             app,
             topo,
             tasks,

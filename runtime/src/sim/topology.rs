@@ -68,6 +68,12 @@ impl Route {
 }
 
 /// Dense ids over a machine.
+///
+/// Every node has the same processors and memories, so the tables below
+/// are per node (indexed by the id's offset within its node) and built once
+/// per simulation: the schedule asks for a processor's kind, its home
+/// memory and its access costs thousands of times per run, and each answer
+/// is one index instead of scans over the description.
 pub struct Topo<'m> {
     pub machine: &'m Machine,
     procs_per_node: usize,
@@ -76,30 +82,91 @@ pub struct Topo<'m> {
     proc_groups: Vec<(ProcKind, u32, usize)>,
     /// (kind, count, offset) per memory group.
     mem_groups: Vec<(MemKind, u32, usize)>,
+    /// (kind, index within its group) per processor offset.
+    proc_local: Vec<(ProcKind, u32)>,
+    /// (group, index within it) per memory offset.
+    mem_local: Vec<(usize, u32)>,
+    /// Per memory group: capacity (bytes), peak bandwidth (bytes/s), and
+    /// whether the node has a single memory of the kind (shared).
+    mem_facts: Vec<(u64, f64, bool)>,
+    /// The home memory's offset per (processor offset, memory group).
+    home_local: Vec<Option<usize>>,
+    /// [`Topo::access`] per (processor offset, memory offset), worked out
+    /// on first use (a run touches a few of the pairs).
+    access_local: Vec<std::cell::OnceCell<Option<(f64, f64)>>>,
 }
 
 impl<'m> Topo<'m> {
     pub fn new(machine: &'m Machine) -> Topo<'m> {
         let mut proc_groups = Vec::new();
+        let mut proc_local = Vec::new();
         let mut off = 0usize;
         for p in &machine.node.processors {
             proc_groups.push((p.kind, p.count, off));
+            proc_local.extend((0..p.count).map(|i| (p.kind, i)));
             off += p.count as usize;
         }
         let procs_per_node = off;
         let mut mem_groups = Vec::new();
+        let mut mem_local = Vec::new();
+        let mut mem_facts = Vec::new();
         let mut off = 0usize;
-        for m in &machine.node.memories {
+        for (g, m) in machine.node.memories.iter().enumerate() {
             mem_groups.push((m.kind, m.count, off));
+            mem_local.extend((0..m.count).map(|i| (g, i)));
+            // As `Machine::capacity`, `Machine::memory` and
+            // `Machine::mems_per_node` answer for the kind: the first group
+            // of that kind.
+            let first = machine.memory(m.kind);
+            mem_facts.push((
+                first.map_or(0, |f| f.capacity_bytes),
+                first.map_or(1e9, |f| f.bandwidth_gbps * 1e9),
+                machine.mems_per_node(m.kind) <= 1,
+            ));
             off += m.count as usize;
+        }
+        let mems_per_node = off;
+        let mut home_local = Vec::with_capacity(procs_per_node * mem_groups.len());
+        for &(pkind, idx) in &proc_local {
+            for &(mkind, _, _) in &mem_groups {
+                home_local.push(Self::home_offset(machine, &mem_groups, pkind, idx, mkind));
+            }
         }
         Topo {
             machine,
             procs_per_node,
-            mems_per_node: off,
+            mems_per_node,
             proc_groups,
             mem_groups,
+            proc_local,
+            mem_local,
+            mem_facts,
+            home_local,
+            access_local: (0..procs_per_node * mems_per_node)
+                .map(|_| std::cell::OnceCell::new())
+                .collect(),
         }
+    }
+
+    /// The offset within a node of processor `idx` of `pkind`'s memory of
+    /// `mkind`: its own one when the node has several of that kind (a
+    /// GPU's framebuffer, a socket's memory), the node's single one
+    /// otherwise.
+    fn home_offset(
+        machine: &Machine,
+        mem_groups: &[(MemKind, u32, usize)],
+        pkind: ProcKind,
+        idx: u32,
+        mkind: MemKind,
+    ) -> Option<usize> {
+        let count = machine.mems_per_node(mkind);
+        let index = if count <= 1 {
+            0
+        } else {
+            machine.own_memory_index(pkind, idx, mkind).unwrap_or(0)
+        };
+        let g = mem_groups.iter().find(|g| g.0 == mkind)?;
+        (index < g.1).then(|| g.2 + index as usize)
     }
 
     pub fn nodes(&self) -> u32 {
@@ -137,12 +204,10 @@ impl<'m> Topo<'m> {
     pub fn proc_info(&self, id: ProcId) -> (u32, ProcKind, u32) {
         let node = id / self.procs_per_node.max(1);
         let rest = id % self.procs_per_node.max(1);
-        for &(kind, count, off) in &self.proc_groups {
-            if rest >= off && rest < off + count as usize {
-                return (node as u32, kind, (rest - off) as u32);
-            }
+        match self.proc_local.get(rest) {
+            Some(&(kind, idx)) => (node as u32, kind, idx),
+            None => (node as u32, ProcKind::Cpu, 0),
         }
-        (node as u32, ProcKind::Cpu, 0)
     }
 
     /// The id of memory `index` of `kind` on `node`, if it exists.
@@ -158,37 +223,54 @@ impl<'m> Topo<'m> {
     pub fn mem_info(&self, id: MemId) -> (u32, MemKind, u32) {
         let node = id / self.mems_per_node.max(1);
         let rest = id % self.mems_per_node.max(1);
-        for &(kind, count, off) in &self.mem_groups {
-            if rest >= off && rest < off + count as usize {
-                return (node as u32, kind, (rest - off) as u32);
-            }
+        match self.mem_local.get(rest) {
+            Some(&(g, idx)) => (node as u32, self.mem_groups[g].0, idx),
+            None => (node as u32, MemKind::Sysmem, 0),
         }
-        (node as u32, MemKind::Sysmem, 0)
     }
 
     /// The memory of `kind` processor `proc` uses: its own one when the
     /// node has several of that kind (a GPU's framebuffer, a socket's
     /// memory), the node's single one otherwise.
     pub fn home(&self, proc: ProcId, kind: MemKind) -> Option<MemId> {
-        let (node, pkind, idx) = self.proc_info(proc);
-        let count = self.machine.mems_per_node(kind);
-        let index = if count <= 1 {
-            0
-        } else {
-            self.machine.own_memory_index(pkind, idx, kind).unwrap_or(0)
-        };
-        self.mem_id(node, kind, index)
+        let ppn = self.procs_per_node.max(1);
+        let (node, rest) = (proc / ppn, proc % ppn);
+        if node >= self.machine.nodes as usize || rest >= self.proc_local.len() {
+            return None;
+        }
+        let g = self.mem_groups.iter().position(|g| g.0 == kind)?;
+        let local = self.home_local[rest * self.mem_groups.len() + g]?;
+        Some(node * self.mems_per_node + local)
+    }
+
+    /// Per-group facts of a memory id.
+    fn facts(&self, mem: MemId) -> Option<&(u64, f64, bool)> {
+        let rest = mem % self.mems_per_node.max(1);
+        let &(g, _) = self.mem_local.get(rest)?;
+        self.mem_facts.get(g)
     }
 
     /// Capacity of a memory, bytes.
     pub fn capacity(&self, mem: MemId) -> u64 {
-        let (_, kind, _) = self.mem_info(mem);
-        self.machine.capacity(kind).unwrap_or(0)
+        self.facts(mem).map_or(0, |f| f.0)
     }
 
     /// Bandwidth (bytes/s) and latency (s) at which processor `proc`
     /// accesses memory `mem` directly; None when it cannot.
     pub fn access(&self, proc: ProcId, mem: MemId) -> Option<(f64, f64)> {
+        let ppn = self.procs_per_node.max(1);
+        let mpn = self.mems_per_node.max(1);
+        if proc / ppn != mem / mpn {
+            return None;
+        }
+        match self.access_local.get((proc % ppn) * mpn + mem % mpn) {
+            Some(cell) => *cell.get_or_init(|| self.access_uncached(proc, mem)),
+            None => self.access_uncached(proc, mem),
+        }
+    }
+
+    /// [`Topo::access`] worked out from the description.
+    fn access_uncached(&self, proc: ProcId, mem: MemId) -> Option<(f64, f64)> {
         let (pnode, pkind, pidx) = self.proc_info(proc);
         let (mnode, mkind, midx) = self.mem_info(mem);
         if pnode != mnode {
@@ -210,16 +292,12 @@ impl<'m> Topo<'m> {
 
     /// Peak bandwidth of a memory, bytes/s (what all its users share).
     pub fn mem_bandwidth(&self, mem: MemId) -> f64 {
-        let (_, kind, _) = self.mem_info(mem);
-        self.machine
-            .memory(kind)
-            .map_or(1e9, |m| m.bandwidth_gbps * 1e9)
+        self.facts(mem).map_or(1e9, |f| f.1)
     }
 
     /// Whether several processors share this memory (one per node).
     pub fn is_shared(&self, mem: MemId) -> bool {
-        let (_, kind, _) = self.mem_info(mem);
-        self.machine.mems_per_node(kind) <= 1
+        self.facts(mem).is_none_or(|f| f.2)
     }
 
     fn hop(res: Resource, gbps: f64, latency_us: f64) -> Hop {
