@@ -13,11 +13,12 @@ impl<'a> Resolver<'a> {
         if arg.privilege != Privilege::Read {
             return false;
         }
-        let c = &self.rules.collect;
-        let has = |t: &str, r: &str| c.contains(&(t.to_string(), r.to_string()));
-        has("*", "*")
-            || has(&task.name, "*")
-            || names.iter().any(|n| has(&task.name, n) || has("*", n))
+        // Any entry whose task key is `*` or the task and whose region key
+        // is `*` or one of the argument's names (a scan of the few
+        // statements: no key strings built per argument).
+        self.rules.collect.iter().any(|(t, r)| {
+            (t == "*" || *t == task.name) && (r == "*" || names.iter().any(|n| n == r))
+        })
     }
 
     /// The task's `InstanceLimit`, if it sets a positive one (the first

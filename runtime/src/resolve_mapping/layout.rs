@@ -8,13 +8,14 @@ use std::collections::BTreeMap;
 use mapwright_grammar::ast::{self, Constraint, StmtKind};
 use mapwright_grammar::{Diagnostic, Fix, Span};
 
-use crate::app::{App, DimOrder, FieldLayout, LibraryConstraint, Privilege, Task};
+use crate::app::{App, DimOrder, FieldLayout, LibraryConstraint, Privilege};
 use crate::decisions::{LayoutDecision, Order};
 use crate::machine::MemKind;
 
 use super::layout_fix::{short_note, Candidate, FixGoal, Verdict};
 use super::memory::dsl_mem;
 use super::resolver::{LayoutHit, Members, Resolver};
+use super::rules::{LayoutRule, TaskLookup};
 
 /// The layout one `Layout` statement's constraints give: Legion's default
 /// (SOA, F_order) updated constraint by constraint, later ones of a family
@@ -110,13 +111,12 @@ impl<'a> Resolver<'a> {
     /// The layout (`query_constraint`).
     pub(super) fn resolve_layout(
         &self,
-        task: &Task,
-        names: &[String],
+        table: &TaskLookup<'_, LayoutRule<'_>>,
+        keys: &[(&str, &str)],
         mem: MemKind,
     ) -> (LayoutDecision, Option<LayoutHit>) {
         let want = dsl_mem(mem);
-        let table = self.rules.layout.for_task(&task.name);
-        for key in Self::lookup_keys(&task.name, names) {
+        for key in keys {
             let Some(list) = table.get(key.0, key.1) else {
                 continue;
             };
@@ -163,10 +163,10 @@ impl LayoutEdit {
 }
 
 /// Union-find over region names: arguments sharing a name or alias are one
-/// logical region (one field space).
-fn region_families(app: &App) -> FastMap<String, usize> {
+/// logical region (one field space). Keys borrow the application's names.
+fn region_families(app: &App) -> FastMap<&str, usize> {
     let mut parent: Vec<usize> = Vec::new();
-    let mut ids: FastMap<String, usize> = FastMap::default();
+    let mut ids: FastMap<&str, usize> = FastMap::default();
     fn find(parent: &mut [usize], mut x: usize) -> usize {
         while parent[x] != x {
             parent[x] = parent[parent[x]];
@@ -176,10 +176,9 @@ fn region_families(app: &App) -> FastMap<String, usize> {
     }
     for t in &app.tasks {
         for a in &t.regions {
-            let names: Vec<&String> = std::iter::once(&a.name).chain(a.aliases.iter()).collect();
             let mut first: Option<usize> = None;
-            for n in names {
-                let id = *ids.entry(n.clone()).or_insert_with(|| {
+            for n in std::iter::once(&a.name).chain(a.aliases.iter()) {
+                let id = *ids.entry(n.as_str()).or_insert_with(|| {
                     parent.push(parent.len());
                     parent.len() - 1
                 });
@@ -195,10 +194,10 @@ fn region_families(app: &App) -> FastMap<String, usize> {
             }
         }
     }
-    let keys: Vec<(String, usize)> = ids.iter().map(|(k, v)| (k.clone(), *v)).collect();
-    keys.into_iter()
-        .map(|(k, v)| (k, find(&mut parent, v)))
-        .collect()
+    for v in ids.values_mut() {
+        *v = find(&mut parent, *v);
+    }
+    ids
 }
 
 impl<'a> Resolver<'a> {
@@ -268,7 +267,12 @@ impl<'a> Resolver<'a> {
                 let family = if arg.privilege == Privilege::Reduce {
                     None
                 } else {
-                    Some(families.get(&arg.name).copied().unwrap_or(usize::MAX))
+                    Some(
+                        families
+                            .get(arg.name.as_str())
+                            .copied()
+                            .unwrap_or(usize::MAX),
+                    )
                 };
                 inst.entry((r.memory, family)).or_default().push((ti, ai));
             }

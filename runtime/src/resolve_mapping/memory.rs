@@ -8,11 +8,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use mapwright_grammar::ast::{self, StmtKind};
 use mapwright_grammar::{Diagnostic, Fix, Span};
 
-use crate::app::Task;
 use crate::decisions::InstanceKind;
 use crate::machine::{MemKind, ProcKind};
 
 use super::resolver::{MemCandidate, MemOutcome, Resolver};
+use super::rules::{RegionRule, TaskLookup};
 
 /// The machine's memory kind for a DSL memory keyword (`VIRTUAL`: none).
 pub(super) fn mem_of(k: ast::MemKind) -> Option<MemKind> {
@@ -43,15 +43,14 @@ impl<'a> Resolver<'a> {
     /// the default mapper's best-bandwidth visible memory).
     pub(super) fn resolve_memory(
         &self,
-        task: &Task,
+        table: &TaskLookup<'_, RegionRule<'_>>,
         kind: ProcKind,
-        names: &[String],
+        keys: &[(&str, &str)],
     ) -> (MemKind, Option<usize>, bool, Vec<MemCandidate>) {
         let mut candidates = Vec::new();
         let want = kind.dsl_kind();
-        let table = self.rules.region.for_task(&task.name);
-        for key in Self::lookup_keys(&task.name, names) {
-            let Some(list) = table.get(key.0, key.1) else {
+        for &(task_key, region_key) in keys {
+            let Some(list) = table.get(task_key, region_key) else {
                 continue;
             };
             let entry = list

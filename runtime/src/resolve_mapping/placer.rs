@@ -156,23 +156,12 @@ impl LaunchPlacer for NoPlacer {
 #[derive(Debug, Clone)]
 pub struct EvalPlacer {
     ev: crate::eval::Evaluator,
-    memo: FastMap<PlacementCall, MachinePoint>,
-}
-
-/// The arguments a mapping-function call depends on: the function, the
-/// processor kind the task runs on, and the task's values (point and
-/// domain of an index launch; the parent's processor of a single one).
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-struct PlacementCall {
-    func: String,
-    kind: ProcKind,
-    args: CallArgs,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-enum CallArgs {
-    Index { point: Vec<i64>, domain: Vec<i64> },
-    Single { parent: Option<(i64, i64)> },
+    /// Results per function, keyed by the call's arguments
+    /// ([`EvalPlacer::call_key`]); looked up with borrowed keys, so a
+    /// remembered launch point costs no allocation.
+    memo: FastMap<String, FastMap<Vec<i64>, MachinePoint>>,
+    /// The key of the current call, reused between calls.
+    key: Vec<i64>,
 }
 
 /// A machine description's kind as the evaluator may see it: only the
@@ -222,7 +211,55 @@ impl EvalPlacer {
         crate::eval::Evaluator::with_limits_owned(program, &shape, limits).map(|ev| EvalPlacer {
             ev,
             memo: FastMap::default(),
+            key: Vec::new(),
         })
+    }
+
+    /// Fills `self.key` with what a mapping-function call depends on
+    /// besides the function: the processor kind the task runs on, and the
+    /// task's values (point and domain of an index launch, tagged 0; the
+    /// parent's processor of a single one, tagged 1). The lengths make the
+    /// encoding unambiguous.
+    fn call_key(
+        &mut self,
+        kind: ProcKind,
+        index: Option<(&[i64], &[i64])>,
+        parent: Option<(i64, i64)>,
+    ) {
+        self.key.clear();
+        match index {
+            Some((point, domain)) => {
+                self.key.extend([0, kind as i64, point.len() as i64]);
+                self.key.extend_from_slice(point);
+                self.key.extend_from_slice(domain);
+            }
+            None => {
+                self.key.extend([1, kind as i64]);
+                if let Some((node, proc)) = parent {
+                    self.key.extend([node, proc]);
+                }
+            }
+        }
+    }
+
+    /// The remembered result of `func` for the call in `self.key`.
+    fn recall(&self, func: &str) -> Option<MachinePoint> {
+        self.memo.get(func)?.get(self.key.as_slice()).copied()
+    }
+
+    /// Remembers `mp` as the result of `func` for the call in `self.key`.
+    fn remember(&mut self, func: &str, mp: MachinePoint) {
+        let key = self.key.clone();
+        match self.memo.get_mut(func) {
+            Some(calls) => {
+                calls.insert(key, mp);
+            }
+            None => {
+                let mut calls = FastMap::default();
+                calls.insert(key, mp);
+                self.memo.insert(func.to_string(), calls);
+            }
+        }
     }
 }
 
@@ -235,23 +272,16 @@ impl LaunchPlacer for EvalPlacer {
         domain: &[i64],
         kind: ProcKind,
     ) -> Result<MachinePoint, PlacementError> {
-        let call = PlacementCall {
-            func: func.to_string(),
-            kind,
-            args: CallArgs::Index {
-                point: point.to_vec(),
-                domain: domain.to_vec(),
-            },
-        };
-        if let Some(mp) = self.memo.get(&call) {
-            return Ok(*mp);
+        self.call_key(kind, Some((point, domain)), None);
+        if let Some(mp) = self.recall(func) {
+            return Ok(mp);
         }
         let mp = self
             .ev
             .map_index_point(func, &task.name, point, domain, eval_kind(kind))
             .map(|(node, proc)| MachinePoint { node, proc })
             .map_err(|e| placement_error(&e, &task.name, kind))?;
-        self.memo.insert(call, mp);
+        self.remember(func, mp);
         Ok(mp)
     }
 
@@ -262,15 +292,9 @@ impl LaunchPlacer for EvalPlacer {
         parent: Option<&ParentPoint>,
         kind: ProcKind,
     ) -> Result<MachinePoint, PlacementError> {
-        let call = PlacementCall {
-            func: func.to_string(),
-            kind,
-            args: CallArgs::Single {
-                parent: parent.map(|p| (p.node, p.proc)),
-            },
-        };
-        if let Some(mp) = self.memo.get(&call) {
-            return Ok(*mp);
+        self.call_key(kind, None, parent.map(|p| (p.node, p.proc)));
+        if let Some(mp) = self.recall(func) {
+            return Ok(mp);
         }
         let single = crate::eval::SingleTask {
             name: task.name.clone(),
@@ -298,7 +322,7 @@ impl LaunchPlacer for EvalPlacer {
                         .into(),
                 at: None,
             })?;
-        self.memo.insert(call, mp);
+        self.remember(func, mp);
         Ok(mp)
     }
 }

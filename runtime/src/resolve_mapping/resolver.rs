@@ -330,12 +330,18 @@ impl<'a> Resolver<'a> {
             }
             let mut regions = Vec::new();
             let mut traces = Vec::new();
+            // The task's own and `*` entries, found once for all its
+            // arguments.
+            let region_table = self.rules.region.for_task(&task.name);
+            let layout_table = self.rules.layout.for_task(&task.name);
             for arg in &task.regions {
                 let names = self.arg_names(arg, 0);
+                // The same keys answer the memory and the layout question.
+                let keys = Self::lookup_keys(&task.name, &names);
                 let (memory, mem_stmt, is_virtual, candidates) =
-                    self.resolve_memory(task, kind, &names);
+                    self.resolve_memory(&region_table, kind, &keys);
                 let instance = instance_kind(task, arg, is_virtual);
-                let (layout, hit) = self.resolve_layout(task, &names, memory);
+                let (layout, hit) = self.resolve_layout(&layout_table, &keys, memory);
                 regions.push(RegionDecision {
                     region: arg.name.clone(),
                     index: arg.index,
@@ -348,9 +354,10 @@ impl<'a> Resolver<'a> {
                     launches: (1..=arg.launches.len())
                         .map(|k| {
                             let names = self.arg_names(arg, k);
+                            let keys = Self::lookup_keys(&task.name, &names);
                             let (memory, stmt, is_virtual, _) =
-                                self.resolve_memory(task, kind, &names);
-                            let (layout, hit) = self.resolve_layout(task, &names, memory);
+                                self.resolve_memory(&region_table, kind, &keys);
+                            let (layout, hit) = self.resolve_layout(&layout_table, &keys, memory);
                             LaunchRegionDecision {
                                 // The region's own name, whatever the run
                                 // matches by (an index run's first key is

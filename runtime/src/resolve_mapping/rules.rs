@@ -54,7 +54,7 @@ pub(super) struct Rules<'a> {
 /// A table keyed by (task key, region key), looked up with borrowed names
 /// (resolution asks it for every region argument: no key is allocated).
 pub(super) struct PairTable<V> {
-    by_task: FastMap<String, FastMap<String, Vec<V>>>,
+    by_task: FastMap<String, RegionEntries<V>>,
 }
 
 impl<V> Default for PairTable<V> {
@@ -68,11 +68,7 @@ impl<V> Default for PairTable<V> {
 impl<V> PairTable<V> {
     /// The entries of (task, region), created empty if absent.
     fn entry(&mut self, task: String, region: String) -> &mut Vec<V> {
-        self.by_task
-            .entry(task)
-            .or_default()
-            .entry(region)
-            .or_default()
+        self.by_task.entry(task).or_default().entry(region)
     }
 
     /// The entries of (task, region), if any.
@@ -81,7 +77,8 @@ impl<V> PairTable<V> {
     }
 
     /// A lookup for one task: its own entries and the `*` entries, each
-    /// found once, so the keys of every region argument cost one hash each.
+    /// found once per task, so the keys of its region arguments cost no
+    /// task-name hashing.
     pub(super) fn for_task<'t>(&'t self, task: &'t str) -> TaskLookup<'t, V> {
         TaskLookup {
             task,
@@ -91,18 +88,83 @@ impl<V> PairTable<V> {
     }
 }
 
+/// One task key's entries by region key, in insertion order. A mapper
+/// has a handful of statements per task key, and resolution asks for every
+/// name of every region argument, most of which have no entry: comparing a
+/// few lengths is cheaper than hashing the name, so the list is scanned
+/// until it grows past [`INDEX_FROM`] entries, and then indexed by hash.
+pub(super) struct RegionEntries<V> {
+    list: Vec<(String, Vec<V>)>,
+    index: Option<FastMap<String, usize>>,
+}
+
+/// The length from which [`RegionEntries`] keeps a hash index.
+const INDEX_FROM: usize = 8;
+
+impl<V> Default for RegionEntries<V> {
+    fn default() -> Self {
+        RegionEntries {
+            list: Vec::new(),
+            index: None,
+        }
+    }
+}
+
+impl<V> RegionEntries<V> {
+    fn position(&self, region: &str) -> Option<usize> {
+        match &self.index {
+            Some(index) => index.get(region).copied(),
+            None => self.list.iter().position(|(k, _)| k == region),
+        }
+    }
+
+    /// The entries of `region`, created empty if absent.
+    fn entry(&mut self, region: String) -> &mut Vec<V> {
+        let i = match self.position(&region) {
+            Some(i) => i,
+            None => {
+                let i = self.list.len();
+                if let Some(index) = &mut self.index {
+                    index.insert(region.clone(), i);
+                }
+                self.list.push((region, Vec::new()));
+                if self.index.is_none() && self.list.len() > INDEX_FROM {
+                    self.index = Some(
+                        self.list
+                            .iter()
+                            .enumerate()
+                            .map(|(i, (k, _))| (k.clone(), i))
+                            .collect(),
+                    );
+                }
+                i
+            }
+        };
+        &mut self.list[i].1
+    }
+
+    /// The entries of `region`, if any.
+    fn get(&self, region: &str) -> Option<&Vec<V>> {
+        self.position(region).map(|i| &self.list[i].1)
+    }
+}
+
 /// [`PairTable::for_task`].
 pub(super) struct TaskLookup<'t, V> {
     task: &'t str,
-    own: Option<&'t FastMap<String, Vec<V>>>,
-    star: Option<&'t FastMap<String, Vec<V>>>,
+    own: Option<&'t RegionEntries<V>>,
+    star: Option<&'t RegionEntries<V>>,
 }
 
 impl<'t, V> TaskLookup<'t, V> {
     /// The entries of (task key, region key), the task key being this
     /// task's name or `*`.
     pub(super) fn get(&self, task: &str, region: &str) -> Option<&'t Vec<V>> {
-        let map = if task == self.task {
+        // The keys are built from the task's own name, so the address
+        // usually answers before the bytes are compared.
+        let own = task.len() == self.task.len()
+            && (std::ptr::eq(task.as_ptr(), self.task.as_ptr()) || task == self.task);
+        let map = if own {
             self.own
         } else if task == "*" {
             self.star
