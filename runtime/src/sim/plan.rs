@@ -7,7 +7,6 @@
 //! runs: a launch point placed on a node or processor that does not exist.
 
 use crate::eval::fast_hash::FastMap;
-use std::collections::BTreeMap;
 
 use crate::app::{App, FlowKind, Launch, Privilege, RegionArg, Task};
 use crate::decisions::{
@@ -167,29 +166,58 @@ impl<'a> Plan<'a> {
 
         let mut names = Interner::default();
         let mut fields = Interner::default();
-        // Bytes per element of every (region, field), for struct widths;
-        // ordered, so the sums below round the same way in every process.
-        let mut field_width: BTreeMap<(u32, u32), f64> = BTreeMap::new();
+        // Bytes per element of every (region, field), for struct widths:
+        // per region, the widest of each field by field id (0 where the
+        // region has no such field, which adds nothing), summed in id
+        // order so the sums round the same way in every process.
+        let mut field_width: Vec<Option<Vec<f64>>> = Vec::new();
+        // Each argument's field ids, kept for `plan_args` (interning is the
+        // costly part of planning): ranges of `field_ids` by argument, in
+        // task and argument order.
+        let mut field_ids: Vec<u32> = Vec::new();
+        let mut arg_fields: Vec<Option<(usize, usize)>> = Vec::new();
         for t in &app.tasks {
             for r in &t.regions {
                 if r.fields.is_empty() || r.elements == 0 {
+                    arg_fields.push(None);
                     continue;
                 }
                 let w = r.bytes as f64 / r.elements as f64 / r.fields.len() as f64;
-                let region = names.id(&r.name);
-                for f in &r.fields {
-                    let e = field_width.entry((region, fields.id(f))).or_insert(0.0);
-                    *e = e.max(w);
+                let region = names.id(&r.name) as usize;
+                if field_width.len() <= region {
+                    field_width.resize(region + 1, None);
                 }
+                let start = field_ids.len();
+                for f in &r.fields {
+                    let id = fields.id(f);
+                    field_ids.push(id);
+                    let widths = field_width[region].get_or_insert_with(Vec::new);
+                    if widths.len() <= id as usize {
+                        widths.resize(id as usize + 1, 0.0);
+                    }
+                    widths[id as usize] = widths[id as usize].max(w);
+                }
+                arg_fields.push(Some((start, field_ids.len())));
             }
         }
-        let mut struct_width: FastMap<u32, f64> = FastMap::default();
-        for ((region, _), w) in &field_width {
-            *struct_width.entry(*region).or_insert(0.0) += w;
-        }
-        let ctx = ArgContext::new(app, decisions, &by_name, &topo, struct_width);
+        let struct_width: Vec<Option<f64>> = field_width
+            .iter()
+            .map(|w| w.as_ref().map(|w| w.iter().fold(0.0, |sum, x| sum + x)))
+            .collect();
+        let ctx = ArgContext::new(
+            app,
+            decisions,
+            &by_name,
+            &topo,
+            struct_width,
+            ArgFields {
+                ids: &field_ids,
+                ranges: &arg_fields,
+            },
+        );
 
         let mut tasks: Vec<TaskPlan<'a>> = Vec::with_capacity(app.tasks.len());
+        let mut first_arg = 0;
         for task in &app.tasks {
             let dec = by_name.get(task.name.as_str()).copied();
             let kind = choose_kind(task, dec, topo.machine);
@@ -199,7 +227,17 @@ impl<'a> Plan<'a> {
                 .iter()
                 .any(|c| c.library.eq_ignore_ascii_case("cublas") && c.tasks.contains(&task.name));
             let active = !task.inner && (task.per_iteration > 0 || task.setup_launches > 0);
-            let args = plan_args(task, dec, kind, &topo, &mut names, &mut fields, &ctx);
+            let args = plan_args(
+                task,
+                first_arg,
+                dec,
+                kind,
+                &topo,
+                &mut names,
+                &mut fields,
+                &ctx,
+            );
+            first_arg += task.regions.len();
             tasks.push(TaskPlan {
                 task,
                 kind,
@@ -317,10 +355,19 @@ fn effective_memory(kind: ProcKind, mem: MemKind, topo: &Topo) -> (MemKind, bool
     }
 }
 
+/// The field ids of every argument with fields, interned once per plan.
+struct ArgFields<'f> {
+    ids: &'f [u32],
+    /// Per argument (all tasks' arguments in order): its range of `ids`.
+    ranges: &'f [Option<(usize, usize)>],
+}
+
 /// What planning an argument needs to know about the other arguments.
-struct ArgContext<'a> {
-    /// Bytes per element of each region's whole struct (interned name).
-    struct_width: FastMap<u32, f64>,
+struct ArgContext<'a, 'f> {
+    /// Bytes per element of each region's whole struct (by interned name;
+    /// None for a region no argument gives fields).
+    struct_width: Vec<Option<f64>>,
+    fields: ArgFields<'f>,
     /// Elements of each region where an argument has it as its primary name.
     elements: FastMap<&'a str, u64>,
     /// The memory decided for a region name on a processor kind, from
@@ -328,14 +375,15 @@ struct ArgContext<'a> {
     memory: FastMap<(&'a str, ProcKind), MemKind>,
 }
 
-impl<'a> ArgContext<'a> {
+impl<'a, 'f> ArgContext<'a, 'f> {
     fn new(
         app: &'a App,
         decisions: &Decisions,
         by_name: &FastMap<&str, &TaskDecision>,
         topo: &Topo,
-        struct_width: FastMap<u32, f64>,
-    ) -> ArgContext<'a> {
+        struct_width: Vec<Option<f64>>,
+        fields: ArgFields<'f>,
+    ) -> ArgContext<'a, 'f> {
         let mut elements: FastMap<&str, u64> = FastMap::default();
         let mut memory = FastMap::default();
         for t in &app.tasks {
@@ -365,14 +413,19 @@ impl<'a> ArgContext<'a> {
         let _ = decisions;
         ArgContext {
             struct_width,
+            fields,
             elements,
             memory,
         }
     }
 }
 
+/// The arguments of `task` that need instances; `first_arg` is the index
+/// of its first argument among all tasks' arguments ([`ArgFields`]).
+#[allow(clippy::too_many_arguments)]
 fn plan_args<'a>(
     task: &'a Task,
+    first_arg: usize,
     dec: Option<&'a TaskDecision>,
     kind: ProcKind,
     topo: &Topo,
@@ -403,7 +456,7 @@ fn plan_args<'a>(
         .first()
         .copied()
         .unwrap_or(MemKind::Sysmem);
-    for r in task.regions.iter().filter(|r| needs(r)) {
+    for (ai, r) in task.regions.iter().enumerate().filter(|(_, r)| needs(r)) {
         let rd = dec.and_then(|d| d.regions.iter().find(|x| x.index == r.index));
         // A mapper's VIRTUAL on a leaf task that touches the data cannot
         // avoid the access; the data is then where Legion's default puts it.
@@ -460,7 +513,13 @@ fn plan_args<'a>(
         }
         let nf = r.fields.len().max(1) as f64;
         let per_field = r.bytes as f64 / nf;
-        let fl: Vec<(u32, f64)> = r.fields.iter().map(|f| (fields.id(f), per_field)).collect();
+        let fl: Vec<(u32, f64)> = match ctx.fields.ranges.get(first_arg + ai).copied().flatten() {
+            Some((start, end)) => ctx.fields.ids[start..end]
+                .iter()
+                .map(|&id| (id, per_field))
+                .collect(),
+            None => r.fields.iter().map(|f| (fields.id(f), per_field)).collect(),
+        };
         let accessed = if r.elements > 0 {
             r.bytes as f64 / r.elements as f64
         } else {
@@ -476,7 +535,12 @@ fn plan_args<'a>(
             touch_bytes: weight(r) * scale,
             fields: fl,
             accessed_per_elem: accessed,
-            struct_per_elem: ctx.struct_width.get(&region).copied().unwrap_or(accessed),
+            struct_per_elem: ctx
+                .struct_width
+                .get(region as usize)
+                .copied()
+                .flatten()
+                .unwrap_or(accessed),
         });
     }
     out
