@@ -233,12 +233,16 @@ struct Coherence {
     valid: FastMap<(u32, u32), Vec<MemId>>,
 }
 
-/// Copies and compute of one launch, per processor.
+/// Copies and compute of one launch, per processor. One is reused for
+/// every launch of a run (cleared, not reallocated).
+#[derive(Default)]
 struct Phase {
     /// (destination processor, route, bytes).
     copies: Vec<(ProcId, Route, f64)>,
     /// (processor, seconds).
     compute: Vec<(ProcId, f64)>,
+    /// (shared memory, processor using it) in this launch.
+    sharers: Vec<(MemId, ProcId)>,
 }
 
 /// Runs the loop twice and measures the second pass.
@@ -259,6 +263,8 @@ pub fn schedule(plan: &Plan, mem_bytes: Vec<u64>) -> Measured {
     // every process.
     let mut copy_totals = OrderedTotals::default();
     let mut gemm_totals: Vec<(Resource, f64)> = Vec::new();
+    let mut phase = Phase::default();
+    let mut touched: Vec<ProcId> = Vec::new();
     for pass in 0..2 {
         let measure = pass == 1;
         for (ti, t) in plan.tasks.iter().enumerate() {
@@ -270,7 +276,7 @@ pub fn schedule(plan: &Plan, mem_bytes: Vec<u64>) -> Measured {
                 // An untimed launch (the warm-up pass, untimed tasks) only
                 // moves the valid copies: its copies and compute are not
                 // worked out, since nothing would read them.
-                let phase = launch_phase(plan, ti, t, l, &mut coh, timed);
+                launch_phase(plan, ti, t, l, &mut coh, timed, &mut phase);
                 if !timed {
                     continue;
                 }
@@ -310,7 +316,7 @@ pub fn schedule(plan: &Plan, mem_bytes: Vec<u64>) -> Measured {
                         }
                     }
                 }
-                let mut touched: Vec<ProcId> = Vec::new();
+                touched.clear();
                 for (p, route, _) in &phase.copies {
                     let mut fin: f64 = 0.0;
                     for h in route.legs() {
@@ -361,8 +367,9 @@ pub fn schedule(plan: &Plan, mem_bytes: Vec<u64>) -> Measured {
     m
 }
 
-/// The copies and compute of launch `l` of task `t`, updating coherence;
-/// with `costed` false only coherence is updated (the phase is empty).
+/// The copies and compute of launch `l` of task `t` into `phase`,
+/// updating coherence; with `costed` false only coherence is updated (the
+/// phase is left empty).
 fn launch_phase(
     plan: &Plan,
     ti: usize,
@@ -370,12 +377,12 @@ fn launch_phase(
     l: u32,
     coh: &mut Coherence,
     costed: bool,
-) -> Phase {
+    phase: &mut Phase,
+) {
     let topo = &plan.topo;
-    let mut phase = Phase {
-        copies: Vec::new(),
-        compute: Vec::with_capacity(t.units.len()),
-    };
+    phase.copies.clear();
+    phase.compute.clear();
+    phase.sharers.clear();
     // The GEMM's input operands are read tile by tile as its schedule says
     // (`gemm::launch`), not as the piece the point is named after: no
     // coherence copy of that piece.
@@ -400,15 +407,15 @@ fn launch_phase(
                 cohere(valid, home, a.reads(), a.writes(), |_| ());
             }
         }
-        return phase;
+        return;
     }
     // Processors sharing each shared memory in this launch.
-    let mut sharers: Vec<(MemId, ProcId, u32)> = Vec::new();
+    let mut sharers = std::mem::take(&mut phase.sharers);
     for u in &t.units {
         for a in &t.args {
             if let Some(h) = topo.home(u.proc, a.on(l).mem) {
                 if topo.is_shared(h) && !sharers.iter().any(|s| s.0 == h && s.1 == u.proc) {
-                    sharers.push((h, u.proc, 0));
+                    sharers.push((h, u.proc));
                 }
             }
         }
@@ -462,7 +469,7 @@ fn launch_phase(
             .compute
             .push((u.proc, execs * point_time(plan, t, u, l, &sharing)));
     }
-    phase
+    phase.sharers = sharers;
 }
 
 /// Legion coherence of one piece accessed in `home`: a read where no valid

@@ -450,12 +450,7 @@ fn plan_args<'a>(
     } else {
         1.0
     };
-    let default_mem = topo
-        .machine
-        .reachable(kind)
-        .first()
-        .copied()
-        .unwrap_or(MemKind::Sysmem);
+    let default_mem = topo.best_memory(kind).unwrap_or(MemKind::Sysmem);
     for (ai, r) in task.regions.iter().enumerate().filter(|(_, r)| needs(r)) {
         let rd = dec.and_then(|d| d.regions.iter().find(|x| x.index == r.index));
         // A mapper's VIRTUAL on a leaf task that touches the data cannot
@@ -610,16 +605,16 @@ fn place_points(
     let given = dec.map_or(&[][..], |d| d.placement.as_slice());
     let mut units = Vec::with_capacity(n as usize);
     for p in 0..n {
-        let pl = match given.get(p as usize) {
-            Some(pl) => pl.clone(),
+        let proc = match given.get(p as usize) {
+            Some(pl) => proc_of(topo, kind, pl)?,
             None if given.is_empty() || task.launch == Launch::Single => {
-                blockwise(topo, kind, p, n)
+                proc_of(topo, kind, &blockwise(topo, kind, p, n))?
             }
             // Fewer placements than points: the rest repeat the pattern.
-            None => given[(p as usize) % given.len()].clone(),
+            None => proc_of(topo, kind, &given[(p as usize) % given.len()])?,
         };
         units.push(Unit {
-            proc: proc_of(topo, kind, &pl)?,
+            proc,
             piece: p as u32,
             execs: 1,
         });

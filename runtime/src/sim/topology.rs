@@ -94,6 +94,9 @@ pub struct Topo<'m> {
     /// [`Topo::access`] per (processor offset, memory offset), worked out
     /// on first use (a run touches a few of the pairs).
     access_local: Vec<std::cell::OnceCell<Option<(f64, f64)>>>,
+    /// The best memory each processor group's kind reaches
+    /// ([`Machine::reachable`]'s first), asked once per task.
+    best_mem: Vec<(ProcKind, Option<MemKind>)>,
 }
 
 impl<'m> Topo<'m> {
@@ -132,8 +135,13 @@ impl<'m> Topo<'m> {
                 home_local.push(Self::home_offset(machine, &mem_groups, pkind, idx, mkind));
             }
         }
+        let best_mem = proc_groups
+            .iter()
+            .map(|g| (g.0, machine.reachable(g.0).first().copied()))
+            .collect();
         Topo {
             machine,
+            best_mem,
             procs_per_node,
             mems_per_node,
             proc_groups,
@@ -241,6 +249,15 @@ impl<'m> Topo<'m> {
         let g = self.mem_groups.iter().position(|g| g.0 == kind)?;
         let local = self.home_local[rest * self.mem_groups.len() + g]?;
         Some(node * self.mems_per_node + local)
+    }
+
+    /// The memory kind `kind` reaches best (Legion's default target
+    /// memory), if any.
+    pub fn best_memory(&self, kind: ProcKind) -> Option<MemKind> {
+        match self.best_mem.iter().find(|b| b.0 == kind) {
+            Some(b) => b.1,
+            None => self.machine.reachable(kind).first().copied(),
+        }
     }
 
     /// Per-group facts of a memory id.
