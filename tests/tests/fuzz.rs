@@ -111,6 +111,7 @@ fn two_workers_run_what_two_seeded_runs_run() {
         heavy_every: 3,
         trace: None,
         jobs,
+        progress: None,
     };
     let both = run(&seeds, &targets, &config(40, 120, 2));
     let first = run(&seeds, &targets, &config(40, 60, 1));
