@@ -156,6 +156,29 @@ fn same_checked(a: &Checked, b: &Checked) -> Result<(), String> {
     Ok(())
 }
 
+/// Applies `edits` to `text` one by one, each analysed incrementally from
+/// the previous analysis (re-parse and memoised check) and in full: the
+/// two must agree after every edit.
+fn analyses_agree(mut text: String, edits: &[Edit]) -> Result<(), TestCaseError> {
+    let mut analysis = analyze_remembering(&text);
+    for e in edits {
+        let next = apply(&text, e);
+        let (inc, how, reuse) =
+            reanalyze_remembering(&analysis.parsed, &analysis.checked.memo, &text, &next);
+        let full = analyze(&next);
+        let same = same_parse(&inc.parsed, &full.parsed)
+            .and_then(|_| same_checked(&inc.checked, &full.checked));
+        if let Err(why) = same {
+            return Err(TestCaseError::fail(format!(
+                "{why} after {e:?} ({how:?}, {reuse:?})\n--- before\n{text}\n--- after\n{next}"
+            )));
+        }
+        text = next;
+        analysis = inc;
+    }
+    Ok(())
+}
+
 thread_local! {
     static INCREMENTAL_EDITS: Cell<usize> = const { Cell::new(0) };
 }
@@ -200,22 +223,7 @@ proptest! {
     ) {
         let files = corpus_files();
         prop_assume!(!files.is_empty());
-        let mut text = files[file.index(files.len())].clone();
-        let mut analysis = analyze_remembering(&text);
-        for e in &edits {
-            let next = apply(&text, e);
-            let (inc, _, reuse) = reanalyze_remembering(&analysis.parsed, &analysis.checked.memo, &text, &next);
-            let full = analyze(&next);
-            let same = same_parse(&inc.parsed, &full.parsed)
-                .and_then(|_| same_checked(&inc.checked, &full.checked));
-            if let Err(why) = same {
-                return Err(TestCaseError::fail(format!(
-                    "{why} after {e:?} ({reuse:?})\n--- before\n{text}\n--- after\n{next}"
-                )));
-            }
-            text = next;
-            analysis = inc;
-        }
+        analyses_agree(files[file.index(files.len())].clone(), &edits)?;
     }
 }
 
@@ -256,10 +264,6 @@ fn with_mistakes(text: &str, mistakes: &[(f64, usize)]) -> String {
     text
 }
 
-thread_local! {
-    static INCREMENTAL_NEAR_ERRORS: Cell<(usize, usize)> = const { Cell::new((0, 0)) };
-}
-
 proptest! {
     #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
 
@@ -272,29 +276,7 @@ proptest! {
     ) {
         let files = corpus_files();
         prop_assume!(!files.is_empty());
-        let mut text = with_mistakes(&files[file.index(files.len())], &mistakes);
-        let mut analysis = analyze_remembering(&text);
-        for e in &edits {
-            let next = apply(&text, e);
-            let (inc, how, reuse) =
-                reanalyze_remembering(&analysis.parsed, &analysis.checked.memo, &text, &next);
-            let near_errors = !analysis.parsed.diagnostics.is_empty();
-            INCREMENTAL_NEAR_ERRORS.with(|n| {
-                let (inc_edits, all) = n.get();
-                let reused = matches!(how, Reparse::Incremental { reused_stmts, .. } if reused_stmts > 0);
-                n.set((inc_edits + (near_errors && reused) as usize, all + near_errors as usize));
-            });
-            let full = analyze(&next);
-            let same = same_parse(&inc.parsed, &full.parsed)
-                .and_then(|_| same_checked(&inc.checked, &full.checked));
-            if let Err(why) = same {
-                return Err(TestCaseError::fail(format!(
-                    "{why} after {e:?} ({how:?}, {reuse:?})\n--- before\n{text}\n--- after\n{next}"
-                )));
-            }
-            text = next;
-            analysis = inc;
-        }
+        analyses_agree(with_mistakes(&files[file.index(files.len())], &mistakes), &edits)?;
     }
 }
 

@@ -3,7 +3,9 @@
 //! checking property test (`tests/incremental_check.rs`): copies of the
 //! public corpus's mappers with their names renamed per copy, half of them
 //! with tasks of their own, and a statement that raises a diagnostic after
-//! about one statement in three. Deterministic per seed.
+//! about one statement in three. Deterministic per seed. Also the
+//! benchmark's keystrokes ([`keystrokes`]), so that the in-process replay
+//! in `tests/incremental_check.rs` types exactly what the benchmark types.
 
 use std::path::{Path, PathBuf};
 
