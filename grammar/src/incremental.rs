@@ -1,33 +1,50 @@
 //! Incremental re-parsing: after an edit, re-parse only the top-level
 //! statements the edit can affect and reuse the rest, shifted.
 //!
-//! Top-level statements are independent parse units (the parser's statement
-//! loop carries no state from one statement to the next; see
-//! `Parser::program`), the way rust-analyzer's item tree treats items. So the
-//! parse of an edited file is the old parse with the edited statements
-//! replaced by a parse of their new text, and every later span moved by the
-//! length change.
+//! Top-level statements are nearly independent parse units (the parser's
+//! statement loop carries no state from one statement to the next but the
+//! token before; see `Parser::statements`), the way rust-analyzer's item
+//! tree treats items. So the parse of an edited file is the old parse with
+//! the statements the edit can change replaced by a parse of their new
+//! text, and every later span moved by the length change.
 //!
-//! The window re-parsed is the statements the edit touches plus one
-//! untouched neighbour on each side (so an edit at a boundary, or one that
-//! merges two statements, is inside the window). The result is only used
-//! when it is certainly what a full parse gives; otherwise [`reparse`] parses
-//! the whole file. It falls back when:
-//! - the window's new text has any lexical or syntax diagnostic, or the old
-//!   parse had one near the window (error recovery decides statement
-//!   boundaries, and with them what the window would be);
-//! - the new window does not start and end on a statement boundary of its own
-//!   parse (the edit changed nesting: an unclosed `{`, a removed `;`);
-//! - the window's text ends inside a comment (a `#` comment would have
-//!   continued past it in the full text);
-//! - the file has no statements, or the window would be the whole file.
+//! Error recovery makes this subtler than it looks: a broken statement
+//! skips tokens up to a `;` or a statement keyword that begins a line, so
+//! an edit can move where an earlier statement's recovery stopped, and an
+//! unclosed `{` swallows everything after it. What a statement's parse
+//! reads is exactly: its own tokens, the two tokens after it (recovery
+//! peeks at the next token and the one after), the token before it and
+//! the start and indentation of its first line (a Python-style `def`);
+//! lexing a token reads up to the next blank at most. So:
+//! - the statements before the edit are reused while their second
+//!   following token ends before the edit with a blank in between
+//!   (`OldParse::prefix_unchanged_before`);
+//! - from there the new text is parsed statement by statement (the
+//!   parser's `parse_resumed` hook, given the token before) until a
+//!   statement of the new parse begins where an old one began after the
+//!   edit, with the same token before it and a line break after the edit
+//!   before that token (`Edit::resumes_at`); the old statements from
+//!   there on are reused, shifted. If no such boundary comes, the parse
+//!   runs to the end of the file (an unclosed `{` does that).
+//!
+//! Diagnostics are told apart by where they begin (a statement's lie
+//! between its first token and the token after it), so no old diagnostic
+//! may begin exactly at either boundary. Two parser diagnostics read the
+//! whole file: a keyword used as a name (its fix renames every occurrence:
+//! recomputed from the new tokens) and a legacy three-field task map
+//! (whether the wrapper is already defined: a full parse if the edit may
+//! add or remove that definition). A parse over the diagnostic cap, and
+//! an empty file, are parsed whole.
 //!
 //! The equivalence with a full parse (tree with spans, tokens, comments,
 //! diagnostics) is a property test (`tests/incremental_equivalence.rs` in the
-//! `mapwright-grammar` crate) over random edit sequences on corpus files.
+//! `mapwright-grammar` crate) over random edit sequences on corpus files,
+//! with and without syntax mistakes put in first, and on the benchmark's
+//! generated files (`tests/tests/incremental_check.rs`).
 
 use crate::ast::*;
-use crate::parser::{parse, Parsed};
+use crate::diagnostic::{CAPPED_CODE, MAX_DIAGNOSTICS};
+use crate::parser::{parse, parse_resumed, Parsed};
 use crate::token::Token;
 use crate::Span;
 
@@ -112,141 +129,311 @@ pub fn changed_range(old: &str, new: &str) -> (usize, usize, usize) {
 
 fn try_reparse(old: &Parsed, old_source: &str, new_source: &str) -> Option<(Parsed, Reparse)> {
     let stmts = &old.program.stmts;
-    if stmts.is_empty() {
-        return None;
-    }
-    let (start, old_end, new_end) = changed_range(old_source, new_source);
-    // Statements the edit touches (an edit touching a statement's first or
-    // last byte counts), widened by one untouched neighbour on each side;
-    // at either end of the file the window runs to the file's edge.
-    let first_touched = stmts.partition_point(|s| s.span.end < start);
-    let after_touched = stmts.partition_point(|s| s.span.start <= old_end);
-    let first = first_touched.checked_sub(1);
-    let last = (after_touched < stmts.len()).then_some(after_touched);
-    if first.is_none() && last.is_none() {
-        return None; // the window would be the whole file
-    }
-    let window = Span::new(
-        first.map_or(0, |i| stmts[i].span.start),
-        last.map_or(old_source.len(), |i| stmts[i].span.end),
-    );
-    // Error recovery shapes statement boundaries: no old diagnostic may lie
-    // in or next to the window (the statements on either side included).
-    let guard = Span::new(
-        first
-            .and_then(|i| i.checked_sub(1))
-            .map_or(0, |i| stmts[i].span.start),
-        last.and_then(|i| stmts.get(i + 1))
-            .map_or(old_source.len(), |s| s.span.end),
-    );
-    // A capped parse (its final `I0001` counts diagnostics it did not keep)
-    // cannot say where the dropped ones lie, so it is always re-parsed whole.
-    if old.diagnostics.iter().any(|d| {
-        d.code == crate::diagnostic::CAPPED_CODE
-            || (d.span.start <= guard.end && d.span.end >= guard.start)
-    }) {
-        return None;
-    }
-    let delta = new_end as isize - old_end as isize;
-    let new_window = Span::new(window.start, shift_offset(window.end, delta));
-    let text = new_source.get(new_window.start..new_window.end)?;
-    let sub = parse(text);
-    // The window must be whole statements of its own parse, so that the
-    // statements before and after it parse as they did; its last token must
-    // not be a comment the full text would continue.
-    let starts_on_statement =
-        first.is_none() || sub.program.stmts.first().map(|s| s.span.start) == Some(0);
-    let ends_on_statement = last.is_none()
-        || (sub.program.stmts.last().map(|s| s.span.end) == Some(text.len())
-            && sub.comments.last().is_none_or(|c| c.span.end < text.len()));
-    if !sub.diagnostics.is_empty()
-        || sub.program.stmts.is_empty()
-        || !starts_on_statement
-        || !ends_on_statement
+    // A parse without tokens (`parse_tree`) cannot be spliced; a capped
+    // parse (its final `I0001` counts diagnostics it did not keep) cannot
+    // say where the dropped ones lie.
+    if stmts.is_empty()
+        || old.tokens.is_empty()
+        || old.diagnostics.iter().any(|d| d.code == CAPPED_CODE)
     {
         return None;
     }
-    Some(splice(old, sub, window, new_window.start, delta))
-}
+    let edit = Edit::between(old_source, new_source);
+    let old_at = OldParse { parsed: old };
 
-/// The old parse with `window` replaced by `sub` (parsed from the window's
-/// new text, which begins at `offset`) and everything after moved by `delta`.
-fn splice(
-    old: &Parsed,
-    sub: Parsed,
-    window: Span,
-    offset: usize,
-    delta: isize,
-) -> (Parsed, Reparse) {
-    let before = |s: &Span| s.end <= window.start;
-    let after = |s: &Span| s.start >= window.end;
-    let stats = Reparse::Incremental {
-        reparsed_stmts: sub.program.stmts.len(),
-        reused_stmts: old
-            .program
-            .stmts
-            .iter()
-            .filter(|s| before(&s.span) || after(&s.span))
-            .count(),
-        reparsed_bytes: window.len().saturating_add_signed(delta),
+    // The window starts at the first statement the edit may change: the
+    // first one touched, or earlier while the statement before it read
+    // the edited text (see `OldParse::prefix_unchanged_before`).
+    let mut first = stmts.partition_point(|s| s.span.end < edit.start);
+    while first > 0 && !old_at.prefix_unchanged_before(first, old_source, edit.start) {
+        first -= 1;
+    }
+    let (from, first_token, previous) = if first == 0 {
+        (0, 0, None)
+    } else {
+        let b = stmts[first].span.start;
+        let j = old_at.token_at(b)?;
+        (b, j, Some(old.tokens[j - 1]))
     };
-    let mut stmts = Vec::with_capacity(old.program.stmts.len() + sub.program.stmts.len());
-    stmts.extend(
-        old.program
-            .stmts
+
+    // Parse from there until a statement boundary after the edit where the
+    // old parse can take over, shifted (see `Edit::resumes_at`).
+    let mut resume: Option<Resume> = None;
+    let sub = parse_resumed(new_source, from, previous, &mut |prev, next| {
+        resume = edit.resumes_at(&old_at, prev, next);
+        resume.is_some()
+    });
+    let resume = resume.unwrap_or(Resume {
+        stmt: stmts.len(),
+        token: old.tokens.len(),
+        offset: usize::MAX,
+    });
+
+    let shifted = |d: &crate::Diagnostic| {
+        let mut d = d.clone();
+        shift_diagnostic(&mut d, edit.old_end, edit.delta);
+        d
+    };
+    let prefix_diags = old.diagnostics.partition_point(|d| d.span.start < from);
+    let suffix_diags = old
+        .diagnostics
+        .partition_point(|d| d.span.start < resume.offset);
+    let reused_diags = || {
+        old.diagnostics[..prefix_diags]
             .iter()
-            .filter(|s| before(&s.span))
-            .cloned(),
-    );
-    stmts.extend(sub.program.stmts.into_iter().map(|mut s| {
-        shift_stmt(&mut s, offset as isize);
+            .chain(&old.diagnostics[suffix_diags..])
+    };
+    // Past the cap the full parse would have dropped some: let it decide.
+    let total = prefix_diags + sub.diagnostics.len() + (old.diagnostics.len() - suffix_diags);
+    if total >= MAX_DIAGNOSTICS
+        || sub.diagnostics.iter().any(|d| d.code == CAPPED_CODE)
+        || reused_diags().any(|d| {
+            d.code == LEGACY_MAP_CODE
+                && edit.may_change_wrapper_definition(d, old_source, new_source)
+        })
+    {
+        return None;
+    }
+    let mut diagnostics: Vec<crate::Diagnostic> = Vec::with_capacity(total);
+    diagnostics.extend(old.diagnostics[..prefix_diags].iter().map(shifted));
+    diagnostics.extend(sub.diagnostics);
+    let suffix_start = diagnostics.len();
+    diagnostics.extend(old.diagnostics[suffix_diags..].iter().map(shifted));
+
+    let mut new_stmts = Vec::with_capacity(first + sub.stmts.len() + stmts.len() - resume.stmt);
+    new_stmts.extend_from_slice(&stmts[..first]);
+    let reparsed_stmts = sub.stmts.len();
+    new_stmts.extend(sub.stmts);
+    new_stmts.extend(stmts[resume.stmt..].iter().map(|s| {
+        let mut s = s.clone();
+        shift_stmt(&mut s, edit.delta);
         s
     }));
-    stmts.extend(
-        old.program
-            .stmts
+    if new_stmts.is_empty() {
+        return None; // an empty file: the full parse reports it (E0109)
+    }
+
+    let mut tokens =
+        Vec::with_capacity(first_token + sub.tokens.len() + old.tokens.len() - resume.token);
+    tokens.extend_from_slice(&old.tokens[..first_token]);
+    tokens.extend(sub.tokens);
+    tokens.extend(
+        old.tokens[resume.token..]
             .iter()
-            .filter(|s| after(&s.span))
-            .map(|s| {
-                let mut s = s.clone();
-                shift_stmt(&mut s, delta);
-                s
-            }),
+            .map(|t| shifted_token(t, edit.delta)),
     );
-    let splice_tokens = |old_tokens: &[Token], new_tokens: Vec<Token>| {
-        let mut out: Vec<Token> = old_tokens
+
+    let comments_before = old.comments.partition_point(|c| c.span.start < from);
+    let comments_after = old
+        .comments
+        .partition_point(|c| c.span.start < resume.offset);
+    let mut comments = Vec::with_capacity(old.comments.len() + sub.comments.len());
+    comments.extend_from_slice(&old.comments[..comments_before]);
+    comments.extend(sub.comments);
+    comments.extend(
+        old.comments[comments_after..]
             .iter()
-            .filter(|t| before(&t.span))
-            .copied()
-            .collect();
-        out.extend(new_tokens.into_iter().map(|mut t| {
-            shift_span(&mut t.span, offset as isize);
-            t
-        }));
-        out.extend(old_tokens.iter().filter(|t| after(&t.span)).map(|t| {
-            let mut t = *t;
-            shift_span(&mut t.span, delta);
-            t
-        }));
-        out
+            .map(|t| shifted_token(t, edit.delta)),
+    );
+
+    // A reused keyword-as-name diagnostic's fix renames the word in the
+    // whole file: ask the new tokens again.
+    let (prefix, rest) = diagnostics.split_at_mut(prefix_diags);
+    let suffix = &mut rest[suffix_start - prefix_diags..];
+    for d in prefix.iter_mut().chain(suffix.iter_mut()) {
+        if d.code == KEYWORD_AS_NAME_CODE && !d.fixes.is_empty() {
+            rename_everywhere(d, &tokens, new_source);
+        }
+    }
+
+    let stats = Reparse::Incremental {
+        reparsed_stmts,
+        reused_stmts: first + (stmts.len() - resume.stmt),
+        reparsed_bytes: sub.end - from,
     };
-    // No diagnostic lies in the window (checked above): the old ones move.
-    let diagnostics = old
-        .diagnostics
-        .iter()
-        .map(|d| {
-            let mut d = d.clone();
-            shift_diagnostic(&mut d, window.end, delta);
-            d
-        })
-        .collect();
     let parsed = Parsed {
-        program: Program { stmts },
+        program: Program { stmts: new_stmts },
         diagnostics,
-        tokens: splice_tokens(&old.tokens, sub.tokens),
-        comments: splice_tokens(&old.comments, sub.comments),
+        tokens,
+        comments,
     };
-    (parsed, stats)
+    Some((parsed, stats))
+}
+
+/// The diagnostic code of a keyword used as a name (its fix renames every
+/// occurrence in the file) and of a legacy three-field task map (its fix
+/// adds a wrapper function unless the file already defines one).
+const KEYWORD_AS_NAME_CODE: &str = "E0104";
+const LEGACY_MAP_CODE: &str = "E0107";
+
+/// Re-derives the parser's keyword-as-name fix: every token spelled like
+/// the keyword, except after `.`, renamed (as `Parser::keyword_as_name`).
+fn rename_everywhere(d: &mut crate::Diagnostic, tokens: &[Token], source: &str) {
+    let word = d.span.text(source);
+    let new_name = format!("{word}_");
+    let mut after_dot = false;
+    let mut edits = Vec::new();
+    for t in tokens {
+        if !after_dot && t.span.text(source) == word {
+            edits.push(crate::diagnostic::TextEdit {
+                span: t.span,
+                text: new_name.clone(),
+            });
+        }
+        after_dot = t.kind == crate::token::TokenKind::Dot;
+    }
+    d.fixes[0].edits = edits;
+}
+
+fn shifted_token(t: &Token, delta: isize) -> Token {
+    let mut t = *t;
+    shift_span(&mut t.span, delta);
+    t
+}
+
+/// The bytes that differ between the old and the new text.
+struct Edit {
+    /// First differing byte (the same offset in both texts).
+    start: usize,
+    /// End of the changed bytes in the old text and in the new one.
+    old_end: usize,
+    new_end: usize,
+    /// `new_end - old_end`: how far everything after the edit moved.
+    delta: isize,
+    /// The first line break at or after `new_end` in the new text.
+    first_break_after: Option<usize>,
+}
+
+/// Where the old parse takes over: its statement and token indices, and
+/// the old offset where that statement begins.
+#[derive(Clone, Copy)]
+struct Resume {
+    stmt: usize,
+    token: usize,
+    offset: usize,
+}
+
+impl Edit {
+    fn between(old: &str, new: &str) -> Edit {
+        let (start, old_end, new_end) = changed_range(old, new);
+        Edit {
+            start,
+            old_end,
+            new_end,
+            delta: new_end as isize - old_end as isize,
+            first_break_after: new[new_end..].find(['\n', '\r']).map(|i| new_end + i),
+        }
+    }
+
+    /// Whether the old parse can take over at `next` (the token of the new
+    /// text where the re-parse's next statement begins; `prev` is the
+    /// token before it): the statements from there on then parse as they
+    /// did, shifted. That holds when
+    /// - an old statement began at the same text, after the edit;
+    /// - the token before it is the same token, and a line break after the
+    ///   edit comes before that token: all a statement's parse reads before
+    ///   its first token is the token before it (`prev_end`,
+    ///   `on_new_line`) and its line's start and indentation (a
+    ///   Python-style `def`), all unchanged text then;
+    /// - no old diagnostic begins exactly there (it could have come from
+    ///   the statement before, which is parsed again, or from this one: the
+    ///   split would be ambiguous).
+    ///
+    /// Everything after that boundary is unchanged text, lexed from the
+    /// same token start, so its tokens are the old ones, shifted.
+    fn resumes_at(&self, old: &OldParse, prev: &Token, next: &Token) -> Option<Resume> {
+        let line_break = self.first_break_after?;
+        if next.span.start < self.new_end || line_break >= prev.span.start {
+            return None;
+        }
+        let offset = next.span.start.checked_add_signed(-self.delta)?;
+        let stmt = old
+            .parsed
+            .program
+            .stmts
+            .binary_search_by_key(&offset, |s| s.span.start)
+            .ok()?;
+        let token = old.token_at(offset)?;
+        let before = old.parsed.tokens.get(token.checked_sub(1)?)?;
+        let same_before =
+            before.kind == prev.kind && shifted_token(before, self.delta).span == prev.span;
+        (same_before && !old.diagnostic_at(offset)).then_some(Resume {
+            stmt,
+            token,
+            offset,
+        })
+    }
+
+    /// Whether the edit may add or remove the `def WRAPPER(` whose presence
+    /// decides a legacy-map diagnostic's fix (`Parser` looks for it in the
+    /// whole file): only an occurrence that overlaps the changed bytes can
+    /// appear or disappear.
+    fn may_change_wrapper_definition(&self, d: &crate::Diagnostic, old: &str, new: &str) -> bool {
+        let Some(first) = d.fixes.first().and_then(|f| f.edits.first()) else {
+            return false;
+        };
+        let wrapper = first.text.rsplit(' ').next().unwrap_or_default();
+        let pattern = format!("def {wrapper}(");
+        let near = |text: &str, end: usize| {
+            let lo = self.start.saturating_sub(pattern.len());
+            let hi = (end + pattern.len()).min(text.len());
+            text.as_bytes()[lo..hi]
+                .windows(pattern.len())
+                .any(|w| w == pattern.as_bytes())
+        };
+        near(old, self.old_end) || near(new, self.new_end)
+    }
+}
+
+/// Questions about the old parse, answered by binary search (its tokens,
+/// statements and diagnostics are in source order).
+struct OldParse<'a> {
+    parsed: &'a Parsed,
+}
+
+impl OldParse<'_> {
+    /// The index of the token that begins at `offset`.
+    fn token_at(&self, offset: usize) -> Option<usize> {
+        self.parsed
+            .tokens
+            .binary_search_by_key(&offset, |t| t.span.start)
+            .ok()
+    }
+
+    /// Whether some diagnostic's primary span begins at `offset`.
+    fn diagnostic_at(&self, offset: usize) -> bool {
+        let d = &self.parsed.diagnostics;
+        d.get(d.partition_point(|d| d.span.start < offset))
+            .is_some_and(|d| d.span.start == offset)
+    }
+
+    /// Whether the statements before statement `first` parse as they did,
+    /// whatever follows `edit_start`. Parsing a statement reads at most the
+    /// two tokens after it (recovery peeks at the next token and the one
+    /// after, to tell `name =` from an expression), and lexing a token
+    /// reads at most up to the next blank (no token but strings and
+    /// comments holds a blank, and those end at a quote or a line break).
+    /// So the second token of statement `first` must end before the edit,
+    /// with a blank in between. And no old diagnostic may begin exactly
+    /// where statement `first` begins (which statement it came from would
+    /// be ambiguous).
+    fn prefix_unchanged_before(&self, first: usize, source: &str, edit_start: usize) -> bool {
+        // After the last statement, the last one read the end of the file.
+        let Some(b) = self.parsed.program.stmts.get(first).map(|s| s.span.start) else {
+            return false;
+        };
+        let Some(j) = self.token_at(b) else {
+            return false;
+        };
+        let Some(second) = self.parsed.tokens.get(j + 1) else {
+            return false;
+        };
+        second.span.end < edit_start
+            && source.as_bytes()[second.span.end..edit_start]
+                .iter()
+                .any(|c| matches!(c, b' ' | b'\t' | b'\r' | b'\n' | 0x07))
+            && !self.diagnostic_at(b)
+    }
 }
 
 fn shift_offset(offset: usize, delta: isize) -> usize {
@@ -451,6 +638,14 @@ mod tests {
 
     const SRC: &str = "Task * GPU;\nm = Machine(GPU);\ndef f(Task t) {\n  return m[0, 0];\n}\nIndexTaskMap foo f;\nRegion * r GPU FBMEM;\n";
 
+    fn assert_same_parse(parsed: &Parsed, source: &str) {
+        let full = parse(source);
+        assert_eq!(parsed.program, full.program);
+        assert_eq!(parsed.tokens, full.tokens);
+        assert_eq!(parsed.comments, full.comments);
+        assert_eq!(parsed.diagnostics, full.diagnostics);
+    }
+
     #[test]
     fn an_edit_inside_one_statement_reparses_only_its_window() {
         let old = parse(SRC);
@@ -460,24 +655,91 @@ mod tests {
             matches!(
                 how,
                 Reparse::Incremental {
+                    reparsed_stmts: 1,
+                    reused_stmts: 4,
+                    ..
+                }
+            ),
+            "{how:?}"
+        );
+        assert_same_parse(&parsed, &new_src);
+    }
+
+    #[test]
+    fn an_unclosed_brace_reparses_what_it_swallows() {
+        let old = parse(SRC);
+        let new_src = SRC.replace("return m[0, 0];\n}", "return m[0, 0];\n");
+        let (parsed, how) = reparse(&old, SRC, &new_src);
+        // The body now runs to the end of the file: nothing after it is
+        // reused, the two statements before it are.
+        assert!(
+            matches!(
+                how,
+                Reparse::Incremental {
+                    reparsed_stmts: 1,
                     reused_stmts: 2,
                     ..
                 }
             ),
             "{how:?}"
         );
-        let full = parse(&new_src);
-        assert_eq!(parsed.program, full.program);
-        assert_eq!(parsed.tokens, full.tokens);
+        assert_same_parse(&parsed, &new_src);
     }
 
     #[test]
-    fn an_unclosed_brace_falls_back_to_a_full_parse() {
-        let old = parse(SRC);
-        let new_src = SRC.replace("return m[0, 0];\n}", "return m[0, 0];\n");
-        let (parsed, how) = reparse(&old, SRC, &new_src);
-        assert_eq!(how, Reparse::Full);
-        assert_eq!(parsed.program, parse(&new_src).program);
+    fn statements_after_a_syntax_error_are_reused() {
+        let src = "Task * GPU;\nRegion * r GPU FBMEM\nm = Machine(GPU);\nx = (1 + ;\nTask a CPU;\nTask b CPU;\nTask c CPU;\n";
+        let old = parse(src);
+        assert!(!old.diagnostics.is_empty());
+        let new_src = src.replace("x = (1 + ;", "x = (1 + 2;");
+        let (parsed, how) = reparse(&old, src, &new_src);
+        assert!(
+            matches!(how, Reparse::Incremental { reused_stmts, .. } if reused_stmts >= 4),
+            "{how:?}"
+        );
+        assert_same_parse(&parsed, &new_src);
+    }
+
+    /// A Python-style `def` reads its line's indentation, which lies before
+    /// its first token: an edit there must re-parse it even though the
+    /// token before it is unchanged.
+    #[test]
+    fn an_edit_of_a_def_lines_indentation_reparses_the_def() {
+        let src = "Task * GPU;\n  x = 1; def h(Task t):\n  return 1\nTask * CPU;\nTask a CPU;\n";
+        let old = parse(src);
+        let new_src = src.replace("\n  x = 1;", "\nx = 1;");
+        let (parsed, _) = reparse(&old, src, &new_src);
+        assert_same_parse(&parsed, &new_src);
+    }
+
+    /// A keyword used as a name has a fix that renames it everywhere: an
+    /// edit elsewhere that adds an occurrence changes a reused statement's
+    /// fix.
+    #[test]
+    fn a_reused_rename_fix_sees_the_whole_new_file() {
+        let src =
+            "size = 3;\nTask * GPU;\nm = Machine(GPU);\nTask a CPU;\nTask b CPU;\nTask c CPU;\n";
+        let old = parse(src);
+        assert!(old
+            .diagnostics
+            .iter()
+            .any(|d| d.code == "E0104" && !d.fixes.is_empty()));
+        let new_src = src.replace("Task b CPU;", "Task b CPU; y = size;");
+        let (parsed, how) = reparse(&old, src, &new_src);
+        assert!(matches!(how, Reparse::Incremental { .. }), "{how:?}");
+        assert_same_parse(&parsed, &new_src);
+    }
+
+    /// A legacy three-field task map's fix adds the wrapper function only
+    /// if the file does not define it yet, anywhere.
+    #[test]
+    fn a_reused_legacy_map_fix_sees_a_new_wrapper() {
+        let src = "IndexTaskMap t m g;\nTask * GPU;\nTask a CPU;\nTask b CPU;\nTask c CPU;\n";
+        let old = parse(src);
+        assert!(old.diagnostics.iter().any(|d| d.code == "E0107"));
+        let new_src = src.replace("Task c CPU;", "Task c CPU;\ndef g_m(Task t) { return 1; }");
+        let (parsed, _) = reparse(&old, src, &new_src);
+        assert_same_parse(&parsed, &new_src);
     }
 
     #[test]

@@ -497,6 +497,14 @@ impl<'a> TokenStream<'a> {
         }
     }
 
+    /// The same stream started at byte `offset` of its source (which must
+    /// be where a token or blank begins), for a re-parse that resumes
+    /// mid-file (`crate::incremental`).
+    pub(crate) fn starting_at(mut self, offset: usize) -> TokenStream<'a> {
+        self.lexer.bump(offset);
+        self
+    }
+
     /// The comments (empty if not kept), the lexical diagnostics (at most
     /// [`crate::diagnostic::MAX_DIAGNOSTICS`]) and where the first one left
     /// out was, with how many were. Complete once the stream is exhausted.

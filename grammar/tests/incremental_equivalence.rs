@@ -156,6 +156,29 @@ fn same_checked(a: &Checked, b: &Checked) -> Result<(), String> {
     Ok(())
 }
 
+/// Applies `edits` to `text` one by one, each analysed incrementally from
+/// the previous analysis (re-parse and memoised check) and in full: the
+/// two must agree after every edit.
+fn analyses_agree(mut text: String, edits: &[Edit]) -> Result<(), TestCaseError> {
+    let mut analysis = analyze_remembering(&text);
+    for e in edits {
+        let next = apply(&text, e);
+        let (inc, how, reuse) =
+            reanalyze_remembering(&analysis.parsed, &analysis.checked.memo, &text, &next);
+        let full = analyze(&next);
+        let same = same_parse(&inc.parsed, &full.parsed)
+            .and_then(|_| same_checked(&inc.checked, &full.checked));
+        if let Err(why) = same {
+            return Err(TestCaseError::fail(format!(
+                "{why} after {e:?} ({how:?}, {reuse:?})\n--- before\n{text}\n--- after\n{next}"
+            )));
+        }
+        text = next;
+        analysis = inc;
+    }
+    Ok(())
+}
+
 thread_local! {
     static INCREMENTAL_EDITS: Cell<usize> = const { Cell::new(0) };
 }
@@ -200,23 +223,93 @@ proptest! {
     ) {
         let files = corpus_files();
         prop_assume!(!files.is_empty());
-        let mut text = files[file.index(files.len())].clone();
-        let mut analysis = analyze_remembering(&text);
-        for e in &edits {
-            let next = apply(&text, e);
-            let (inc, _, reuse) = reanalyze_remembering(&analysis.parsed, &analysis.checked.memo, &text, &next);
-            let full = analyze(&next);
-            let same = same_parse(&inc.parsed, &full.parsed)
-                .and_then(|_| same_checked(&inc.checked, &full.checked));
-            if let Err(why) = same {
-                return Err(TestCaseError::fail(format!(
-                    "{why} after {e:?} ({reuse:?})\n--- before\n{text}\n--- after\n{next}"
-                )));
-            }
-            text = next;
-            analysis = inc;
+        analyses_agree(files[file.index(files.len())].clone(), &edits)?;
+    }
+}
+
+/// Syntax mistakes put into a file before the random edits, so that the
+/// re-parse has to reuse statements next to old syntax diagnostics: stray
+/// tokens, a missing `;`, an unclosed `{` and `(`, a bad character, an
+/// unterminated string, a Python-style `def`, a keyword used as a name
+/// (its fix renames every occurrence in the file) and a legacy three-field
+/// task map (its fix depends on whether the wrapper is defined anywhere).
+const MISTAKES: &[&str] = &[
+    ")",
+    "Task Task;\n",
+    "Region * r GPU FBMEM\n",
+    "def f(Task t) {\n  return 1;\n",
+    "x = (1 + ;\n",
+    "@",
+    "\"abc",
+    "def h(Task t):\n  return 1\n",
+    "size = 3;\n",
+    "IndexTaskMap t m g;\n",
+    "def g_m(",
+    "}",
+    "Layout * * * SOA Bogus;\n",
+];
+
+fn mistake() -> impl Strategy<Value = (f64, usize)> {
+    (0.0..1.0f64, 0..MISTAKES.len())
+}
+
+/// `text` with `mistakes` inserted at line starts (fractions of the text).
+fn with_mistakes(text: &str, mistakes: &[(f64, usize)]) -> String {
+    let mut text = text.to_string();
+    for &(at, which) in mistakes {
+        let at = floor_boundary(&text, (at * text.len() as f64) as usize);
+        let line = text[..at].rfind('\n').map_or(0, |i| i + 1);
+        text.insert_str(line, MISTAKES[which]);
+    }
+    text
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    /// The same property on corpus files with syntax mistakes put in first.
+    #[test]
+    fn incremental_and_full_analysis_agree_near_syntax_errors(
+        file in any::<prop::sample::Index>(),
+        mistakes in prop::collection::vec(mistake(), 1..6),
+        edits in prop::collection::vec(edit(), 1..12),
+    ) {
+        let files = corpus_files();
+        prop_assume!(!files.is_empty());
+        analyses_agree(with_mistakes(&files[file.index(files.len())], &mistakes), &edits)?;
+    }
+}
+
+/// The property above only means something if edits next to syntax errors
+/// reuse statements: most of them must.
+#[test]
+fn edits_near_syntax_errors_reuse_statements() {
+    let files = corpus_files();
+    assert!(!files.is_empty(), "no corpus files found");
+    let (mut reused, mut total) = (0, 0);
+    for (n, text) in files.iter().enumerate() {
+        let text = with_mistakes(
+            text,
+            &[(0.3, n % MISTAKES.len()), (0.7, (n + 5) % MISTAKES.len())],
+        );
+        let parsed = parse(&text);
+        if parsed.program.stmts.len() < 6 {
+            continue;
+        }
+        let step = (parsed.tokens.len() / 20).max(1);
+        for t in parsed.tokens.iter().step_by(step) {
+            let next = format!("{}z{}", &text[..t.span.end], &text[t.span.end..]);
+            let (inc, how) = reparse(&parsed, &text, &next);
+            assert!(same_parse(&inc, &parse(&next)).is_ok(), "{how:?}\n{next}");
+            total += 1;
+            reused += matches!(how, Reparse::Incremental { reused_stmts, .. } if reused_stmts > 0)
+                as usize;
         }
     }
+    assert!(
+        total > 100 && reused * 10 > total * 8,
+        "{reused} of {total} edits reused statements"
+    );
 }
 
 /// Incremental checking only means something if statements are reused:

@@ -3,7 +3,9 @@
 //! checking property test (`tests/incremental_check.rs`): copies of the
 //! public corpus's mappers with their names renamed per copy, half of them
 //! with tasks of their own, and a statement that raises a diagnostic after
-//! about one statement in three. Deterministic per seed.
+//! about one statement in three. Deterministic per seed. Also the
+//! benchmark's keystrokes ([`keystrokes`]), so that the in-process replay
+//! in `tests/incremental_check.rs` types exactly what the benchmark types.
 
 use std::path::{Path, PathBuf};
 
@@ -199,4 +201,46 @@ pub fn generated(seed: u64, lines: usize, corpus: &[CorpusMapper]) -> String {
         block += 1;
     }
     s
+}
+
+/// One keystroke of [`keystrokes`]: replace bytes `from..to` of the
+/// current text with `insert`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Keystroke {
+    pub from: usize,
+    pub to: usize,
+    pub insert: String,
+}
+
+/// `count` one-character edits the way the keystroke benchmark types
+/// them into `text`: a short word typed at a random place (never
+/// splitting a character or a CRLF), then erased, then the next word
+/// elsewhere. Each edit applies to the text the ones before left.
+pub fn keystrokes(text: &str, seed: u64, count: usize) -> Vec<Keystroke> {
+    const WORDS: [&str; 6] = ["x", "ab", " 1", "+1", "q;", "_z"];
+    let mut rng = Rng(seed ^ 0x5EED);
+    let mut current = text.to_string();
+    let mut out = Vec::with_capacity(count);
+    while out.len() < count {
+        let mut at = rng.below(current.len() + 1);
+        while !current.is_char_boundary(at) || (at > 0 && current.as_bytes()[at - 1] == b'\r') {
+            at -= 1;
+        }
+        let word = WORDS[rng.below(WORDS.len())];
+        let typed = word.char_indices().map(|(j, c)| Keystroke {
+            from: at + j,
+            to: at + j,
+            insert: c.to_string(),
+        });
+        let erased = word.char_indices().rev().map(|(j, c)| Keystroke {
+            from: at + j,
+            to: at + j + c.len_utf8(),
+            insert: String::new(),
+        });
+        for k in typed.chain(erased).take(count - out.len()) {
+            current.replace_range(k.from..k.to, &k.insert);
+            out.push(k);
+        }
+    }
+    out
 }

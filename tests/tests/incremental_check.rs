@@ -11,9 +11,9 @@
 //! elsewhere in the file pasted in. The corpus files are covered by the
 //! property test in `grammar/tests/incremental_equivalence.rs`.
 
-use mapwright_grammar::incremental::reanalyze_remembering;
-use mapwright_grammar::{analyze, analyze_remembering, Analysis};
-use mapwright_tests::generated::{corpus_mappers, generated, Rng};
+use mapwright_grammar::incremental::{reanalyze_remembering, reparse, Reparse};
+use mapwright_grammar::{analyze, analyze_remembering, parse, Analysis};
+use mapwright_tests::generated::{corpus_mappers, generated, keystrokes, Rng};
 
 const EDITS_PER_FILE: usize = 12;
 
@@ -50,6 +50,7 @@ fn differences(inc: &Analysis, full: &Analysis) -> Vec<&'static str> {
     let checks = [
         ("tree", inc.parsed.program == full.parsed.program),
         ("tokens", inc.parsed.tokens == full.parsed.tokens),
+        ("comments", inc.parsed.comments == full.parsed.comments),
         (
             "syntax diagnostics",
             inc.parsed.diagnostics == full.parsed.diagnostics,
@@ -97,5 +98,55 @@ fn incremental_and_full_analysis_agree_on_generated_files() {
     assert!(
         replayed > 10 * checked,
         "{replayed} statements replayed, {checked} checked again"
+    );
+}
+
+/// The keystroke benchmark's own keystrokes (`lsp_bench`, 110 per file),
+/// replayed in-process on the three generated files: every re-parse equals
+/// a full parse, and it reuses statements on nearly every keystroke even
+/// though these files have a syntax mistake about every fourth statement.
+/// Prints how many re-parses were full and how many statements were
+/// parsed again (the README's fallback rate).
+#[test]
+fn bench_keystrokes_reparse_incrementally_on_generated_files() {
+    let corpus = corpus_mappers();
+    let (mut full_parses, mut total, mut reparsed, mut reused) = (0, 0, 0, 0);
+    for seed in [1u64, 2, 3] {
+        let mut text = generated(seed, 5_000, &corpus);
+        let mut parsed = parse(&text);
+        for key in keystrokes(&text.clone(), seed, 110) {
+            let mut next = text.clone();
+            next.replace_range(key.from..key.to, &key.insert);
+            let (inc, how) = reparse(&parsed, &text, &next);
+            let full = parse(&next);
+            assert!(
+                inc.program == full.program
+                    && inc.tokens == full.tokens
+                    && inc.comments == full.comments
+                    && inc.diagnostics == full.diagnostics,
+                "seed {seed}, {key:?} ({how:?}): the re-parse differs from a full parse"
+            );
+            total += 1;
+            match how {
+                Reparse::Full => full_parses += 1,
+                Reparse::Incremental {
+                    reparsed_stmts,
+                    reused_stmts,
+                    ..
+                } => {
+                    reparsed += reparsed_stmts;
+                    reused += reused_stmts;
+                }
+            }
+            text = next;
+            parsed = inc;
+        }
+    }
+    println!(
+        "{full_parses} of {total} keystrokes parsed the whole file; the others parsed {reparsed} statements again and reused {reused}"
+    );
+    assert!(
+        full_parses * 20 < total && reused > 100 * reparsed,
+        "{full_parses} of {total} full parses; {reparsed} statements parsed again, {reused} reused"
     );
 }

@@ -42,7 +42,7 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use lsp_support::*;
-use mapwright_tests::generated::{corpus_files, corpus_mappers, generated, Rng};
+use mapwright_tests::generated::{corpus_files, corpus_mappers, generated, keystrokes};
 use serde_json::{json, Value};
 
 const KEYSTROKES: usize = 100;
@@ -68,52 +68,32 @@ struct Typed {
 /// A word typed at a random place, then erased: `KEYSTROKES + WARMUP`
 /// one-character edits in all, each waited for.
 fn type_into(s: &mut Server, uri: &str, text: &str, seed: u64) -> Typed {
-    const WORDS: [&str; 6] = ["x", "ab", " 1", "+1", "q;", "_z"];
-    let mut rng = Rng(seed ^ 0x5EED);
     let mut current = text.to_string();
     let mut out = Typed {
         latencies: Vec::new(),
         bytes: Vec::new(),
     };
-    let mut version = 1;
-    let mut k = 0;
-    while k < KEYSTROKES + WARMUP {
-        // A character boundary that does not split a CRLF.
-        let mut at = rng.below(current.len() + 1);
-        while !current.is_char_boundary(at) || (at > 0 && current.as_bytes()[at - 1] == b'\r') {
-            at -= 1;
+    for (k, key) in keystrokes(text, seed, KEYSTROKES + WARMUP)
+        .into_iter()
+        .enumerate()
+    {
+        let range = json!({"start": pos(&current, key.from, s.encoding),
+                           "end": pos(&current, key.to, s.encoding)});
+        let version = k as i64 + 2;
+        let start = Instant::now();
+        s.change(uri, version, range, &key.insert);
+        let (_, arrival) = s
+            .try_wait_for_arrival(TIMEOUT, &|m| {
+                m["method"] == "textDocument/publishDiagnostics"
+                    && m["params"]["uri"] == uri
+                    && m["params"]["version"] == json!(version)
+            })
+            .expect("diagnostics of the keystroke");
+        if k >= WARMUP {
+            out.latencies.push(arrival.at.duration_since(start));
+            out.bytes.push(arrival.bytes);
         }
-        let word = WORDS[rng.below(WORDS.len())];
-        let mut edits: Vec<(usize, usize, String)> = Vec::new();
-        for (j, c) in word.char_indices() {
-            edits.push((at + j, at + j, c.to_string()));
-        }
-        for (j, c) in word.char_indices().rev() {
-            edits.push((at + j, at + j + c.len_utf8(), String::new()));
-        }
-        for (from, to, insert) in edits {
-            if k >= KEYSTROKES + WARMUP {
-                break;
-            }
-            let range = json!({"start": pos(&current, from, s.encoding),
-                               "end": pos(&current, to, s.encoding)});
-            version += 1;
-            let start = Instant::now();
-            s.change(uri, version, range, &insert);
-            let (_, arrival) = s
-                .try_wait_for_arrival(TIMEOUT, &|m| {
-                    m["method"] == "textDocument/publishDiagnostics"
-                        && m["params"]["uri"] == uri
-                        && m["params"]["version"] == json!(version)
-                })
-                .expect("diagnostics of the keystroke");
-            if k >= WARMUP {
-                out.latencies.push(arrival.at.duration_since(start));
-                out.bytes.push(arrival.bytes);
-            }
-            current.replace_range(from..to, &insert);
-            k += 1;
-        }
+        current.replace_range(key.from..key.to, &key.insert);
     }
     out
 }

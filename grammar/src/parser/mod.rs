@@ -108,6 +108,85 @@ fn parse_with(source: &str, keep_tokens: bool, keep_comments: bool) -> Parsed {
     }
 }
 
+/// What [`parse_resumed`] parsed: the statements from where it began to
+/// where it stopped, and what the lexer and the parser found on the way.
+#[derive(Debug)]
+pub(crate) struct Resumed {
+    pub(crate) stmts: Vec<Stmt>,
+    /// Where it stopped: the start of the next statement's first token, or
+    /// the end of the file.
+    pub(crate) end: usize,
+    /// The tokens and comments before `end`.
+    pub(crate) tokens: Vec<Token>,
+    pub(crate) comments: Vec<Token>,
+    /// The lexical diagnostics of the tokens before `end`, then the
+    /// parser's, in the order [`parse`] sorts them; none dropped (a caller
+    /// must check the whole file's count against the cap itself).
+    pub(crate) diagnostics: Vec<Diagnostic>,
+}
+
+/// Parses `source`'s top-level statements from byte `from` (where a
+/// statement begins; `previous` is the token before it, if any) until the
+/// first statement boundary where `stop(previous token, next token)` says
+/// so, or the end of the file. Each statement parses exactly as in
+/// [`parse`], given the same tokens from `previous` on: the parser carries
+/// nothing from one statement to the next but the token before it. The
+/// hook of the incremental re-parse (`crate::incremental`).
+pub(crate) fn parse_resumed(
+    source: &str,
+    from: usize,
+    previous: Option<Token>,
+    stop: &mut dyn FnMut(&Token, &Token) -> bool,
+) -> Resumed {
+    let stream = TokenStream::new(source, true).starting_at(from);
+    let (toks, pos) = match previous {
+        Some(token) => (TokenWindow::after(stream, token), 1),
+        None => (TokenWindow::new(stream, true), 0),
+    };
+    let mut p = Parser {
+        src: source,
+        toks: RefCell::new(toks),
+        pos,
+        diags: CappedDiagnostics::default(),
+        python_semis: None,
+        depth: 0,
+    };
+    let stmts = p.statements(stop);
+    // Stopped before a token, or at the end of the file (where nothing
+    // was lexed ahead, so nothing is left out below).
+    let end = p.tok(p.pos).map_or(usize::MAX, |t| t.span.start);
+    let mut lexed = p.toks.into_inner().finish_here();
+    let before_end = |t: &Token| t.span.start < end;
+    lexed
+        .tokens
+        .retain(|t| t.span.start >= from && before_end(t));
+    lexed.comments.retain(before_end);
+    let mut diagnostics: Vec<Diagnostic> = lexed
+        .diagnostics
+        .into_iter()
+        .filter(|d| d.span.start < end)
+        .collect();
+    let end = end.min(source.len());
+    let (syntax, syntax_dropped) = p.diags.into_parts();
+    diagnostics.extend(syntax);
+    if lexed.diagnostics_dropped.is_some() || syntax_dropped.is_some() {
+        // Over the cap already: say so with a capped note the caller sees.
+        diagnostics.push(Diagnostic::error(
+            crate::diagnostic::CAPPED_CODE,
+            Span::at(end),
+            "over the cap",
+        ));
+    }
+    diagnostics.sort_by_key(|d| (d.span.start, d.span.end));
+    Resumed {
+        stmts,
+        end,
+        tokens: lexed.tokens,
+        comments: lexed.comments,
+        diagnostics,
+    }
+}
+
 /// The kind the parser sees for `token`: `&`/`|` as the `&&`/`||` the user
 /// evidently meant and an unterminated string as a string, so a lexical
 /// error costs one diagnostic. Mapped here, on the fly, rather than in a

@@ -4,8 +4,37 @@ use super::*;
 
 impl<'a> Parser<'a> {
     pub(super) fn program(&mut self) -> Program {
+        let stmts = self.statements(&mut |_, _| false);
+        if self.toks.borrow_mut().file_is_empty() {
+            self.push(
+                Diagnostic::error(
+                    "E0109",
+                    Span::at(self.src.len()),
+                    "a mapper needs at least one statement",
+                )
+                .with_note("the reference rejects empty and comment-only files")
+                .with_fix(Fix::unsafe_(
+                    "add a default task placement",
+                    vec![(Span::at(self.src.len()), self.eof_insert("Task * GPU,CPU;"))],
+                )),
+            );
+        }
+        Program { stmts }
+    }
+
+    /// Top-level statements from the current token to the end of the
+    /// file, or up to the first statement boundary (after at least one
+    /// statement) where `stop(previous token, next token)` says so.
+    pub(super) fn statements(&mut self, stop: &mut dyn FnMut(&Token, &Token) -> bool) -> Vec<Stmt> {
         let mut stmts = Vec::new();
-        while self.tok(self.pos).is_some() {
+        while let Some(next) = self.tok(self.pos) {
+            if !stmts.is_empty() && self.pos > 0 {
+                if let Some(previous) = self.tok(self.pos - 1) {
+                    if stop(&previous, &next) {
+                        break;
+                    }
+                }
+            }
             let start = self.pos;
             // The parser never looks back past the token before this
             // statement (`prev_end`).
@@ -24,21 +53,7 @@ impl<'a> Parser<'a> {
                 }
             }
         }
-        if self.toks.borrow_mut().file_is_empty() {
-            self.push(
-                Diagnostic::error(
-                    "E0109",
-                    Span::at(self.src.len()),
-                    "a mapper needs at least one statement",
-                )
-                .with_note("the reference rejects empty and comment-only files")
-                .with_fix(Fix::unsafe_(
-                    "add a default task placement",
-                    vec![(Span::at(self.src.len()), self.eof_insert("Task * GPU,CPU;"))],
-                )),
-            );
-        }
-        Program { stmts }
+        stmts
     }
 
     pub(super) fn eof_insert(&self, text: &str) -> String {

@@ -45,6 +45,27 @@ impl<'a> TokenWindow<'a> {
         self.buf.get(offset).copied()
     }
 
+    /// A window whose token 0 is `previous`, a token that ends before the
+    /// stream's first one: a resumed parse sees the token before its first
+    /// statement, as a parse from the file's start does.
+    pub(super) fn after(stream: TokenStream<'a>, previous: Token) -> TokenWindow<'a> {
+        let mut window = TokenWindow::new(stream, true);
+        window.buf.push_back(previous);
+        window
+    }
+
+    /// Every token lexed so far and what the stream collected, without
+    /// lexing the rest of the file (for a resumed parse that stopped early).
+    pub(super) fn finish_here(self) -> Lexed {
+        let (comments, diagnostics, diagnostics_dropped) = self.stream.finish();
+        Lexed {
+            tokens: Vec::from(self.buf),
+            comments,
+            diagnostics,
+            diagnostics_dropped,
+        }
+    }
+
     /// Forgets the tokens before `index` (unless all are kept).
     pub(super) fn forget_before(&mut self, index: usize) {
         if self.keep_all {
