@@ -119,46 +119,49 @@ fn try_reparse(old: &Parsed, old_source: &str, new_source: &str) -> Option<(Pars
     // Statements the edit touches (an edit touching a statement's first or
     // last byte counts), widened by one untouched neighbour on each side;
     // at either end of the file the window runs to the file's edge.
-    let first_touched = stmts.partition_point(|s| s.span.end < start);
-    let after_touched = stmts.partition_point(|s| s.span.start <= old_end);
+    let first_touched = stmts.partition_point(|s| s.span.end() < start);
+    let after_touched = stmts.partition_point(|s| s.span.start() <= old_end);
     let first = first_touched.checked_sub(1);
     let last = (after_touched < stmts.len()).then_some(after_touched);
     if first.is_none() && last.is_none() {
         return None; // the window would be the whole file
     }
     let window = Span::new(
-        first.map_or(0, |i| stmts[i].span.start),
-        last.map_or(old_source.len(), |i| stmts[i].span.end),
+        first.map_or(0, |i| stmts[i].span.start()),
+        last.map_or(old_source.len(), |i| stmts[i].span.end()),
     );
     // Error recovery shapes statement boundaries: no old diagnostic may lie
     // in or next to the window (the statements on either side included).
     let guard = Span::new(
         first
             .and_then(|i| i.checked_sub(1))
-            .map_or(0, |i| stmts[i].span.start),
+            .map_or(0, |i| stmts[i].span.start()),
         last.and_then(|i| stmts.get(i + 1))
-            .map_or(old_source.len(), |s| s.span.end),
+            .map_or(old_source.len(), |s| s.span.end()),
     );
     // A capped parse (its final `I0001` counts diagnostics it did not keep)
     // cannot say where the dropped ones lie, so it is always re-parsed whole.
     if old.diagnostics.iter().any(|d| {
         d.code == crate::diagnostic::CAPPED_CODE
-            || (d.span.start <= guard.end && d.span.end >= guard.start)
+            || (d.span.start() <= guard.end() && d.span.end() >= guard.start())
     }) {
         return None;
     }
     let delta = new_end as isize - old_end as isize;
-    let new_window = Span::new(window.start, shift_offset(window.end, delta));
-    let text = new_source.get(new_window.start..new_window.end)?;
+    let new_window = Span::new(window.start(), shift_offset(window.end(), delta));
+    let text = new_source.get(new_window.start()..new_window.end())?;
     let sub = parse(text);
     // The window must be whole statements of its own parse, so that the
     // statements before and after it parse as they did; its last token must
     // not be a comment the full text would continue.
     let starts_on_statement =
-        first.is_none() || sub.program.stmts.first().map(|s| s.span.start) == Some(0);
+        first.is_none() || sub.program.stmts.first().map(|s| s.span.start()) == Some(0);
     let ends_on_statement = last.is_none()
-        || (sub.program.stmts.last().map(|s| s.span.end) == Some(text.len())
-            && sub.comments.last().is_none_or(|c| c.span.end < text.len()));
+        || (sub.program.stmts.last().map(|s| s.span.end()) == Some(text.len())
+            && sub
+                .comments
+                .last()
+                .is_none_or(|c| c.span.end() < text.len()));
     if !sub.diagnostics.is_empty()
         || sub.program.stmts.is_empty()
         || !starts_on_statement
@@ -166,7 +169,7 @@ fn try_reparse(old: &Parsed, old_source: &str, new_source: &str) -> Option<(Pars
     {
         return None;
     }
-    Some(splice(old, sub, window, new_window.start, delta))
+    Some(splice(old, sub, window, new_window.start(), delta))
 }
 
 /// The old parse with `window` replaced by `sub` (parsed from the window's
@@ -178,8 +181,8 @@ fn splice(
     offset: usize,
     delta: isize,
 ) -> (Parsed, Reparse) {
-    let before = |s: &Span| s.end <= window.start;
-    let after = |s: &Span| s.start >= window.end;
+    let before = |s: &Span| s.end() <= window.start();
+    let after = |s: &Span| s.start() >= window.end();
     let stats = Reparse::Incremental {
         reparsed_stmts: sub.program.stmts.len(),
         reused_stmts: old
@@ -236,7 +239,7 @@ fn splice(
         .iter()
         .map(|d| {
             let mut d = d.clone();
-            shift_diagnostic(&mut d, window.end, delta);
+            shift_diagnostic(&mut d, window.end(), delta);
             d
         })
         .collect();
@@ -254,14 +257,16 @@ fn shift_offset(offset: usize, delta: isize) -> usize {
 }
 
 fn shift_span(span: &mut Span, delta: isize) {
-    span.start = shift_offset(span.start, delta);
-    span.end = shift_offset(span.end, delta);
+    *span = Span::new(
+        shift_offset(span.start(), delta),
+        shift_offset(span.end(), delta),
+    );
 }
 
 /// Moves each span of `d` that lies at or after `from` by `delta`.
 pub(crate) fn shift_diagnostic(d: &mut crate::Diagnostic, from: usize, delta: isize) {
     let shift = |s: &mut Span| {
-        if s.start >= from {
+        if s.start() >= from {
             shift_span(s, delta);
         }
     };

@@ -72,7 +72,7 @@ pub struct Resolved {
 impl Resolved {
     /// The symbol defined or referenced at byte `offset`.
     pub fn symbol_at(&self, offset: usize) -> Option<usize> {
-        let inside = |s: &Span| s.start <= offset && offset <= s.end;
+        let inside = |s: &Span| s.start() <= offset && offset <= s.end();
         self.references
             .iter()
             .find(|r| inside(&r.span))

@@ -31,7 +31,7 @@ impl<'a> Checker<'a> {
                 first.insert(&name.name, (name.span, is_func));
                 continue;
             };
-            let prev_line = self.line(prev.start);
+            let prev_line = self.line(prev.start());
             if !is_func {
                 let what = if prev_is_func { "function" } else { "global" };
                 self.diags.push(
@@ -96,7 +96,7 @@ impl<'a> Checker<'a> {
                         .program
                         .stmts
                         .first()
-                        .map(|s| s.span.start)
+                        .map(|s| s.span.start())
                         .unwrap_or(0);
                     let at = self.insertion_point_before_uses(at);
                     d = d.with_fix(Fix::safe(
@@ -115,7 +115,7 @@ impl<'a> Checker<'a> {
                 if sym.kind == SymbolKind::Function {
                     continue; // reported by the entry-function check
                 }
-                let line = sym.defs.first().map(|d| self.line(d.start)).unwrap_or(0);
+                let line = sym.defs.first().map(|d| self.line(d.start())).unwrap_or(0);
                 self.diags.push(
                     Diagnostic::error(
                         "E0201",
@@ -180,7 +180,7 @@ impl<'a> Checker<'a> {
                         first.insert(key, stmt.span);
                     }
                     Some(&prev) => {
-                        let line = self.line(prev.start);
+                        let line = self.line(prev.start());
                         self.diags.push(
                             Diagnostic::warning(
                                 "W0218",

@@ -99,7 +99,7 @@ fn parse_with(source: &str, keep_tokens: bool, keep_comments: bool) -> Parsed {
     }
     all.count_dropped(syntax_dropped);
     let mut diagnostics = all.into_vec();
-    diagnostics.sort_by_key(|d| (d.span.start, d.span.end));
+    diagnostics.sort_by_key(|d| (d.span.start(), d.span.end()));
     Parsed {
         program,
         diagnostics,
