@@ -105,7 +105,7 @@ impl<'a> Parser<'a> {
         Ok(Expr {
             kind: ExprKind::Comprehension {
                 body: Box::new(body),
-                var,
+                var: Box::new(var),
                 iter: Box::new(iter),
             },
             span: kw.to(close),
