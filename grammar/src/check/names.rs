@@ -16,6 +16,16 @@ use crate::suggest::Suggestions;
 use crate::Span;
 
 impl<'a> Checker<'a> {
+    /// Hands `d` to the capped list at once. These passes can find one
+    /// problem per name of the file (an unused name each, say), and
+    /// collecting them before the cap keeps only the first ones made the
+    /// checker's peak memory grow with the file (100,000 warnings of 2 MB
+    /// of statements held at once: ~54 MB, for 1,000 kept).
+    fn emit(&mut self, d: Diagnostic) {
+        self.diags.push(d);
+        self.flush();
+    }
+
     // ----- definitions --------------------------------------------------
 
     /// Re-assigned globals and redefined functions.
@@ -34,7 +44,7 @@ impl<'a> Checker<'a> {
             let prev_line = self.line(prev.start());
             if !is_func {
                 let what = if prev_is_func { "function" } else { "global" };
-                self.diags.push(
+                self.emit(
                     Diagnostic::error(
                         "E0215",
                         name.span,
@@ -49,7 +59,7 @@ impl<'a> Checker<'a> {
                     .with_fix(Fix::unsafe_("remove this assignment", vec![(stmt.span, String::new())])),
                 );
             } else {
-                self.diags.push(
+                self.emit(
                     Diagnostic::warning(
                         "W0216",
                         name.span,
@@ -106,7 +116,7 @@ impl<'a> Checker<'a> {
                 }
             }
             seen.insert(name);
-            self.diags.push(d);
+            self.emit(d);
         }
         self.suggestions = Some(Arc::new(suggestions));
         for r in &self.resolved.references {
@@ -116,7 +126,7 @@ impl<'a> Checker<'a> {
                     continue; // reported by the entry-function check
                 }
                 let line = sym.defs.first().map(|d| self.line(d.start())).unwrap_or(0);
-                self.diags.push(
+                self.emit(
                     Diagnostic::error(
                         "E0201",
                         r.span,
@@ -161,7 +171,7 @@ impl<'a> Checker<'a> {
                     ("W0214", "parameter")
                 }
             };
-            self.diags.push(
+            self.emit(
                 Diagnostic::warning(code, def, format!("unused {what} `{}`", sym.name))
                     .with_label("never used")
                     .with_note("prefix the name with `_` to silence this"),
@@ -181,7 +191,7 @@ impl<'a> Checker<'a> {
                     }
                     Some(&prev) => {
                         let line = self.line(prev.start());
-                        self.diags.push(
+                        self.emit(
                             Diagnostic::warning(
                                 "W0218",
                                 stmt.span,
