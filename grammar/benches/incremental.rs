@@ -100,7 +100,7 @@ fn main() {
                 }
             };
             let typed = if t.kind == TokenKind::Int { "7" } else { "q" };
-            let next = format!("{}{typed}{}", &text[..t.span.end], &text[t.span.end..]);
+            let next = format!("{}{typed}{}", &text[..t.span.end()], &text[t.span.end()..]);
 
             let clock = Instant::now();
             let (inc, how) = reparse(&parsed, &text, &next);

@@ -509,10 +509,11 @@ pub enum ExprKind {
         prop: Prop,
         prop_span: Span,
     },
-    /// `tuple(body for var in iter)`
+    /// `tuple(body for var in iter)`. `var` is boxed because this rare
+    /// form would otherwise set the size of every expression.
     Comprehension {
         body: Box<Expr>,
-        var: Ident,
+        var: Box<Ident>,
         iter: Box<Expr>,
     },
 }

@@ -82,8 +82,8 @@ impl Fix {
 /// line break (clamped to `source`; never panics on a stale span). Lines end
 /// at `\n`, `\r\n` or a lone `\r`, as in [`crate::LineIndex`].
 pub fn line_extent(source: &str, span: Span) -> (usize, usize) {
-    let s = span.start.min(source.len());
-    let e = span.end.min(source.len());
+    let s = span.start().min(source.len());
+    let e = span.end().min(source.len());
     let start = source
         .get(..s)
         .and_then(|t| t.rfind(['\n', '\r']))
@@ -105,8 +105,8 @@ pub fn line_extent(source: &str, span: Span) -> (usize, usize) {
 /// blanks (and a trailing comment) shares them, else just the span.
 pub fn line_or_span(source: &str, span: Span) -> Span {
     let (start, end) = line_extent(source, span);
-    let before = source.get(start..span.start).unwrap_or("x");
-    let after = source.get(span.end..end).unwrap_or("x");
+    let before = source.get(start..span.start()).unwrap_or("x");
+    let after = source.get(span.end()..end).unwrap_or("x");
     if before.trim().is_empty()
         && (after.trim().is_empty() || after.trim_start().starts_with(['#', '/']))
     {
@@ -119,11 +119,11 @@ pub fn line_or_span(source: &str, span: Span) -> Span {
 /// Applies non-overlapping edits to `source` (see [`Fix::apply`]).
 pub fn apply_edits(source: &str, edits: &[TextEdit]) -> Option<String> {
     let mut sorted: Vec<&TextEdit> = edits.iter().collect();
-    sorted.sort_by_key(|e| (e.span.start, e.span.end));
+    sorted.sort_by_key(|e| (e.span.start(), e.span.end()));
     let mut out = String::with_capacity(source.len() + 16);
     let mut cursor = 0;
     for edit in sorted {
-        let Span { start, end } = edit.span;
+        let (start, end) = (edit.span.start(), edit.span.end());
         if start < cursor || end < start || end > source.len() {
             return None;
         }

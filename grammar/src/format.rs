@@ -68,18 +68,18 @@ pub fn format_range(source: &str, range: Span) -> Option<TextEdit> {
     let overlapping: Vec<usize> = (0..stmts.len())
         .filter(|&i| {
             let s = stmts[i].span;
-            s.start < range.end.max(range.start + 1) && range.start <= s.end
+            s.start() < range.end().max(range.start() + 1) && range.start() <= s.end()
         })
         .collect();
     let (&first, &last) = (overlapping.first()?, overlapping.last()?);
     let mut f = Formatter::new(source, &parsed);
-    let start = stmts[first].span.start;
+    let start = stmts[first].span.start();
     for (i, c) in parsed.comments.iter().enumerate() {
-        if c.span.start < start {
+        if c.span.start() < start {
             f.used[i] = true;
         }
     }
-    let end_of_last = stmts[last].span.end;
+    let end_of_last = stmts[last].span.end();
     f.block(&stmts[first..=last], 0, end_of_last, None);
     let replaced_end = f.last_trailing_end.max(end_of_last);
     let mut text = f.out;
@@ -151,12 +151,12 @@ impl<'a> TokenCursor<'a> {
             *self = TokenCursor::new(self.src);
         }
         self.from = start;
-        while self.ahead.front().is_some_and(|t| t.span.start < start) {
+        while self.ahead.front().is_some_and(|t| t.span.start() < start) {
             self.ahead.pop_front();
         }
         if self.ahead.is_empty() {
             for token in self.stream.by_ref() {
-                if token.span.start >= start {
+                if token.span.start() >= start {
                     self.ahead.push_back(token);
                     break;
                 }
@@ -174,9 +174,9 @@ impl<'a> TokenCursor<'a> {
 
     /// Passes and returns the current token if it ends by `end`.
     fn next_within(&mut self, end: usize) -> Option<Token> {
-        let token = self.peek().filter(|t| t.span.end <= end)?;
+        let token = self.peek().filter(|t| t.span.end() <= end)?;
         self.ahead.pop_front();
-        self.from = token.span.start + 1;
+        self.from = token.span.start() + 1;
         Some(token)
     }
 }
@@ -214,7 +214,7 @@ impl<'a> Formatter<'a> {
                 .diagnostics
                 .iter()
                 .filter(|d| d.is_error())
-                .map(|d| d.span.start)
+                .map(|d| d.span.start())
                 .collect(),
             out: String::new(),
             line_break: line_break_of(src),
@@ -241,10 +241,10 @@ impl<'a> Formatter<'a> {
 
     fn has_error(&self, span: Span) -> bool {
         // The offsets are sorted (diagnostics come in source order).
-        let first = self.error_offsets.partition_point(|&o| o < span.start);
+        let first = self.error_offsets.partition_point(|&o| o < span.start());
         self.error_offsets
             .get(first)
-            .is_some_and(|&o| o <= span.end)
+            .is_some_and(|&o| o <= span.end())
     }
 
     /// Line breaks between two offsets: `\n`, `\r\n` or a lone `\r`.
@@ -282,15 +282,15 @@ impl<'a> Formatter<'a> {
         mut prev_end: Option<usize>,
     ) {
         for stmt in stmts {
-            prev_end = self.own_line_comments(stmt.span.start, indent, prev_end);
+            prev_end = self.own_line_comments(stmt.span.start(), indent, prev_end);
             if let Some(p) = prev_end {
-                if self.newlines_between(p, stmt.span.start) >= 2 {
+                if self.newlines_between(p, stmt.span.start()) >= 2 {
                     self.out.push('\n');
                 }
             }
             self.push_indent(indent);
             self.stmt(stmt, indent);
-            let end = self.trailing_comment(stmt.span.end);
+            let end = self.trailing_comment(stmt.span.end());
             self.out.push('\n');
             prev_end = Some(end);
         }
@@ -306,7 +306,7 @@ impl<'a> Formatter<'a> {
     ) -> Option<usize> {
         for i in self.first_unused()..self.comments.len() {
             let c = self.comments[i];
-            if c.span.start >= limit {
+            if c.span.start() >= limit {
                 break;
             }
             if self.used[i] {
@@ -314,14 +314,14 @@ impl<'a> Formatter<'a> {
             }
             self.used[i] = true;
             if let Some(p) = prev_end {
-                if self.newlines_between(p, c.span.start) >= 2 {
+                if self.newlines_between(p, c.span.start()) >= 2 {
                     self.out.push('\n');
                 }
             }
             self.push_indent(indent);
             self.out.push_str(self.comment_text(&c));
             self.out.push('\n');
-            prev_end = Some(c.span.end);
+            prev_end = Some(c.span.end());
         }
         prev_end
     }
@@ -331,7 +331,7 @@ impl<'a> Formatter<'a> {
     fn trailing_comment(&mut self, end: usize) -> usize {
         for i in self.first_unused()..self.comments.len() {
             let c = self.comments[i];
-            if self.used[i] || c.span.start < end {
+            if self.used[i] || c.span.start() < end {
                 continue;
             }
             // Only a comment before the next token trails this statement.
@@ -339,13 +339,13 @@ impl<'a> Formatter<'a> {
             let before_next = self
                 .tokens
                 .peek()
-                .is_none_or(|t| c.span.start < t.span.start);
-            if before_next && self.newlines_between(end, c.span.start) == 0 {
+                .is_none_or(|t| c.span.start() < t.span.start());
+            if before_next && self.newlines_between(end, c.span.start()) == 0 {
                 self.used[i] = true;
                 self.out.push(' ');
                 self.out.push_str(self.comment_text(&c));
-                self.last_trailing_end = c.span.end;
-                return c.span.end;
+                self.last_trailing_end = c.span.end();
+                return c.span.end();
             }
             break;
         }
@@ -368,11 +368,11 @@ impl<'a> Formatter<'a> {
         } = &stmt.kind
         {
             // Header up to and including `{`, then the body one level deeper.
-            let open = Span::new(stmt.span.start, body_span.start + 1);
+            let open = Span::new(stmt.span.start(), body_span.start() + 1);
             self.tokens_inline(open, indent);
-            let after_open = self.trailing_comment(open.end);
+            let after_open = self.trailing_comment(open.end());
             self.out.push('\n');
-            let close = body_span.end.saturating_sub(1);
+            let close = body_span.end().saturating_sub(1);
             self.block(body, indent + 1, close, Some(after_open));
             self.push_indent(indent);
             self.out.push('}');
@@ -383,9 +383,11 @@ impl<'a> Formatter<'a> {
 
     /// Copies a statement's text as written (minus `\r`), marking its comments used.
     fn verbatim(&mut self, span: Span) {
-        let first = self.comments.partition_point(|c| c.span.start < span.start);
+        let first = self
+            .comments
+            .partition_point(|c| c.span.start() < span.start());
         for (i, c) in self.comments.iter().enumerate().skip(first) {
-            if c.span.start >= span.end {
+            if c.span.start() >= span.end() {
                 break;
             }
             self.used[i] = true;
@@ -396,21 +398,21 @@ impl<'a> Formatter<'a> {
     /// Emits the tokens inside `span` on one line with canonical spacing;
     /// a comment between them forces a line break with a continuation indent.
     fn tokens_inline(&mut self, span: Span, indent: usize) {
-        self.tokens.seek(span.start);
+        self.tokens.seek(span.start());
         let mut prev: Option<Token> = None;
         let mut fresh_line = true;
-        while let Some(tok) = self.tokens.next_within(span.end) {
+        while let Some(tok) = self.tokens.next_within(span.end()) {
             for i in self.first_unused()..self.comments.len() {
                 let c = self.comments[i];
-                if c.span.start >= tok.span.start {
+                if c.span.start() >= tok.span.start() {
                     break;
                 }
-                if self.used[i] || c.span.start < span.start {
+                if self.used[i] || c.span.start() < span.start() {
                     continue;
                 }
                 self.used[i] = true;
                 let trailing =
-                    prev.is_some_and(|p| self.newlines_between(p.span.end, c.span.start) == 0);
+                    prev.is_some_and(|p| self.newlines_between(p.span.end(), c.span.start()) == 0);
                 if trailing {
                     self.out.push(' ');
                 } else if !fresh_line {
@@ -434,8 +436,8 @@ impl<'a> Formatter<'a> {
     }
 
     fn space_between(&self, a: Token, b: Token) -> bool {
-        let role_a = self.roles.get(&a.span.start).copied();
-        let role_b = self.roles.get(&b.span.start).copied();
+        let role_a = self.roles.get(&a.span.start()).copied();
+        let role_b = self.roles.get(&b.span.start()).copied();
         if matches!(
             b.kind,
             T::Comma | T::Semi | T::RParen | T::RBracket | T::Dot | T::LBracket
@@ -464,13 +466,13 @@ impl<'a> Formatter<'a> {
 fn collect_roles(stmt: &Stmt, roles: &mut HashMap<usize, Role>) {
     let mut visit = |e: &Expr| match &e.kind {
         ExprKind::Neg(_) | ExprKind::Unpack(_) => {
-            roles.insert(e.span.start, Role::Prefix);
+            roles.insert(e.span.start(), Role::Prefix);
         }
         ExprKind::Star => {
-            roles.insert(e.span.start, Role::Wildcard);
+            roles.insert(e.span.start(), Role::Wildcard);
         }
         ExprKind::Slice { colon_span, .. } => {
-            roles.insert(colon_span.start, Role::SliceColon);
+            roles.insert(colon_span.start(), Role::SliceColon);
         }
         _ => {}
     };

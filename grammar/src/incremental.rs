@@ -144,14 +144,14 @@ fn try_reparse(old: &Parsed, old_source: &str, new_source: &str) -> Option<(Pars
     // The window starts at the first statement the edit may change: the
     // first one touched, or earlier while the statement before it read
     // the edited text (see `OldParse::prefix_unchanged_before`).
-    let mut first = stmts.partition_point(|s| s.span.end < edit.start);
+    let mut first = stmts.partition_point(|s| s.span.end() < edit.start);
     while first > 0 && !old_at.prefix_unchanged_before(first, old_source, edit.start) {
         first -= 1;
     }
     let (from, first_token, previous) = if first == 0 {
         (0, 0, None)
     } else {
-        let b = stmts[first].span.start;
+        let b = stmts[first].span.start();
         let j = old_at.token_at(b)?;
         (b, j, Some(old.tokens[j - 1]))
     };
@@ -174,10 +174,10 @@ fn try_reparse(old: &Parsed, old_source: &str, new_source: &str) -> Option<(Pars
         shift_diagnostic(&mut d, edit.old_end, edit.delta);
         d
     };
-    let prefix_diags = old.diagnostics.partition_point(|d| d.span.start < from);
+    let prefix_diags = old.diagnostics.partition_point(|d| d.span.start() < from);
     let suffix_diags = old
         .diagnostics
-        .partition_point(|d| d.span.start < resume.offset);
+        .partition_point(|d| d.span.start() < resume.offset);
     let reused_diags = || {
         old.diagnostics[..prefix_diags]
             .iter()
@@ -223,10 +223,10 @@ fn try_reparse(old: &Parsed, old_source: &str, new_source: &str) -> Option<(Pars
             .map(|t| shifted_token(t, edit.delta)),
     );
 
-    let comments_before = old.comments.partition_point(|c| c.span.start < from);
+    let comments_before = old.comments.partition_point(|c| c.span.start() < from);
     let comments_after = old
         .comments
-        .partition_point(|c| c.span.start < resume.offset);
+        .partition_point(|c| c.span.start() < resume.offset);
     let mut comments = Vec::with_capacity(old.comments.len() + sub.comments.len());
     comments.extend_from_slice(&old.comments[..comments_before]);
     comments.extend(sub.comments);
@@ -343,15 +343,15 @@ impl Edit {
     /// same token start, so its tokens are the old ones, shifted.
     fn resumes_at(&self, old: &OldParse, prev: &Token, next: &Token) -> Option<Resume> {
         let line_break = self.first_break_after?;
-        if next.span.start < self.new_end || line_break >= prev.span.start {
+        if next.span.start() < self.new_end || line_break >= prev.span.start() {
             return None;
         }
-        let offset = next.span.start.checked_add_signed(-self.delta)?;
+        let offset = next.span.start().checked_add_signed(-self.delta)?;
         let stmt = old
             .parsed
             .program
             .stmts
-            .binary_search_by_key(&offset, |s| s.span.start)
+            .binary_search_by_key(&offset, |s| s.span.start())
             .ok()?;
         let token = old.token_at(offset)?;
         let before = old.parsed.tokens.get(token.checked_sub(1)?)?;
@@ -396,15 +396,15 @@ impl OldParse<'_> {
     fn token_at(&self, offset: usize) -> Option<usize> {
         self.parsed
             .tokens
-            .binary_search_by_key(&offset, |t| t.span.start)
+            .binary_search_by_key(&offset, |t| t.span.start())
             .ok()
     }
 
     /// Whether some diagnostic's primary span begins at `offset`.
     fn diagnostic_at(&self, offset: usize) -> bool {
         let d = &self.parsed.diagnostics;
-        d.get(d.partition_point(|d| d.span.start < offset))
-            .is_some_and(|d| d.span.start == offset)
+        d.get(d.partition_point(|d| d.span.start() < offset))
+            .is_some_and(|d| d.span.start() == offset)
     }
 
     /// Whether the statements before statement `first` parse as they did,
@@ -419,7 +419,7 @@ impl OldParse<'_> {
     /// be ambiguous).
     fn prefix_unchanged_before(&self, first: usize, source: &str, edit_start: usize) -> bool {
         // After the last statement, the last one read the end of the file.
-        let Some(b) = self.parsed.program.stmts.get(first).map(|s| s.span.start) else {
+        let Some(b) = self.parsed.program.stmts.get(first).map(|s| s.span.start()) else {
             return false;
         };
         let Some(j) = self.token_at(b) else {
@@ -428,8 +428,8 @@ impl OldParse<'_> {
         let Some(second) = self.parsed.tokens.get(j + 1) else {
             return false;
         };
-        second.span.end < edit_start
-            && source.as_bytes()[second.span.end..edit_start]
+        second.span.end() < edit_start
+            && source.as_bytes()[second.span.end()..edit_start]
                 .iter()
                 .any(|c| matches!(c, b' ' | b'\t' | b'\r' | b'\n' | 0x07))
             && !self.diagnostic_at(b)
@@ -441,14 +441,16 @@ fn shift_offset(offset: usize, delta: isize) -> usize {
 }
 
 fn shift_span(span: &mut Span, delta: isize) {
-    span.start = shift_offset(span.start, delta);
-    span.end = shift_offset(span.end, delta);
+    *span = Span::new(
+        shift_offset(span.start(), delta),
+        shift_offset(span.end(), delta),
+    );
 }
 
 /// Moves each span of `d` that lies at or after `from` by `delta`.
 pub(crate) fn shift_diagnostic(d: &mut crate::Diagnostic, from: usize, delta: isize) {
     let shift = |s: &mut Span| {
-        if s.start >= from {
+        if s.start() >= from {
             shift_span(s, delta);
         }
     };

@@ -7,6 +7,7 @@
 //! - [`parser`]      recursive-descent parser with the reference grammar's
 //!   precedences, error recovery and targeted diagnostics; always returns a tree.
 //!   [`parse`] keeps the tokens; [`parse_tree`] forgets them as it goes.
+//! - [`span`]        byte ranges, stored as two `u32` (8 bytes in every node).
 //! - [`diagnostic`]  diagnostics as data: code, severity, span, message, fixes.
 //! - [`line_index`]  byte offset <-> (line, UTF-8 / UTF-16 column).
 //! - [`incremental`] re-parse after an edit: only the top-level statements
@@ -30,71 +31,14 @@ pub mod incremental;
 pub mod line_index;
 pub mod parser;
 pub mod resolve;
+pub mod span;
 pub mod suggest;
 pub mod token;
 
 pub use diagnostic::{Applicability, Diagnostic, Fix, Severity, TextEdit};
 pub use line_index::LineIndex;
 pub use parser::{parse, parse_tree, Parsed};
-
-use serde::{Deserialize, Serialize};
-
-/// A half-open byte range `[start, end)` in the source text.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize, Deserialize,
-)]
-pub struct Span {
-    pub start: usize,
-    pub end: usize,
-}
-
-impl Span {
-    pub fn new(start: usize, end: usize) -> Span {
-        Span { start, end }
-    }
-
-    /// An empty span at `offset` (an insertion point).
-    pub fn at(offset: usize) -> Span {
-        Span {
-            start: offset,
-            end: offset,
-        }
-    }
-
-    pub fn len(&self) -> usize {
-        self.end.saturating_sub(self.start)
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// The smallest span covering both.
-    pub fn to(self, other: Span) -> Span {
-        Span {
-            start: self.start.min(other.start),
-            end: self.end.max(other.end),
-        }
-    }
-
-    pub fn contains(&self, offset: usize) -> bool {
-        self.start <= offset && offset < self.end
-    }
-
-    /// The source text under the span, or `""` if it is out of range.
-    pub fn text<'a>(&self, source: &'a str) -> &'a str {
-        source.get(self.start..self.end).unwrap_or("")
-    }
-}
-
-impl From<std::ops::Range<usize>> for Span {
-    fn from(r: std::ops::Range<usize>) -> Span {
-        Span {
-            start: r.start,
-            end: r.end,
-        }
-    }
-}
+pub use span::Span;
 
 /// Everything the front end knows about one file: syntax, names, types.
 #[derive(Debug, Clone)]
@@ -108,7 +52,7 @@ impl Analysis {
     pub fn diagnostics(&self) -> Vec<Diagnostic> {
         let mut all = self.parsed.diagnostics.clone();
         all.extend(self.checked.diagnostics.iter().cloned());
-        all.sort_by_key(|d| (d.span.start, d.span.end));
+        all.sort_by_key(|d| (d.span.start(), d.span.end()));
         all
     }
 
@@ -119,7 +63,7 @@ impl Analysis {
         let mut all = parsed.diagnostics;
         drop(parsed.program);
         all.extend(checked.diagnostics);
-        all.sort_by_key(|d| (d.span.start, d.span.end));
+        all.sort_by_key(|d| (d.span.start(), d.span.end()));
         all
     }
 }

@@ -63,7 +63,7 @@ pub struct Resolved {
     pub symbols: Vec<Symbol>,
     /// Global symbols by name (kept in step with `symbols`).
     #[serde(skip)]
-    globals_by_name: std::collections::HashMap<String, usize>,
+    globals_by_name: GlobalIndex,
     pub references: Vec<Reference>,
     /// Names that refer to nothing (`Machine` excluded: it is built in).
     pub unresolved: Vec<(String, Span)>,
@@ -72,7 +72,7 @@ pub struct Resolved {
 impl Resolved {
     /// The symbol defined or referenced at byte `offset`.
     pub fn symbol_at(&self, offset: usize) -> Option<usize> {
-        let inside = |s: &Span| s.start <= offset && offset <= s.end;
+        let inside = |s: &Span| s.start() <= offset && offset <= s.end();
         self.references
             .iter()
             .find(|r| inside(&r.span))
@@ -105,7 +105,52 @@ impl Resolved {
 
     /// The global symbol (variable or function) named `name`.
     pub fn global(&self, name: &str) -> Option<usize> {
-        self.globals_by_name.get(name).copied()
+        self.globals_by_name.find(&self.symbols, name)
+    }
+}
+
+/// The global symbols by name, holding only their numbers: each is found
+/// by hashing the name and comparing with `symbols[number].name`, so no
+/// name is stored twice (a `HashMap<String, usize>` cost a second string
+/// and 32 bytes per global; this costs 4 and one control byte).
+#[derive(Clone, Default)]
+struct GlobalIndex {
+    table: hashbrown::HashTable<u32>,
+    hasher: std::hash::RandomState,
+}
+
+impl std::fmt::Debug for GlobalIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "GlobalIndex({} names)", self.table.len())
+    }
+}
+
+impl GlobalIndex {
+    fn hash(&self, name: &str) -> u64 {
+        std::hash::BuildHasher::hash_one(&self.hasher, name)
+    }
+
+    fn find(&self, symbols: &[Symbol], name: &str) -> Option<usize> {
+        let found = self.table.find(self.hash(name), |&i| {
+            symbols.get(i as usize).is_some_and(|s| s.name == name)
+        });
+        found.map(|&i| i as usize)
+    }
+
+    /// Adds `symbols[index]`, whose name is not in the index yet.
+    fn insert(&mut self, symbols: &[Symbol], index: usize) {
+        let Ok(number) = u32::try_from(index) else {
+            // Over 4 billion globals cannot come from a text a span can
+            // address; such a symbol is left unindexed rather than panic.
+            return;
+        };
+        let hasher = &self.hasher;
+        let rehash = |&i: &u32| {
+            let name = symbols.get(i as usize).map_or("", |s| s.name.as_str());
+            std::hash::BuildHasher::hash_one(hasher, name)
+        };
+        let hash = rehash(&number);
+        self.table.insert_unique(hash, number, rehash);
     }
 }
 
@@ -134,6 +179,11 @@ pub fn resolve(program: &Program) -> Resolved {
             _ => {}
         }
     }
+    // The vectors grew by doubling; a resolution is kept as long as its
+    // analysis, so give the unused half back.
+    r.out.symbols.shrink_to_fit();
+    r.out.references.shrink_to_fit();
+    r.out.unresolved.shrink_to_fit();
     r.out
 }
 
@@ -164,9 +214,7 @@ impl Resolver {
         let id = self.out.symbols.len() - 1;
         self.first_definition.resize(id + 1, 0);
         self.first_definition[id] = stmt;
-        self.out
-            .globals_by_name
-            .insert(name.name.clone(), self.out.symbols.len() - 1);
+        self.out.globals_by_name.insert(&self.out.symbols, id);
     }
 
     fn first_definition_stmt(&self, symbol: usize) -> usize {

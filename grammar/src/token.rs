@@ -535,14 +535,14 @@ impl Iterator for TokenStream<'_> {
             let Ok(kind) = result else {
                 // Extend the error to a whole UTF-8 character so messages and
                 // edits never split one.
-                let start = span.start;
+                let start = span.start();
                 let ch = self.source[start..].chars().next().unwrap_or('\u{fffd}');
                 let end = start + ch.len_utf8();
-                if end > span.end {
-                    self.lexer.bump(end - span.end);
+                if end > span.end() {
+                    self.lexer.bump(end - span.end());
                 }
                 match self.bad_run {
-                    Some((run, n)) if run.end == start => {
+                    Some((run, n)) if run.end() == start => {
                         self.bad_run = Some((run.to(Span::new(start, end)), n + 1));
                     }
                     _ => {
@@ -598,7 +598,7 @@ fn end_bad_run(
     diagnostics: &mut CappedDiagnostics,
 ) -> Option<Token> {
     let (span, count) = run?;
-    let first = source[span.start..].chars().next().unwrap_or('\u{fffd}');
+    let first = source[span.start()..].chars().next().unwrap_or('\u{fffd}');
     if count == 1 {
         diagnostics.push(bad_character(first, span, source));
     } else {
@@ -630,7 +630,7 @@ fn bad_characters(count: usize, span: Span, source: &str) -> Diagnostic {
 }
 
 fn unterminated_string(source: &str, span: Span) -> Diagnostic {
-    let text = &source[span.start..span.end];
+    let text = &source[span.start()..span.end()];
     let mut d = Diagnostic::error("E0002", span, "unterminated string")
         .with_note("strings end on the line they start; add the closing `\"`");
     // If the line ends with `);` the quote most likely belongs before it.
@@ -638,8 +638,8 @@ fn unterminated_string(source: &str, span: Span) -> Diagnostic {
         .rfind(");")
         .or_else(|| text.rfind(','))
         .or_else(|| text.rfind(')'))
-        .map(|i| span.start + i)
-        .unwrap_or(span.end);
+        .map(|i| span.start() + i)
+        .unwrap_or(span.end());
     d = d.with_fix(Fix::safe(
         "insert the closing `\"`",
         vec![(Span::new(fix_at, fix_at), "\"".into())],
@@ -658,7 +658,7 @@ fn bad_character(ch: char, span: Span, source: &str) -> Diagnostic {
         )
     };
     let mut d = Diagnostic::error("E0001", span, message);
-    let next = source[span.end..].chars().next();
+    let next = source[span.end()..].chars().next();
     match (ch, next) {
         ('&', _) => {
             d = d
@@ -733,6 +733,6 @@ mod tests {
         let l = lex(&src);
         assert_eq!(l.diagnostics.len(), MAX_DIAGNOSTICS);
         let (span, n) = l.diagnostics_dropped.expect("the rest are counted");
-        assert_eq!((span.start, n), (2 * MAX_DIAGNOSTICS, 10));
+        assert_eq!((span.start(), n), (2 * MAX_DIAGNOSTICS, 10));
     }
 }

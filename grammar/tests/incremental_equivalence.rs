@@ -298,7 +298,7 @@ fn edits_near_syntax_errors_reuse_statements() {
         }
         let step = (parsed.tokens.len() / 20).max(1);
         for t in parsed.tokens.iter().step_by(step) {
-            let next = format!("{}z{}", &text[..t.span.end], &text[t.span.end..]);
+            let next = format!("{}z{}", &text[..t.span.end()], &text[t.span.end()..]);
             let (inc, how) = reparse(&parsed, &text, &next);
             assert!(same_parse(&inc, &parse(&next)).is_ok(), "{how:?}\n{next}");
             total += 1;
@@ -322,7 +322,7 @@ fn typing_replays_most_statements_checks() {
         let step = (analysis.parsed.tokens.len() / 10).max(1);
         for t in analysis.parsed.tokens.iter().step_by(step) {
             if t.kind == TokenKind::Ident {
-                let next = format!("{}z{}", &text[..t.span.end], &text[t.span.end..]);
+                let next = format!("{}z{}", &text[..t.span.end()], &text[t.span.end()..]);
                 let (inc, _, reuse) =
                     reanalyze_remembering(&analysis.parsed, &analysis.checked.memo, &text, &next);
                 assert!(same_checked(&inc.checked, &analyze(&next).checked).is_ok());
@@ -355,7 +355,7 @@ fn typing_inside_statements_takes_the_incremental_path() {
         let step = (parsed.tokens.len() / 20).max(1);
         for t in parsed.tokens.iter().step_by(step) {
             if t.kind == TokenKind::Ident {
-                let next = format!("{}z{}", &text[..t.span.end], &text[t.span.end..]);
+                let next = format!("{}z{}", &text[..t.span.end()], &text[t.span.end()..]);
                 let (inc, how) = reparse(&parsed, text, &next);
                 assert!(same_parse(&inc, &parse(&next)).is_ok());
                 total += 1;

@@ -130,7 +130,7 @@ fn range_formatting_agrees_with_whole_file_formatting_on_clean_files() {
         for i in (0..count).rev() {
             let stmts = parse(&text).program.stmts;
             let span = stmts[i].span;
-            if let Some(edit) = format_range(&text, Span::new(span.start, span.start)) {
+            if let Some(edit) = format_range(&text, Span::new(span.start(), span.start())) {
                 text = mapwright_grammar::diagnostic::apply_edits(&text, &[edit])
                     .expect("edit applies");
             }
@@ -328,7 +328,7 @@ proptest! {
         let _ = format(&source);
         let _ = format_range(&source, Span::new(0, source.len() / 2));
         for d in &parsed.diagnostics {
-            prop_assert!(d.span.end <= source.len());
+            prop_assert!(d.span.end() <= source.len());
             for f in &d.fixes {
                 let _ = f.apply(&source);
             }

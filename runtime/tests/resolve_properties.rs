@@ -62,11 +62,15 @@ fn check_invariants(source: &str, app: &App, machine: &Machine, what: &str) {
     }
     for diag in &d.diagnostics {
         assert!(
-            diag.span.end <= source.len(),
+            diag.span.end() <= source.len(),
             "{what}: {} span past the end",
             diag.code
         );
-        assert!(diag.span.start <= diag.span.end, "{what}: {}", diag.code);
+        assert!(
+            diag.span.start() <= diag.span.end(),
+            "{what}: {}",
+            diag.code
+        );
         for f in &diag.fixes {
             assert!(
                 f.apply(source).is_some(),

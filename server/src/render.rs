@@ -50,12 +50,12 @@ pub fn render_diagnostic(
     style: Style,
 ) -> String {
     let (word, color) = severity_word(d.severity);
-    let start = index.line_col(d.span.start, Encoding::Utf8);
+    let start = index.line_col(d.span.start(), Encoding::Utf8);
     let line_no = start.line as usize + 1;
     let gutter = line_no.to_string().len().max(
         d.related
             .iter()
-            .map(|r| (index.line_of(r.span.start) + 1).to_string().len())
+            .map(|r| (index.line_of(r.span.start()) + 1).to_string().len())
             .max()
             .unwrap_or(1),
     );
@@ -68,7 +68,7 @@ pub fn render_diagnostic(
         "{pad}{} {path}:{}:{}\n",
         style.paint("1;34", "-->"),
         line_no,
-        char_col(source, index, d.span.start) + 1
+        char_col(source, index, d.span.start()) + 1
     ));
     out.push_str(&format!("{pad} {}\n", style.paint("1;34", "|")));
     snippet(
@@ -159,13 +159,13 @@ fn snippet(
     color: &str,
     marker: char,
 ) {
-    let line = index.line_of(span.start);
+    let line = index.line_of(span.start());
     let (ls, le) = index.line_span(line);
     let line_text = source.get(ls..le).unwrap_or("");
-    let col = char_col(source, index, span.start);
-    let end = span.end.min(le).max(span.start);
+    let col = char_col(source, index, span.start());
+    let end = span.end().min(le).max(span.start());
     let width = source
-        .get(span.start..end)
+        .get(span.start()..end)
         .map(|s| s.chars().count())
         .unwrap_or(0)
         .max(1);
@@ -226,8 +226,8 @@ pub fn diagnostic_json(
         "severity": d.severity,
         "message": d.message,
         "label": d.label,
-        "start": pos(d.span.start),
-        "end": pos(d.span.end),
+        "start": pos(d.span.start()),
+        "end": pos(d.span.end()),
         "span": d.span,
         "related": d.related,
         "notes": d.notes,

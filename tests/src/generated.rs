@@ -93,7 +93,7 @@ pub fn corpus_mappers() -> Vec<CorpusMapper> {
                 .program
                 .stmts
                 .iter()
-                .map(|s| text[s.span.start..s.span.end].to_string())
+                .map(|s| text[s.span.start()..s.span.end()].to_string())
                 .collect(),
             defined,
             selected,

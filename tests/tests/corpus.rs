@@ -21,8 +21,8 @@ fn corpus_dir(name: &str) -> PathBuf {
 /// about a missing `;`: the line of the next token, or last line + 1 at EOF.
 fn next_token_line(source: &str, offset: usize) -> usize {
     let idx = LineIndex::new(source);
-    match lex(source).tokens.iter().find(|t| t.span.start >= offset) {
-        Some(t) => idx.line_of(t.span.start) + 1,
+    match lex(source).tokens.iter().find(|t| t.span.start() >= offset) {
+        Some(t) => idx.line_of(t.span.start()) + 1,
         None => source.matches('\n').count() + 1,
     }
 }
@@ -49,16 +49,16 @@ fn check_folder(name: &str) -> (usize, Vec<String>) {
                 "{name}/{file}: expected accept, got {} `{}` at line {}",
                 d.code,
                 d.message,
-                LineIndex::new(&source).line_of(d.span.start) + 1
+                LineIndex::new(&source).line_of(d.span.start()) + 1
             )),
             (Some("reject"), None) => {
                 failures.push(format!("{name}/{file}: expected reject, got accept"))
             }
             (Some("reject"), Some(d)) => {
                 let want: usize = fields.get(2).and_then(|l| l.parse().ok()).unwrap_or(0);
-                let got = LineIndex::new(&source).line_of(d.span.start) + 1;
+                let got = LineIndex::new(&source).line_of(d.span.start()) + 1;
                 let reference_line = if d.code == "E0101" {
-                    next_token_line(&source, d.span.start)
+                    next_token_line(&source, d.span.start())
                 } else {
                     got
                 };

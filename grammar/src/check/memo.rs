@@ -198,7 +198,7 @@ impl<'p> OldRecords<'p> {
         let mut by_text: HashMap<&str, Vec<&StmtMemo>> =
             HashMap::with_capacity(previous.memo.stmts.len());
         for m in &previous.memo.stmts {
-            if let Some(text) = previous.source.get(m.span.start..m.span.end) {
+            if let Some(text) = previous.source.get(m.span.start()..m.span.end()) {
                 by_text.entry(text).or_default().push(m);
             }
         }
@@ -245,7 +245,7 @@ impl<'a> Checker<'a> {
         old: Option<&OldRecords<'_>>,
         out: &mut NewMemo,
     ) {
-        self.stmt_start = stmt.span.start;
+        self.stmt_start = stmt.span.start();
         self.stmt_index = index;
         let text = stmt.span.text(self.source);
         if let Some(old) = old {
@@ -267,7 +267,7 @@ impl<'a> Checker<'a> {
         out.stmts.push(StmtMemoOut(StmtMemo {
             span: stmt.span,
             record: Arc::new(Record {
-                origin: stmt.span.start,
+                origin: stmt.span.start(),
                 events,
                 diags: self.diags.clone(),
             }),
@@ -278,7 +278,7 @@ impl<'a> Checker<'a> {
     /// Replays `m` for `stmt` if every read it recorded has the same
     /// answer now; false (and nothing changed) otherwise.
     fn replay(&mut self, stmt: &'a Stmt, m: &StmtMemo, old_source: &str) -> bool {
-        let old_start = m.span.start as isize;
+        let old_start = m.span.start() as isize;
         // The statement's own writes, as its later reads would see them.
         let mut own_global: Option<Ty> = None;
         let mut own_returns: Vec<(&str, Option<Ty>)> = Vec::new();
@@ -346,7 +346,7 @@ impl<'a> Checker<'a> {
                 self.apply(stmt, w, &ids);
             }
         }
-        let delta = stmt.span.start as isize - m.record.origin as isize;
+        let delta = stmt.span.start() as isize - m.record.origin as isize;
         self.diags.extend(m.record.diags.iter().map(|d| {
             let mut d = d.clone();
             shift_diagnostic(&mut d, 0, delta);
@@ -398,17 +398,19 @@ impl<'a> Checker<'a> {
     fn function_header(&self, name: &str) -> Option<(bool, &'a str)> {
         let (index, def) = self.function_def(name)?;
         let end = match &def.kind {
-            StmtKind::FuncDef { body_span, .. } => body_span.start,
-            _ => def.span.end,
+            StmtKind::FuncDef { body_span, .. } => body_span.start(),
+            _ => def.span.end(),
         };
-        let header = self.source.get(def.span.start..end.max(def.span.start))?;
+        let header = self
+            .source
+            .get(def.span.start()..end.max(def.span.start()))?;
         Some((index > self.stmt_index, header))
     }
 
     /// Where function `name` is defined, relative to the current statement.
     fn function_at(&self, name: &str) -> Option<(isize, usize)> {
         let (_, def) = self.function_def(name)?;
-        Some((self.rel(def.span.start), def.span.len()))
+        Some((self.rel(def.span.start()), def.span.len()))
     }
 
     /// `read` answered in the current file.
@@ -607,7 +609,7 @@ impl<'a> Checker<'a> {
 
     pub(super) fn symbol_defined_at(&mut self, span: Span) -> Option<usize> {
         let id = self.defined_at.get(&span).copied();
-        let at = (self.rel(span.start), self.rel(span.end));
+        let at = (self.rel(span.start()), self.rel(span.end()));
         self.note(Event::Read(Read::DefinedAt { at, id }));
         id
     }
@@ -622,7 +624,7 @@ impl<'a> Checker<'a> {
 
     pub(super) fn line_extent_read(&mut self, span: Span) -> (usize, usize) {
         let (a, b) = line_extent(self.source, span);
-        let at = (self.rel(span.start), self.rel(span.end));
+        let at = (self.rel(span.start()), self.rel(span.end()));
         let extent = (self.rel(a), self.rel(b));
         self.note(Event::Read(Read::LineExtent { at, extent }));
         (a, b)

@@ -232,7 +232,7 @@ fn check_with(
         memo.keep_suggestions(suggestions);
     }
     let mut diagnostics = capped.into_vec();
-    diagnostics.sort_by_key(|d| (d.span.start, d.span.end));
+    diagnostics.sort_by_key(|d| (d.span.start(), d.span.end()));
     let checked = Checked {
         diagnostics,
         resolved,
@@ -314,7 +314,7 @@ impl<'a> Checker<'a> {
             if remember {
                 self.statement_with_memo(i, stmt, old, &mut out);
             } else {
-                self.stmt_start = stmt.span.start;
+                self.stmt_start = stmt.span.start();
                 self.stmt_index = i;
                 self.statement(i, stmt);
             }
@@ -417,7 +417,7 @@ impl<'a> Checker<'a> {
                     let ty = self.infer(value, &env);
                     self.check_assignable(ty, value);
                     if let Some(prev) = assigned.get(local.name.as_str()) {
-                        let prev_line = self.line_read(prev.start);
+                        let prev_line = self.line_read(prev.start());
                         self.diags.push(
                             Diagnostic::warning(
                                 "W0217",
@@ -545,7 +545,7 @@ impl<'a> Checker<'a> {
         let def = &self.program.stmts[def_index];
         if def_index > stmt_index {
             self.pin_function(&func.name);
-            let line = self.line_read(def.span.start);
+            let line = self.line_read(def.span.start());
             // Move the mapping statement after the function definition.
             let (del_start, del_end) = self.line_extent_read(stmt.span);
             let insert_at = self.line_extent_read(def.span).1;
@@ -557,7 +557,7 @@ impl<'a> Checker<'a> {
                     format!("`{}` is used before its definition (line {line})", func.name),
                 )
                 .with_label("not defined yet when this statement runs")
-                .with_related(def.span.to(Span::at(def.span.start)), "defined here")
+                .with_related(def.span.to(Span::at(def.span.start())), "defined here")
                 .with_note(format!("statements run in order; the reference aborts with \"{keyword}'s function undefined\""))
                 .with_fix(Fix::safe(
                     "move this statement after the function definition",
@@ -1235,9 +1235,9 @@ fn machine_ctor_dims(value: &Expr) -> Option<Ty> {
 
 /// `span` extended over the blanks before it (to delete a word cleanly).
 fn with_leading_blank(source: &str, span: Span) -> Span {
-    let mut start = span.start;
+    let mut start = span.start();
     while start > 0 && matches!(source.as_bytes()[start - 1], b' ' | b'\t') {
         start -= 1;
     }
-    Span::new(start, span.end)
+    Span::new(start, span.end())
 }

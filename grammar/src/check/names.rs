@@ -16,6 +16,16 @@ use crate::suggest::Suggestions;
 use crate::Span;
 
 impl<'a> Checker<'a> {
+    /// Hands `d` to the capped list at once. These passes can find one
+    /// problem per name of the file (an unused name each, say), and
+    /// collecting them before the cap keeps only the first ones made the
+    /// checker's peak memory grow with the file (100,000 warnings of 2 MB
+    /// of statements held at once: ~54 MB, for 1,000 kept).
+    fn emit(&mut self, d: Diagnostic) {
+        self.diags.push(d);
+        self.flush();
+    }
+
     // ----- definitions --------------------------------------------------
 
     /// Re-assigned globals and redefined functions.
@@ -31,10 +41,10 @@ impl<'a> Checker<'a> {
                 first.insert(&name.name, (name.span, is_func));
                 continue;
             };
-            let prev_line = self.line(prev.start);
+            let prev_line = self.line(prev.start());
             if !is_func {
                 let what = if prev_is_func { "function" } else { "global" };
-                self.diags.push(
+                self.emit(
                     Diagnostic::error(
                         "E0215",
                         name.span,
@@ -49,7 +59,7 @@ impl<'a> Checker<'a> {
                     .with_fix(Fix::unsafe_("remove this assignment", vec![(stmt.span, String::new())])),
                 );
             } else {
-                self.diags.push(
+                self.emit(
                     Diagnostic::warning(
                         "W0216",
                         name.span,
@@ -96,7 +106,7 @@ impl<'a> Checker<'a> {
                         .program
                         .stmts
                         .first()
-                        .map(|s| s.span.start)
+                        .map(|s| s.span.start())
                         .unwrap_or(0);
                     let at = self.insertion_point_before_uses(at);
                     d = d.with_fix(Fix::safe(
@@ -106,7 +116,7 @@ impl<'a> Checker<'a> {
                 }
             }
             seen.insert(name);
-            self.diags.push(d);
+            self.emit(d);
         }
         self.suggestions = Some(Arc::new(suggestions));
         for r in &self.resolved.references {
@@ -115,8 +125,8 @@ impl<'a> Checker<'a> {
                 if sym.kind == SymbolKind::Function {
                     continue; // reported by the entry-function check
                 }
-                let line = sym.defs.first().map(|d| self.line(d.start)).unwrap_or(0);
-                self.diags.push(
+                let line = sym.defs.first().map(|d| self.line(d.start())).unwrap_or(0);
+                self.emit(
                     Diagnostic::error(
                         "E0201",
                         r.span,
@@ -161,7 +171,7 @@ impl<'a> Checker<'a> {
                     ("W0214", "parameter")
                 }
             };
-            self.diags.push(
+            self.emit(
                 Diagnostic::warning(code, def, format!("unused {what} `{}`", sym.name))
                     .with_label("never used")
                     .with_note("prefix the name with `_` to silence this"),
@@ -180,8 +190,8 @@ impl<'a> Checker<'a> {
                         first.insert(key, stmt.span);
                     }
                     Some(&prev) => {
-                        let line = self.line(prev.start);
-                        self.diags.push(
+                        let line = self.line(prev.start());
+                        self.emit(
                             Diagnostic::warning(
                                 "W0218",
                                 stmt.span,

@@ -44,7 +44,7 @@ impl<'a> Parser<'a> {
         if self.pos == 0 {
             0
         } else {
-            self.tok(self.pos - 1).map_or(0, |t| t.span.end)
+            self.tok(self.pos - 1).map_or(0, |t| t.span.end())
         }
     }
 
@@ -72,7 +72,7 @@ impl<'a> Parser<'a> {
         match self.tok(self.pos) {
             None => true,
             // `\r` alone is a line break too.
-            Some(t) => self.src.as_bytes()[self.prev_end()..t.span.start]
+            Some(t) => self.src.as_bytes()[self.prev_end()..t.span.start()]
                 .iter()
                 .any(|&b| b == b'\n' || b == b'\r'),
         }

@@ -105,7 +105,7 @@ impl<'a> Parser<'a> {
         Ok(Expr {
             kind: ExprKind::Comprehension {
                 body: Box::new(body),
-                var,
+                var: Box::new(var),
                 iter: Box::new(iter),
             },
             span: kw.to(close),
@@ -233,7 +233,8 @@ impl<'a> Parser<'a> {
                             };
                         }
                         Some(T::Int)
-                            if dot.start == e.span.end && matches!(e.kind, ExprKind::Int(_)) =>
+                            if dot.start() == e.span.end()
+                                && matches!(e.kind, ExprKind::Int(_)) =>
                         {
                             let span = e.span.to(self.cur_span());
                             return self.fail(

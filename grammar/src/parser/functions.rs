@@ -107,12 +107,12 @@ impl<'a> Parser<'a> {
                         .with_fix(if guess == "Task" {
                             Fix::safe(
                                 format!("declare `{guess} {word}`"),
-                                vec![(Span::at(span.start), format!("{guess} "))],
+                                vec![(Span::at(span.start()), format!("{guess} "))],
                             )
                         } else {
                             Fix::unsafe_(
                                 format!("declare `{guess} {word}`"),
-                                vec![(Span::at(span.start), format!("{guess} "))],
+                                vec![(Span::at(span.start()), format!("{guess} "))],
                             )
                         }),
                 );
@@ -124,7 +124,7 @@ impl<'a> Parser<'a> {
                 };
                 return Ok(Param {
                     ty,
-                    ty_span: Span::at(span.start),
+                    ty_span: Span::at(span.start()),
                     name,
                 });
             }
@@ -139,7 +139,7 @@ impl<'a> Parser<'a> {
     }
 
     pub(super) fn body_stmt(&mut self) -> PResult<Stmt> {
-        let start = self.cur_span().start;
+        let start = self.cur_span().start();
         let kind = match self.peek() {
             Some(T::KwReturn) => {
                 self.bump();
@@ -211,18 +211,18 @@ impl<'a> Parser<'a> {
         params: Vec<Param>,
     ) -> PResult<StmtKind> {
         let colon = self.bump();
-        let def_line_start = self.line_start(def_span.start);
+        let def_line_start = self.line_start(def_span.start());
         let def_indent = self.indent_at(def_line_start);
         // The line of the token under consideration (start, indentation),
         // advanced by scanning each byte once: a body of many statements on
         // one long line stays linear.
         let mut line = (def_line_start, def_indent);
-        let mut scanned_to = def_span.start;
+        let mut scanned_to = def_span.start();
         let mut body = Vec::new();
         let saved_semis = self.python_semis.replace(Vec::new());
         let mut clean = true;
         while let Some(tok) = self.tok(self.pos) {
-            let at = tok.span.start.max(scanned_to);
+            let at = tok.span.start().max(scanned_to);
             if let Some(i) = self.src[scanned_to..at].rfind(['\n', '\r']) {
                 let start = scanned_to + i + 1;
                 line = (start, self.indent_at(start));

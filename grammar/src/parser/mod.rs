@@ -99,7 +99,7 @@ fn parse_with(source: &str, keep_tokens: bool, keep_comments: bool) -> Parsed {
     }
     all.count_dropped(syntax_dropped);
     let mut diagnostics = all.into_vec();
-    diagnostics.sort_by_key(|d| (d.span.start, d.span.end));
+    diagnostics.sort_by_key(|d| (d.span.start(), d.span.end()));
     Parsed {
         program,
         diagnostics,
@@ -154,17 +154,17 @@ pub(crate) fn parse_resumed(
     let stmts = p.statements(stop);
     // Stopped before a token, or at the end of the file (where nothing
     // was lexed ahead, so nothing is left out below).
-    let end = p.tok(p.pos).map_or(usize::MAX, |t| t.span.start);
+    let end = p.tok(p.pos).map_or(usize::MAX, |t| t.span.start());
     let mut lexed = p.toks.into_inner().finish_here();
-    let before_end = |t: &Token| t.span.start < end;
+    let before_end = |t: &Token| t.span.start() < end;
     lexed
         .tokens
-        .retain(|t| t.span.start >= from && before_end(t));
+        .retain(|t| t.span.start() >= from && before_end(t));
     lexed.comments.retain(before_end);
     let mut diagnostics: Vec<Diagnostic> = lexed
         .diagnostics
         .into_iter()
-        .filter(|d| d.span.start < end)
+        .filter(|d| d.span.start() < end)
         .collect();
     let end = end.min(source.len());
     let (syntax, syntax_dropped) = p.diags.into_parts();
@@ -177,7 +177,7 @@ pub(crate) fn parse_resumed(
             "over the cap",
         ));
     }
-    diagnostics.sort_by_key(|d| (d.span.start, d.span.end));
+    diagnostics.sort_by_key(|d| (d.span.start(), d.span.end()));
     Resumed {
         stmts,
         end,

@@ -5,7 +5,7 @@ use super::*;
 
 impl<'a> Parser<'a> {
     pub(super) fn top_stmt(&mut self) -> PResult<Stmt> {
-        let start = self.cur_span().start;
+        let start = self.cur_span().start();
         let kind = match self.peek() {
             Some(T::KwTask) => self.task_stmt()?,
             Some(T::KwRegion) => self.region_stmt()?,
@@ -181,7 +181,7 @@ impl<'a> Parser<'a> {
             .with_note(format!("{what} in a priority list are separated by `,`"))
             .with_fix(Fix::safe(
                 "insert `,`",
-                vec![(Span::new(at, span.start), ",".into())],
+                vec![(Span::new(at, span.start()), ",".into())],
             )),
         )
     }
@@ -263,7 +263,7 @@ impl<'a> Parser<'a> {
                 ProcSel::Star(span)
             }
             Some(k) if k.is_mem_kind() => {
-                let at = self.cur_span().start;
+                let at = self.cur_span().start();
                 self.push(
                     Diagnostic::error(
                         "E0124",
@@ -328,7 +328,7 @@ impl<'a> Parser<'a> {
                 );
             }
             Some(k) if k.is_simple_constraint() || k == T::Align => {
-                let at = self.cur_span().start;
+                let at = self.cur_span().start();
                 return self.fail(
                     Diagnostic::error("E0124", self.cur_span(), "missing memory field in `Layout`")
                         .with_label("expected a memory kind or `*` before the constraints")
@@ -449,11 +449,11 @@ impl<'a> Parser<'a> {
                 "constraints are SOA, AOS, C_order, F_order, Compact, Exact and `Align OP N`",
             );
         // Remove the word together with the blank before it.
-        let mut del_start = span.start;
+        let mut del_start = span.start();
         while del_start > 0 && matches!(self.src.as_bytes()[del_start - 1], b' ' | b'\t') {
             del_start -= 1;
         }
-        let removal = (Span::new(del_start, span.end), String::new());
+        let removal = (Span::new(del_start, span.end()), String::new());
         let lower = word.to_ascii_lowercase();
         if lower.starts_with("no_") || lower.starts_with("no") && lower.contains("align") {
             d = d
@@ -489,7 +489,7 @@ impl<'a> Parser<'a> {
         if let Some(k) = self.peek() {
             if k.is_proc_kind() && self.peek_at(1) == Some(T::Int) {
                 let span = self.cur_span();
-                let mut end = span.end;
+                let mut end = span.end();
                 while end < self.src.len() && matches!(self.src.as_bytes()[end], b' ' | b'\t') {
                     end += 1;
                 }
@@ -503,7 +503,7 @@ impl<'a> Parser<'a> {
                     .with_note("the limit applies to the task wherever it runs: `InstanceLimit TASK N;`")
                     .with_fix(Fix::safe(
                         format!("migrate to `InstanceLimit {} N;`", task.name),
-                        vec![(Span::new(span.start, end), String::new())],
+                        vec![(Span::new(span.start(), end), String::new())],
                     )),
                 );
                 self.bump();
@@ -578,15 +578,18 @@ impl<'a> Parser<'a> {
         );
         let task_text = Span::new(
             match tasks {
-                TaskSel::Star(s) | TaskSel::Kind(_, s) => s.start,
+                TaskSel::Star(s) | TaskSel::Kind(_, s) => s.start(),
                 TaskSel::Names(n) => n
                     .first()
-                    .map(|i| i.span.start)
-                    .unwrap_or(machine.span.start),
+                    .map(|i| i.span.start())
+                    .unwrap_or(machine.span.start()),
             },
             match tasks {
-                TaskSel::Star(s) | TaskSel::Kind(_, s) => s.end,
-                TaskSel::Names(n) => n.last().map(|i| i.span.end).unwrap_or(machine.span.start),
+                TaskSel::Star(s) | TaskSel::Kind(_, s) => s.end(),
+                TaskSel::Names(n) => n
+                    .last()
+                    .map(|i| i.span.end())
+                    .unwrap_or(machine.span.start()),
             },
         )
         .text(self.src)
@@ -594,7 +597,7 @@ impl<'a> Parser<'a> {
         let already_defined = self.src.contains(&format!("def {wrapper}("));
         let mut edits = vec![(kw.to(func.span), format!("{keyword} {task_text} {wrapper}"))];
         if !already_defined {
-            edits.push((Span::at(kw.start), def));
+            edits.push((Span::at(kw.start()), def));
         }
         self.push(
             Diagnostic::error(

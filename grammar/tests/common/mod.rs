@@ -9,7 +9,10 @@ pub fn describe(source: &str) -> String {
     let index = LineIndex::new(source);
     let mut out = String::new();
     for d in &diagnostics {
-        let lc = index.line_col(d.span.start, mapwright_grammar::line_index::Encoding::Utf8);
+        let lc = index.line_col(
+            d.span.start(),
+            mapwright_grammar::line_index::Encoding::Utf8,
+        );
         out.push_str(&format!(
             "{} {:?} {}:{} {}",
             d.code,
@@ -23,7 +26,7 @@ pub fn describe(source: &str) -> String {
         }
         out.push('\n');
         for r in &d.related {
-            let rl = index.line_of(r.span.start) + 1;
+            let rl = index.line_of(r.span.start()) + 1;
             out.push_str(&format!("  related {rl}: {}\n", r.message));
         }
         for n in &d.notes {

@@ -32,7 +32,7 @@ impl<'a> Resolver<'a> {
             .diagnostics
             .iter()
             .filter(|d| d.is_error())
-            .min_by_key(|d| d.span.start)
+            .min_by_key(|d| d.span.start())
         else {
             return;
         };
@@ -40,12 +40,12 @@ impl<'a> Resolver<'a> {
             "E0001" => {
                 let c = d.span.text(self.source).chars().next().unwrap_or('?');
                 (
-                    self.line(d.span.start),
+                    self.line(d.span.start()),
                     format!("Unrecognized character: {c}"),
                 )
             }
             "E0002" => (
-                self.line(d.span.start),
+                self.line(d.span.start()),
                 "Unterminate string constant".to_string(),
             ),
             "E0101" => {
@@ -55,12 +55,12 @@ impl<'a> Resolver<'a> {
                     .parsed
                     .tokens
                     .iter()
-                    .find(|t| t.span.start >= d.span.end)
-                    .map(|t| self.line(t.span.start))
+                    .find(|t| t.span.start() >= d.span.end())
+                    .map(|t| self.line(t.span.start()))
                     .unwrap_or_else(|| self.source.matches('\n').count() + 1);
                 (next, "syntax error".to_string())
             }
-            _ => (self.line(d.span.start), "syntax error".to_string()),
+            _ => (self.line(d.span.start()), "syntax error".to_string()),
         };
         self.fatal(
             0,
@@ -489,7 +489,7 @@ impl<'a> Resolver<'a> {
                             ));
                             if ns.len() == 1 {
                                 let kw =
-                                    Span::new(stmt.span.start, stmt.span.start + keyword.len());
+                                    Span::new(stmt.span.start(), stmt.span.start() + keyword.len());
                                 if kw.text(self.source) == keyword {
                                     d = d.with_fix(Fix::unsafe_(
                                         format!("use {other}"),
@@ -645,11 +645,11 @@ fn names_of(sel: &TaskSel) -> Vec<&ast::Ident> {
 /// double space).
 fn with_leading_blank(source: &str, span: Span) -> Span {
     let bytes = source.as_bytes();
-    let mut start = span.start.min(bytes.len());
+    let mut start = span.start().min(bytes.len());
     while start > 0 && matches!(bytes[start - 1], b' ' | b'\t') {
         start -= 1;
     }
-    Span::new(start, span.end)
+    Span::new(start, span.end())
 }
 
 impl<'a> Resolver<'a> {

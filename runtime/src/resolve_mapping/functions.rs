@@ -317,7 +317,7 @@ impl<'a> Resolver<'a> {
                 if ProcKind::from(mk) != kind {
                     let span = self.selector_span_for(stmt, &task.name);
                     kind_groups
-                        .entry((span.start, span.end, func.clone(), mk, kind))
+                        .entry((span.start(), span.end(), func.clone(), mk, kind))
                         .or_default()
                         .push(ti);
                 }
@@ -338,19 +338,19 @@ impl<'a> Resolver<'a> {
                 match (u, task.launch) {
                     (TaskUse::Index { k, span, .. }, Launch::Index) if k >= dims || k < -dims => {
                         index_groups
-                            .entry((span.start, span.end, k, task.domain.len()))
+                            .entry((span.start(), span.end(), k, task.domain.len()))
                             .or_default()
                             .push(ti);
                     }
                     (TaskUse::Parent { span, .. }, Launch::Index) => {
                         prop_groups
-                            .entry((span.start, span.end, true))
+                            .entry((span.start(), span.end(), true))
                             .or_default()
                             .push(ti);
                     }
                     (TaskUse::Point { span, .. }, Launch::Single) => {
                         prop_groups
-                            .entry((span.start, span.end, false))
+                            .entry((span.start(), span.end(), false))
                             .or_default()
                             .push(ti);
                     }

@@ -123,9 +123,9 @@ impl<'a> Resolver<'a> {
                         // Remove the kind and one adjacent comma.
                         let pos = procs.iter().position(|(_, s)| *s == span).unwrap_or(0);
                         let remove = if pos + 1 < procs.len() {
-                            Span::new(span.start, procs[pos + 1].1.start)
+                            Span::new(span.start(), procs[pos + 1].1.start())
                         } else {
-                            Span::new(procs[pos - 1].1.end, span.end)
+                            Span::new(procs[pos - 1].1.end(), span.end())
                         };
                         Fix::safe(
                             format!("remove {k} from the list"),

@@ -406,7 +406,7 @@ impl<'a> Resolver<'a> {
             d = d.with_note(short_note(&c.notes));
         }
         if let Some(ts) = self.traces[t0].kind_stmt.map(|s| self.stmt_span(s)) {
-            if !ts.contains(span.start) {
+            if !ts.contains(span.start()) {
                 d = d.with_related(
                     ts,
                     format!(

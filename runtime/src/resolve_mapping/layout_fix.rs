@@ -103,12 +103,12 @@ impl<'a> Resolver<'a> {
         let StmtKind::Layout { mem, .. } = &s.kind else {
             return None;
         };
-        let semi = s.span.end.checked_sub(1)?;
-        if self.source.get(semi..s.span.end) != Some(";") {
+        let semi = s.span.end().checked_sub(1)?;
+        if self.source.get(semi..s.span.end()) != Some(";") {
             return None;
         }
         Some((
-            Span::new(mem_sel_span(mem).end, semi),
+            Span::new(mem_sel_span(mem).end(), semi),
             format!(" {}", layout_text(layout)),
         ))
     }

@@ -163,7 +163,7 @@ impl<'a> Resolver<'a> {
                             None => format!("{} (the default)", decided.memory),
                         },
                     };
-                    let h = hits.entry((c.token.start, c.token.end)).or_insert(Hit {
+                    let h = hits.entry((c.token.start(), c.token.end())).or_insert(Hit {
                         mem: c.mem,
                         stmt: c.stmt,
                         kinds: BTreeSet::new(),
@@ -211,9 +211,9 @@ impl<'a> Resolver<'a> {
                     if mems.len() > 1 {
                         let pos = mems.iter().position(|(_, s)| *s == token).unwrap_or(0);
                         let remove = if pos + 1 < mems.len() {
-                            Span::new(token.start, mems[pos + 1].1.start)
+                            Span::new(token.start(), mems[pos + 1].1.start())
                         } else {
-                            Span::new(mems[pos - 1].1.end, token.end)
+                            Span::new(mems[pos - 1].1.end(), token.end())
                         };
                         d = d.with_fix(Fix::safe(
                             format!("remove {} from the list", h.mem),

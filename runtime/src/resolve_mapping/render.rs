@@ -39,7 +39,7 @@ const MAX_SHOWN_POINTS: usize = 64;
 pub fn render_decisions(d: &Decisions, source: &str, app: &App, machine: &Machine) -> String {
     let line_of = |span: Span| -> usize {
         source
-            .get(..span.start.min(source.len()))
+            .get(..span.start().min(source.len()))
             .map(|s| s.matches('\n').count())
             .unwrap_or(0)
             + 1

@@ -199,7 +199,7 @@ impl<'a> Resolver<'a> {
         format!(
             "`{}` (line {})",
             short(span.text(self.source)),
-            self.line(span.start)
+            self.line(span.start())
         )
     }
 
@@ -253,7 +253,7 @@ impl<'a> Resolver<'a> {
             mut fatals,
             ..
         } = self;
-        diags.sort_by_key(|d| (d.span.start, d.span.end, d.code));
+        diags.sort_by_key(|d| (d.span.start(), d.span.end(), d.code));
         fatals.sort_by_key(|f| (f.phase, f.order));
         Decisions {
             app: app.name.clone(),

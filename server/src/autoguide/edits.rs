@@ -34,8 +34,8 @@ pub fn all_fixes(ctx: &Context<'_>, codes: &[&str]) -> Option<Vec<TextEdit>> {
         {
             let overlaps = fix.edits.iter().any(|e| {
                 edits.iter().any(|x| {
-                    e.span.start < x.span.end.max(x.span.start + 1)
-                        && x.span.start < e.span.end.max(e.span.start + 1)
+                    e.span.start() < x.span.end().max(x.span.start() + 1)
+                        && x.span.start() < e.span.end().max(e.span.start() + 1)
                 })
             });
             if !overlaps {
@@ -132,7 +132,7 @@ fn insertion_before_first(ctx: &Context<'_>, pred: impl Fn(&StmtKind) -> bool) -
         .iter()
         .find(|s| pred(&s.kind))
     {
-        Some(s) => ctx.source[..s.span.start]
+        Some(s) => ctx.source[..s.span.start()]
             .rfind('\n')
             .map(|i| i + 1)
             .unwrap_or(0),
@@ -246,7 +246,7 @@ pub fn drop_failing_task_map(ctx: &Context<'_>) -> Option<Vec<TextEdit>> {
         .program
         .stmts
         .iter()
-        .find(|s| s.span.start <= rule.start && rule.end <= s.span.end)?;
+        .find(|s| s.span.start() <= rule.start() && rule.end() <= s.span.end())?;
     if !matches!(
         stmt.kind,
         StmtKind::IndexTaskMap { .. } | StmtKind::SingleTaskMap { .. }
@@ -262,13 +262,16 @@ pub fn drop_failing_task_map(ctx: &Context<'_>) -> Option<Vec<TextEdit>> {
 /// The statement's line(s) including the newline (and a trailing comment),
 /// when nothing else is on them; else the statement alone.
 pub(crate) fn whole_line(source: &str, span: Span) -> Span {
-    let start = source[..span.start].rfind('\n').map(|i| i + 1).unwrap_or(0);
-    let end = source[span.end..]
+    let start = source[..span.start()]
+        .rfind('\n')
+        .map(|i| i + 1)
+        .unwrap_or(0);
+    let end = source[span.end()..]
         .find('\n')
-        .map(|i| span.end + i + 1)
+        .map(|i| span.end() + i + 1)
         .unwrap_or(source.len());
-    let rest = source[span.end..end].trim();
-    if source[start..span.start].trim().is_empty()
+    let rest = source[span.end()..end].trim();
+    if source[start..span.start()].trim().is_empty()
         && (rest.is_empty() || rest.starts_with('#') || rest.starts_with("//"))
     {
         Span::new(start, end)

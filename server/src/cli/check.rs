@@ -80,7 +80,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
                 fatal = decisions.fatal;
                 let mut all = analysis.into_diagnostics();
                 all.extend(decisions.diagnostics);
-                all.sort_by_key(|d| (d.span.start, d.span.end));
+                all.sort_by_key(|d| (d.span.start(), d.span.end()));
                 all
             }
             None => analyze_tree(&source).into_diagnostics(),

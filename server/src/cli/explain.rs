@@ -61,7 +61,7 @@ pub(crate) fn explain_text(args: &ExplainArgs, color: bool) -> anyhow::Result<St
     };
     let mut diagnostics: Vec<Diagnostic> = analysis.diagnostics();
     diagnostics.extend(decisions.diagnostics.iter().cloned());
-    diagnostics.sort_by_key(|d| (d.span.start, d.span.end));
+    diagnostics.sort_by_key(|d| (d.span.start(), d.span.end()));
     if args.json {
         let mut value = serde_json::to_value(&decisions)?;
         if let Some(obj) = value.as_object_mut() {

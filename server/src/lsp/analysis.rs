@@ -80,11 +80,11 @@ impl Analysis {
     /// word). Words win over punctuation when both touch the cursor.
     pub fn token_at(&self, offset: usize) -> Option<Token> {
         let tokens = &self.parsed.tokens;
-        let i = tokens.partition_point(|t| t.span.end < offset);
+        let i = tokens.partition_point(|t| t.span.end() < offset);
         let candidates = tokens[i..]
             .iter()
             .take(2)
-            .filter(|t| t.span.start <= offset && offset <= t.span.end);
+            .filter(|t| t.span.start() <= offset && offset <= t.span.end());
         let mut best: Option<Token> = None;
         for t in candidates {
             let wordy = is_word(t.kind);
@@ -102,16 +102,16 @@ impl Analysis {
         self.parsed
             .comments
             .iter()
-            .any(|c| c.span.start < offset && offset <= c.span.end)
+            .any(|c| c.span.start() < offset && offset <= c.span.end())
     }
 
     /// The index of the top-level `def` statement whose text contains
     /// `offset`, if any.
     pub fn enclosing_function(&self, offset: usize) -> Option<usize> {
         self.program().stmts.iter().position(|s| {
-            matches!(s.kind, StmtKind::FuncDef { .. }) && s.span.start < offset && {
+            matches!(s.kind, StmtKind::FuncDef { .. }) && s.span.start() < offset && {
                 // A body without its `}` yet runs to the next statement.
-                offset <= s.span.end || !self.text[s.span.start..s.span.end].ends_with('}')
+                offset <= s.span.end() || !self.text[s.span.start()..s.span.end()].ends_with('}')
             }
         })
     }
@@ -121,7 +121,7 @@ impl Analysis {
         self.program()
             .stmts
             .iter()
-            .find(|s| s.span.start <= offset && offset <= s.span.end)
+            .find(|s| s.span.start() <= offset && offset <= s.span.end())
     }
 
     /// Names visible at `offset`: every global and function, plus the

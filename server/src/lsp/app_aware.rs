@@ -98,7 +98,7 @@ fn global_hover(
     target: &Target,
     span: Span,
 ) -> Option<String> {
-    let id = a.resolved.symbol_at(span.start)?;
+    let id = a.resolved.symbol_at(span.start())?;
     let sym = &a.resolved.symbols[id];
     if sym.kind != SymbolKind::Global {
         return None;
@@ -262,7 +262,7 @@ fn privilege_text(p: mapwright_runtime::app::Privilege) -> String {
 /// `line 3` for a rule span, `default` without one.
 fn rule_text(a: &Analysis, rule: Option<Span>) -> String {
     match rule {
-        Some(s) => format!("line {}", a.index.line_of(s.start) + 1),
+        Some(s) => format!("line {}", a.index.line_of(s.start()) + 1),
         None => "default".to_string(),
     }
 }
@@ -527,7 +527,7 @@ impl CompletionProvider for AppCompletion {
             )
             | (T::KwControlReplicate, _) => tasks(app, None, out),
             (T::KwRegion | T::KwLayout | T::KwCollectMemory, 1) => {
-                let task = statement_task(q.analysis, cursor.prefix.start);
+                let task = statement_task(q.analysis, cursor.prefix.start());
                 regions(app, task.as_deref(), out)
             }
             _ => {}
@@ -687,7 +687,7 @@ fn regions(app: &App, task: Option<&str>, out: &mut Vec<Completion>) {
 /// (`Region calculate_new_currents |`), if it is a single name.
 fn statement_task(a: &Analysis, offset: usize) -> Option<String> {
     let tokens = &a.parsed.tokens;
-    let end = tokens.partition_point(|t| t.span.end <= offset);
+    let end = tokens.partition_point(|t| t.span.end() <= offset);
     let before = &tokens[..end];
     let start = before
         .iter()
@@ -715,16 +715,16 @@ impl InlayHintProvider for AppInlayHints {
             return Vec::new();
         };
         let a = q.analysis;
-        let inside = |offset: usize| q.range.start <= offset && offset <= q.range.end;
+        let inside = |offset: usize| q.range.start() <= offset && offset <= q.range.end();
         let mut out = Vec::new();
         for stmt in &a.program().stmts {
             match &stmt.kind {
-                StmtKind::Assign { name, value } if inside(value.span.end) => {
+                StmtKind::Assign { name, value } if inside(value.span.end()) => {
                     if let Some(GlobalValue::Model { kind, size }) =
                         resolution.globals.get(&name.name)
                     {
                         out.push(InlayHint {
-                            offset: value.span.end,
+                            offset: value.span.end(),
                             label: format!(": {}", size_text(size)),
                             kind: InlayKind::Type,
                             tooltip: Some(format!(
@@ -738,7 +738,7 @@ impl InlayHintProvider for AppInlayHints {
                     }
                 }
                 StmtKind::IndexTaskMap { .. } | StmtKind::SingleTaskMap { .. }
-                    if inside(stmt.span.end) =>
+                    if inside(stmt.span.end()) =>
                 {
                     if let Some(hint) = distribution_hint(target, resolution, stmt) {
                         out.push(hint);
@@ -785,7 +785,7 @@ fn distribution_hint(target: &Target, r: &Resolution, stmt: &Stmt) -> Option<Inl
         .collect::<Vec<_>>()
         .join("\n");
     Some(InlayHint {
-        offset: stmt.span.end,
+        offset: stmt.span.end(),
         label,
         kind: InlayKind::Type,
         tooltip: Some(tooltip),

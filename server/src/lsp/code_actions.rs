@@ -39,8 +39,8 @@ pub fn missing_machines(a: &Analysis) -> Vec<MissingMachine> {
             .program()
             .stmts
             .iter()
-            .find(|s| s.span.start <= span.start && span.start <= s.span.end)
-            .map_or(span.start, |s| s.span.start);
+            .find(|s| s.span.start() <= span.start() && span.start() <= s.span.end())
+            .map_or(span.start(), |s| s.span.start());
         let line_start = a.index.line_span(a.index.line_of(stmt_start)).0;
         let newline = if a.text.contains("\r\n") {
             "\r\n"

@@ -399,7 +399,7 @@ fn names(a: &Analysis, cursor: &Cursor, offset: usize, out: &mut Vec<Completion>
                     .detail(format!("{ty} {}", sym.name))
             }
             SymbolKind::Local => {
-                if decl.start >= offset {
+                if decl.start() >= offset {
                     continue;
                 }
                 Completion::new(sym.name.clone(), CompletionKind::Variable, 0)

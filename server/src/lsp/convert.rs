@@ -33,8 +33,8 @@ pub fn position(index: &LineIndex, offset: usize, enc: Encoding) -> Position {
 /// LSP range of a byte span.
 pub fn range(index: &LineIndex, span: Span, enc: Encoding) -> Range {
     Range::new(
-        position(index, span.start, enc),
-        position(index, span.end, enc),
+        position(index, span.start(), enc),
+        position(index, span.end(), enc),
     )
 }
 
@@ -58,7 +58,7 @@ pub fn apply_change(
             let index = LineIndex::new(text);
             let s = span(&index, r, enc);
             // `LineIndex::offset` only returns character boundaries.
-            text.replace_range(s.start..s.end, &change.text);
+            text.replace_range(s.start()..s.end(), &change.text);
         }
     }
 }

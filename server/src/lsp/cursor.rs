@@ -91,24 +91,24 @@ pub fn cursor_at(a: &Analysis, offset: usize) -> Cursor {
         return nothing(Span::at(offset));
     }
     let tokens = &a.parsed.tokens;
-    let end = tokens.partition_point(|t| t.span.end <= offset);
+    let end = tokens.partition_point(|t| t.span.end() <= offset);
     // A token that straddles the cursor: a string (nothing to offer) or a word
     // being edited in the middle.
     let mut prefix = Span::at(offset);
     if let Some(t) = tokens.get(end) {
-        if t.span.start < offset {
+        if t.span.start() < offset {
             if matches!(t.kind, T::Str | T::UnterminatedStr) {
                 return nothing(prefix);
             }
             if is_word(t.kind) {
-                prefix = Span::new(t.span.start, offset);
+                prefix = Span::new(t.span.start(), offset);
             }
         }
     }
     let mut before = &tokens[..end];
     if prefix.is_empty() {
         if let Some(last) = before.last() {
-            if last.span.end == offset && (is_word(last.kind) || last.kind == T::Int) {
+            if last.span.end() == offset && (is_word(last.kind) || last.kind == T::Int) {
                 prefix = last.span;
                 before = &before[..before.len() - 1];
             } else if last.kind == T::UnterminatedStr {
@@ -231,7 +231,7 @@ fn call_site(a: &Analysis, stmt: &[Token]) -> Option<CallSite> {
                 return Some(CallSite {
                     callee,
                     active_arg: commas,
-                    open_paren: stmt[i].span.start,
+                    open_paren: stmt[i].span.start(),
                 });
             }
             T::LParen | T::LBracket => depth -= 1,
@@ -291,8 +291,8 @@ fn name_base(a: &Analysis, span: Span, function: Option<usize>, depth: u8) -> Do
     let name = span.text(&a.text);
     // Resolution knows complete statements; the one being typed may not be,
     // so look the name up by scope as well.
-    let symbol = a.resolved.symbol_at(span.start).or_else(|| {
-        a.visible_symbols(span.start)
+    let symbol = a.resolved.symbol_at(span.start()).or_else(|| {
+        a.visible_symbols(span.start())
             .into_iter()
             .rev()
             .find(|&s| a.resolved.symbols[s].name == name)
@@ -337,7 +337,7 @@ fn assigned_value(a: &Analysis, name_span: Span) -> Option<&Expr> {
     for s in &a.program().stmts {
         match &s.kind {
             StmtKind::Assign { name, value } if name.span == name_span => return Some(value),
-            StmtKind::FuncDef { body, .. } if s.span.contains(name_span.start) => {
+            StmtKind::FuncDef { body, .. } if s.span.contains(name_span.start()) => {
                 for b in body {
                     if let StmtKind::Assign { name, value } = &b.kind {
                         if name.span == name_span {

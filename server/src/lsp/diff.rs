@@ -80,7 +80,7 @@ fn refine(
     let suffix = common_suffix(&old_text[prefix..], &new_text[prefix..]);
     let o = &old_text[prefix..old_text.len() - suffix];
     let n = &new_text[prefix..new_text.len() - suffix];
-    let base = span.start + prefix;
+    let base = span.start() + prefix;
     if o.len() + n.len() > MAX_CHAR_DIFF {
         out.push(TextEdit {
             span: Span::new(base, base + o.len()),
@@ -131,8 +131,8 @@ fn merge_adjacent(edits: Vec<TextEdit>) -> Vec<TextEdit> {
     let mut out: Vec<TextEdit> = Vec::with_capacity(edits.len());
     for e in edits {
         match out.last_mut() {
-            Some(last) if last.span.end == e.span.start => {
-                last.span.end = e.span.end;
+            Some(last) if last.span.end() == e.span.start() => {
+                last.span = last.span.with_end(e.span.end());
                 last.text.push_str(&e.text);
             }
             _ => out.push(e),
@@ -150,7 +150,7 @@ mod tests {
         let edits = minimal_edits(old, new);
         assert_eq!(apply_edits(old, &edits).as_deref(), Some(new), "{edits:?}");
         for w in edits.windows(2) {
-            assert!(w[0].span.end < w[1].span.start, "{edits:?}");
+            assert!(w[0].span.end() < w[1].span.start(), "{edits:?}");
         }
         edits
     }

@@ -26,8 +26,8 @@ pub fn folds(a: &Analysis) -> Vec<Fold> {
         if stmt.span.is_empty() {
             continue;
         }
-        let start = idx.line_of(stmt.span.start);
-        let mut end = idx.line_of(stmt.span.end - 1);
+        let start = idx.line_of(stmt.span.start());
+        let mut end = idx.line_of(stmt.span.end() - 1);
         // Keep a closing `}` on its own line visible, as editors do for
         // brace languages.
         let (ls, le) = idx.line_span(end);
@@ -56,9 +56,9 @@ pub fn folds(a: &Analysis) -> Vec<Fold> {
         }
     };
     for c in &a.parsed.comments {
-        let line = idx.line_of(c.span.start);
+        let line = idx.line_of(c.span.start());
         let (ls, _) = idx.line_span(line);
-        let own_line = a.text[ls..c.span.start].trim().is_empty();
+        let own_line = a.text[ls..c.span.start()].trim().is_empty();
         if !own_line {
             flush(&mut run, &mut out);
             continue;

@@ -23,7 +23,10 @@ pub fn format_selection(a: &Analysis, range: Span) -> Vec<TextEdit> {
     minimal_edits(old, &edit.text)
         .into_iter()
         .map(|e| TextEdit {
-            span: Span::new(e.span.start + edit.span.start, e.span.end + edit.span.start),
+            span: Span::new(
+                e.span.start() + edit.span.start(),
+                e.span.end() + edit.span.start(),
+            ),
             text: e.text,
         })
         .collect()

@@ -73,7 +73,7 @@ fn is_param_type(a: &Analysis, span: Span) -> bool {
 
 fn name_hover(a: &Analysis, span: Span) -> Option<String> {
     let name = span.text(&a.text);
-    if let Some(id) = a.resolved.symbol_at(span.start) {
+    if let Some(id) = a.resolved.symbol_at(span.start()) {
         let sym = &a.resolved.symbols[id];
         let uses = a.resolved.references_to(id).count();
         let uses = match uses {

@@ -29,11 +29,11 @@ impl InlayHintProvider for ParameterNameHints {
                 return;
             };
             for (arg, param) in args.iter().zip(sig.params) {
-                let inside = range.start <= arg.span.start && arg.span.start <= range.end;
+                let inside = range.start() <= arg.span.start() && arg.span.start() <= range.end();
                 let obvious = arg.span.text(&a.text) == param.name;
                 if inside && !obvious {
                     out.push(InlayHint {
-                        offset: arg.span.start,
+                        offset: arg.span.start(),
                         label: format!("{}:", param.name),
                         kind: InlayKind::Parameter,
                         tooltip: Some(param.text.to_string()),

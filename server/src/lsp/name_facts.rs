@@ -25,9 +25,9 @@ pub fn signature_text(a: &Analysis, stmt: &mapwright_grammar::ast::Stmt) -> Stri
 
 /// `name = value` for the assignment whose name is at `decl`.
 pub fn defined_as(a: &Analysis, decl: mapwright_grammar::Span) -> String {
-    let line = a.index.line_of(decl.start);
+    let line = a.index.line_of(decl.start());
     let (_, end) = a.index.line_span(line);
-    let text = &a.text[decl.start..end.max(decl.start)];
+    let text = &a.text[decl.start()..end.max(decl.start())];
     let stmt = text.split(';').next().unwrap_or(text);
     one_line(stmt, 60)
 }

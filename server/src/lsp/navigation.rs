@@ -23,7 +23,7 @@ fn symbol_at(a: &Analysis, offset: usize) -> Option<usize> {
     if token.kind != TokenKind::Ident {
         return None;
     }
-    a.resolved.symbol_at(token.span.start)
+    a.resolved.symbol_at(token.span.start())
 }
 
 /// The definitions of the name at `offset` (first = declaration).
@@ -81,7 +81,7 @@ pub fn prepare_rename(a: &Analysis, offset: usize) -> Option<(Span, String)> {
     if token.kind != TokenKind::Ident {
         return None;
     }
-    a.resolved.symbol_at(token.span.start)?;
+    a.resolved.symbol_at(token.span.start())?;
     Some((token.span, token.span.text(&a.text).to_string()))
 }
 
@@ -127,7 +127,7 @@ fn clash(a: &Analysis, id: usize, new_name: &str) -> Option<String> {
     let sym = &r.symbols[id];
     let functions_using = |symbol: usize| -> Vec<usize> {
         r.references_to(symbol)
-            .filter_map(|rf| a.enclosing_function(rf.span.start))
+            .filter_map(|rf| a.enclosing_function(rf.span.start()))
             .collect()
     };
     for (other_id, other) in r.symbols.iter().enumerate() {

@@ -33,7 +33,7 @@ pub fn on_type(a: &Analysis, offset: usize, ch: &str) -> Vec<TextEdit> {
         .program()
         .stmts
         .iter()
-        .find(|s| s.span.start <= typed_at && typed_at < s.span.end)
+        .find(|s| s.span.start() <= typed_at && typed_at < s.span.end())
     else {
         return Vec::new();
     };
@@ -41,7 +41,7 @@ pub fn on_type(a: &Analysis, offset: usize, ch: &str) -> Vec<TextEdit> {
         .parsed
         .diagnostics
         .iter()
-        .any(|d| d.span.start <= stmt.span.end && d.span.end >= stmt.span.start);
+        .any(|d| d.span.start() <= stmt.span.end() && d.span.end() >= stmt.span.start());
     if broken {
         return Vec::new();
     }

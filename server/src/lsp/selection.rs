@@ -25,7 +25,7 @@ pub fn declaration(a: &Analysis, offset: usize) -> Option<Span> {
 /// Selection spans at `offset`, innermost first, each strictly containing
 /// the one before (duplicates removed), ending with the whole file.
 pub fn selection_spans(a: &Analysis, offset: usize) -> Vec<Span> {
-    let inside = |s: &Span| s.start <= offset && offset <= s.end;
+    let inside = |s: &Span| s.start() <= offset && offset <= s.end();
     let mut outer: Vec<Span> = vec![Span::new(0, a.text.len())];
     if let Some(stmt) = a.program().stmts.iter().find(|s| inside(&s.span)) {
         push_stmt(stmt, &inside, &mut outer);
@@ -37,7 +37,7 @@ pub fn selection_spans(a: &Analysis, offset: usize) -> Vec<Span> {
     let mut kept: Vec<Span> = Vec::new();
     for s in outer {
         match kept.last() {
-            Some(k) if *k == s || !(k.start <= s.start && s.end <= k.end) => {}
+            Some(k) if *k == s || !(k.start() <= s.start() && s.end() <= k.end()) => {}
             _ => kept.push(s),
         }
     }
@@ -99,7 +99,7 @@ mod tests {
         assert!(texts.contains(&"return m[0, t.ipoint[0] + 1];"));
         assert_eq!(*texts.last().unwrap(), SRC);
         for w in selection_spans(&a, at).windows(2) {
-            assert!(w[1].start <= w[0].start && w[0].end <= w[1].end && w[0] != w[1]);
+            assert!(w[1].start() <= w[0].start() && w[0].end() <= w[1].end() && w[0] != w[1]);
         }
     }
 

@@ -13,7 +13,7 @@ use super::semantic_tokens::{classify, encode};
 pub fn tokens_in_range(a: &Analysis, range: Span, enc: Encoding) -> Vec<u32> {
     let tokens: Vec<_> = classify(a)
         .into_iter()
-        .filter(|t| t.span.end > range.start && t.span.start < range.end)
+        .filter(|t| t.span.end() > range.start() && t.span.start() < range.end())
         .collect();
     encode(a, &tokens, enc)
 }

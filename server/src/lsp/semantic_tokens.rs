@@ -84,14 +84,14 @@ pub fn classify(a: &Analysis) -> Vec<Classified> {
     let mut out: Vec<Classified> = Vec::with_capacity(a.parsed.tokens.len());
     for t in &a.parsed.tokens {
         let (ty, modifiers) = match t.kind {
-            T::Ident => match names.get(&t.span.start) {
+            T::Ident => match names.get(&t.span.start()) {
                 Some(&c) => c,
                 None if t.span.text(&a.text) == "Machine" => (FUNCTION, DEFAULT_LIBRARY),
                 None => (VARIABLE, 0),
             },
             T::Int => (NUMBER, 0),
             T::Str | T::UnterminatedStr => (STRING, 0),
-            T::KwTask if names.contains_key(&t.span.start) => names[&t.span.start],
+            T::KwTask if names.contains_key(&t.span.start()) => names[&t.span.start()],
             k if k.is_proc_kind() || k.is_mem_kind() => (ENUM_MEMBER, DEFAULT_LIBRARY),
             k if k.is_simple_constraint() || k == T::Align => (MODIFIER, 0),
             k if k.is_type() && k != T::KwTask => (TYPE, 0),
@@ -100,7 +100,7 @@ pub fn classify(a: &Analysis) -> Vec<Classified> {
                 _ => (PROPERTY, DEFAULT_LIBRARY),
             },
             k if k.is_keyword() => (KEYWORD, 0),
-            T::Star if in_spans(&mapping_spans, t.span.start) => continue,
+            T::Star if in_spans(&mapping_spans, t.span.start()) => continue,
             T::Plus
             | T::Minus
             | T::Star
@@ -130,18 +130,18 @@ pub fn classify(a: &Analysis) -> Vec<Classified> {
         let text = c.span.text(&a.text);
         let trimmed = text.trim_end_matches('\r');
         out.push(Classified {
-            span: Span::new(c.span.start, c.span.start + trimmed.len()),
+            span: Span::new(c.span.start(), c.span.start() + trimmed.len()),
             ty: COMMENT,
             modifiers: 0,
         });
     }
-    out.sort_by_key(|c| c.span.start);
+    out.sort_by_key(|c| c.span.start());
     out
 }
 
 /// True if `offset` is inside one of `spans` (sorted, non-overlapping).
 fn in_spans(spans: &[Span], offset: usize) -> bool {
-    let i = spans.partition_point(|s| s.end <= offset);
+    let i = spans.partition_point(|s| s.end() <= offset);
     spans.get(i).is_some_and(|s| s.contains(offset))
 }
 
@@ -155,12 +155,12 @@ fn name_classes(a: &Analysis) -> HashMap<usize, (u32, u32)> {
     };
     for s in &a.resolved.symbols {
         for d in &s.defs {
-            map.insert(d.start, (class_of(s.kind), DECLARATION));
+            map.insert(d.start(), (class_of(s.kind), DECLARATION));
         }
     }
     for r in &a.resolved.references {
         if let Some(s) = a.resolved.symbols.get(r.symbol) {
-            map.insert(r.span.start, (class_of(s.kind), 0));
+            map.insert(r.span.start(), (class_of(s.kind), 0));
         }
     }
     for (span, role) in mapping_names(&a.program().stmts) {
@@ -168,12 +168,12 @@ fn name_classes(a: &Analysis) -> HashMap<usize, (u32, u32)> {
             NameRole::Task => CLASS,
             NameRole::Region => STRUCT,
         };
-        map.insert(span.start, (ty, 0));
+        map.insert(span.start(), (ty, 0));
     }
     for s in &a.program().stmts {
         if let mapwright_grammar::ast::StmtKind::FuncDef { params, .. } = &s.kind {
             for p in params {
-                map.insert(p.ty_span.start, (TYPE, 0));
+                map.insert(p.ty_span.start(), (TYPE, 0));
             }
         }
     }
@@ -187,8 +187,8 @@ pub fn encode(a: &Analysis, tokens: &[Classified], enc: Encoding) -> Vec<u32> {
     let mut out = Vec::with_capacity(tokens.len() * 5);
     let (mut prev_line, mut prev_col) = (0u32, 0u32);
     for t in tokens {
-        let start = a.index.line_col(t.span.start, enc);
-        let end = a.index.line_col(t.span.end, enc);
+        let start = a.index.line_col(t.span.start(), enc);
+        let end = a.index.line_col(t.span.end(), enc);
         if end.line != start.line || end.col <= start.col {
             continue;
         }

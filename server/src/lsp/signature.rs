@@ -64,7 +64,7 @@ pub fn signature_help(a: &Analysis, offset: usize) -> Option<Signature> {
                     String::new(),
                     format!(
                         "function defined on line {}",
-                        a.index.line_of(stmt.span.start) + 1
+                        a.index.line_of(stmt.span.start()) + 1
                     ),
                 )
             }

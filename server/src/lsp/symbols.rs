@@ -46,7 +46,7 @@ pub fn outline(a: &Analysis) -> Vec<OutlineItem> {
                         name: p.name.name.clone(),
                         detail: Some(p.ty.name().to_string()),
                         kind: OutlineKind::Parameter,
-                        span: Span::new(p.ty_span.start, p.name.span.end),
+                        span: Span::new(p.ty_span.start(), p.name.span.end()),
                         selection: p.name.span,
                         children: Vec::new(),
                     })
@@ -101,7 +101,7 @@ pub fn outline(a: &Analysis) -> Vec<OutlineItem> {
                     detail: None,
                     kind: OutlineKind::Mapping,
                     span: stmt.span,
-                    selection: Span::new(stmt.span.start, stmt.span.start + keyword_len),
+                    selection: Span::new(stmt.span.start(), stmt.span.start() + keyword_len),
                     children: Vec::new(),
                 }
             }

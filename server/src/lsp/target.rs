@@ -380,7 +380,7 @@ pub fn merged_diagnostics(a: &Analysis, resolution: Option<&Resolution>) -> Vec<
             }
         }
     }
-    all.sort_by_key(|d| (d.span.start, d.span.end));
+    all.sort_by_key(|d| (d.span.start(), d.span.end()));
     all
 }
 

@@ -198,7 +198,7 @@ fn runtime_mem(m: mapwright_grammar::ast::MemKind) -> Option<MemKind> {
 
 /// The span from the first to the last item of a comma-separated list.
 fn list_span<T>(items: &[(T, Span)]) -> Option<Span> {
-    Some(Span::new(items.first()?.1.start, items.last()?.1.end))
+    Some(Span::new(items.first()?.1.start(), items.last()?.1.end()))
 }
 
 /// Picks the list whose first usable entry gives the most keys what they
@@ -237,7 +237,7 @@ impl<'a> Writer<'a> {
             .stmts
             .iter()
             .enumerate()
-            .map(|(i, s)| (s.span.start, i))
+            .map(|(i, s)| (s.span.start(), i))
             .collect();
         Writer {
             base,
@@ -261,7 +261,7 @@ impl<'a> Writer<'a> {
 
     fn sorted_edits(&self) -> Vec<&Edit> {
         let mut sorted: Vec<&Edit> = self.edits.iter().collect();
-        sorted.sort_by_key(|e| (e.span.start, e.span.end, e.seq));
+        sorted.sort_by_key(|e| (e.span.start(), e.span.end(), e.seq));
         sorted
     }
 
@@ -270,12 +270,12 @@ impl<'a> Writer<'a> {
         let mut out = String::with_capacity(self.base.len() + 256);
         let mut cursor = 0;
         for e in self.sorted_edits() {
-            if e.span.start < cursor {
+            if e.span.start() < cursor {
                 continue; // overlapping edits are never made; skip defensively
             }
-            out.push_str(&self.base[cursor..e.span.start]);
+            out.push_str(&self.base[cursor..e.span.start()]);
             out.push_str(&e.text);
-            cursor = e.span.end;
+            cursor = e.span.end();
         }
         out.push_str(&self.base[cursor..]);
         out
@@ -286,33 +286,33 @@ impl<'a> Writer<'a> {
         let mut shift: isize = 0;
         let mut cursor = 0;
         for e in self.sorted_edits() {
-            if e.span.start < cursor {
+            if e.span.start() < cursor {
                 continue;
             }
-            let new_start = (e.span.start as isize + shift) as usize;
+            let new_start = (e.span.start() as isize + shift) as usize;
             if pos < new_start {
                 break;
             }
             if pos < new_start + e.text.len() {
                 return None;
             }
-            shift += e.text.len() as isize - (e.span.end - e.span.start) as isize;
-            cursor = e.span.end;
+            shift += e.text.len() as isize - (e.span.end() - e.span.start()) as isize;
+            cursor = e.span.end();
         }
         usize::try_from(pos as isize - shift).ok()
     }
 
     /// The base statement a decision's rule span (in the current text) names.
     fn deciding(&self, rule: Option<Span>) -> Option<usize> {
-        self.by_start.get(&self.to_base(rule?.start)?).copied()
+        self.by_start.get(&self.to_base(rule?.start())?).copied()
     }
 
     /// Whether an edit already touches the inside of statement `i`.
     fn edited(&self, i: usize) -> bool {
         let span = self.stmt(i).span;
-        self.edits
-            .iter()
-            .any(|e| e.span.start >= span.start && e.span.end <= span.end && !e.span.is_empty())
+        self.edits.iter().any(|e| {
+            e.span.start() >= span.start() && e.span.end() <= span.end() && !e.span.is_empty()
+        })
     }
 
     fn push(&mut self, span: Span, text: String) {
@@ -334,14 +334,14 @@ impl<'a> Writer<'a> {
     /// with the statement's indentation.
     fn insert_after(&mut self, i: usize, line: &str) {
         let span = self.stmt(i).span;
-        let start = self.line_start(span.start);
-        let indent: String = self.base[start..span.start]
+        let start = self.line_start(span.start());
+        let indent: String = self.base[start..span.start()]
             .chars()
             .take_while(|c| c.is_whitespace())
             .collect();
-        match self.base[span.end..].find('\n') {
+        match self.base[span.end()..].find('\n') {
             Some(nl) => {
-                let at = span.end + nl + 1;
+                let at = span.end() + nl + 1;
                 self.push(Span::at(at), format!("{indent}{line}\n"));
             }
             None => {
@@ -354,12 +354,12 @@ impl<'a> Writer<'a> {
     /// Inserts `line` on its own line before statement `i`.
     fn insert_before(&mut self, i: usize, line: &str) {
         let span = self.stmt(i).span;
-        let start = self.line_start(span.start);
-        if self.base[start..span.start].trim().is_empty() {
-            let indent = &self.base[start..span.start];
+        let start = self.line_start(span.start());
+        if self.base[start..span.start()].trim().is_empty() {
+            let indent = &self.base[start..span.start()];
             self.push(Span::at(start), format!("{indent}{line}\n"));
         } else {
-            self.push(Span::at(span.start), format!("{line} "));
+            self.push(Span::at(span.start()), format!("{line} "));
         }
     }
 
@@ -726,7 +726,7 @@ impl<'a> Writer<'a> {
             };
             if Some(majority) != mine {
                 let mem_end = match mem {
-                    MemSel::Star(s) | MemSel::Kind(_, s) => s.end,
+                    MemSel::Star(s) | MemSel::Kind(_, s) => s.end(),
                 };
                 for (span, text) in layout_edits(&constraints, mem_end, majority) {
                     self.push(span, text);
@@ -801,7 +801,7 @@ impl<'a> Writer<'a> {
                     if func.name == name {
                         continue;
                     }
-                    let start = self.line_start(self.stmt(i).span.start);
+                    let start = self.line_start(self.stmt(i).span.start());
                     match &tasks {
                         TaskSel::Names(n) if n.len() == 1 => {
                             self.push(func.span, name.clone());
@@ -827,7 +827,7 @@ impl<'a> Writer<'a> {
                         &line,
                         true,
                     );
-                    self.edits.get(before).map(|e| e.span.start).unwrap_or(0)
+                    self.edits.get(before).map(|e| e.span.start()).unwrap_or(0)
                 }
             };
             first_use = Some(first_use.map_or(use_at, |u: usize| u.min(use_at)));
@@ -920,7 +920,7 @@ impl<'a> Writer<'a> {
         };
         let used_before: BTreeSet<usize> = rules(before)
             .iter()
-            .filter_map(|s| self.by_start.get(&s.start).copied())
+            .filter_map(|s| self.by_start.get(&s.start()).copied())
             .collect();
         let used_after: BTreeSet<usize> = rules(after)
             .iter()
@@ -994,7 +994,10 @@ fn layout_edits(
     want: LayoutChoice,
 ) -> Vec<(Span, String)> {
     let mut edits = Vec::new();
-    let end = constraints.last().map(|c| c.span().end).unwrap_or(mem_end);
+    let end = constraints
+        .last()
+        .map(|c| c.span().end())
+        .unwrap_or(mem_end);
     let soa = constraints.iter().find_map(|c| match c {
         Constraint::Soa(s) => Some((true, *s)),
         Constraint::Aos(s) => Some((false, *s)),

@@ -313,7 +313,7 @@ pub fn tidy(text: &str) -> String {
                 d.code == "W0218"
                     && d.related
                         .iter()
-                        .any(|r| block.start <= r.span.start && r.span.end <= block.end)
+                        .any(|r| block.start() <= r.span.start() && r.span.end() <= block.end())
             })
             .find_map(|d| d.fixes.first())
         else {

@@ -108,7 +108,7 @@ impl<'a> Runner<'a> {
         let (status, elapsed_s, throughput, raw_output, decisions) =
             if let Some(first) = errors.first() {
                 // The reference stops at the first error and prints its line.
-                let line = LineIndex::new(source).line_of(first.span.start) + 1;
+                let line = LineIndex::new(source).line_of(first.span.start()) + 1;
                 let raw = format!(
                     "Error at line {line}:\n\t{} [{}]",
                     first.message, first.code

@@ -242,7 +242,7 @@ fn token_spans(text: &str) -> Vec<(usize, usize)> {
         .tokens
         .iter()
         .chain(lexed.comments.iter())
-        .map(|t| (t.span.start, t.span.end))
+        .map(|t| (t.span.start(), t.span.end()))
         .filter(|&(s, e)| s < e && e <= text.len())
         .collect();
     spans.sort_unstable();

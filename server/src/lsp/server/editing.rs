@@ -386,7 +386,9 @@ pub(super) fn code_actions(
             let touching: Vec<_> = merged_diagnostics(a, resolution)
                 .into_iter()
                 .filter(|d| {
-                    !d.fixes.is_empty() && d.span.start <= span.end && span.start <= d.span.end
+                    !d.fixes.is_empty()
+                        && d.span.start() <= span.end()
+                        && span.start() <= d.span.end()
                 })
                 .collect();
             for d in convert::diagnostics(
@@ -435,7 +437,7 @@ pub(super) fn code_actions(
         let touches = m
             .uses
             .iter()
-            .any(|u| u.start <= span.end && span.start <= u.end);
+            .any(|u| u.start() <= span.end() && span.start() <= u.end());
         let mut kinds = vec![CodeActionKind::new(SOURCE_ADD_MACHINE)];
         if touches && !already_fixed {
             kinds.insert(0, CodeActionKind::QUICKFIX);
@@ -517,14 +519,14 @@ pub(super) fn safe_fix_edits(
         .filter(|d| d.fixes.len() == 1 && d.fixes[0].applicability == Applicability::Safe)
         .map(|d| &d.fixes[0])
         .collect();
-    fixes.sort_by_key(|f| f.edits.iter().map(|e| e.span.start).min());
+    fixes.sort_by_key(|f| f.edits.iter().map(|e| e.span.start()).min());
     let mut taken: Vec<mapwright_grammar::diagnostic::TextEdit> = Vec::new();
     for fix in fixes {
         let overlaps = |e: &mapwright_grammar::diagnostic::TextEdit| {
             taken.iter().any(|t| {
                 t != e
-                    && ((t.span.start < e.span.end && e.span.start < t.span.end)
-                        || t.span.start == e.span.start)
+                    && ((t.span.start() < e.span.end() && e.span.start() < t.span.end())
+                        || t.span.start() == e.span.start())
             })
         };
         // A fix is taken whole or not at all.
@@ -537,7 +539,7 @@ pub(super) fn safe_fix_edits(
             }
         }
     }
-    taken.sort_by_key(|e| (e.span.start, e.span.end));
+    taken.sort_by_key(|e| (e.span.start(), e.span.end()));
     taken
 }
 
