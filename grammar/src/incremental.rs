@@ -44,7 +44,7 @@
 
 use crate::ast::*;
 use crate::diagnostic::{CAPPED_CODE, MAX_DIAGNOSTICS};
-use crate::parser::{parse, parse_resumed, Parsed};
+use crate::parser::{keyword_rename_edits, parse, parse_resumed, Parsed};
 use crate::token::Token;
 use crate::Span;
 
@@ -266,23 +266,13 @@ fn try_reparse(old: &Parsed, old_source: &str, new_source: &str) -> Option<(Pars
 const KEYWORD_AS_NAME_CODE: &str = "E0104";
 const LEGACY_MAP_CODE: &str = "E0107";
 
-/// Re-derives the parser's keyword-as-name fix: every token spelled like
-/// the keyword, except after `.`, renamed (as `Parser::keyword_as_name`).
+/// Re-derives the parser's keyword-as-name fix from the new tokens.
 fn rename_everywhere(d: &mut crate::Diagnostic, tokens: &[Token], source: &str) {
     let word = d.span.text(source);
-    let new_name = format!("{word}_");
-    let mut after_dot = false;
-    let mut edits = Vec::new();
-    for t in tokens {
-        if !after_dot && t.span.text(source) == word {
-            edits.push(crate::diagnostic::TextEdit {
-                span: t.span,
-                text: new_name.clone(),
-            });
-        }
-        after_dot = t.kind == crate::token::TokenKind::Dot;
-    }
-    d.fixes[0].edits = edits;
+    d.fixes[0].edits = keyword_rename_edits(tokens.iter().copied(), source, word)
+        .into_iter()
+        .map(|(span, text)| crate::diagnostic::TextEdit { span, text })
+        .collect();
 }
 
 fn shifted_token(t: &Token, delta: isize) -> Token {

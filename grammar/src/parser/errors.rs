@@ -98,17 +98,9 @@ impl<'a> Parser<'a> {
         // Past the cap the diagnostic is only counted: spare the re-lexing.
         if renameable && !self.diags.is_full() {
             let new_name = format!("{word}_");
-            // Every token of the file spelled `word`, except after `.`:
-            // lexed again, as the parser keeps only the current
+            // Lexed again, as the parser keeps only the current
             // statement's tokens.
-            let mut edits: Vec<(Span, String)> = Vec::new();
-            let mut after_dot = false;
-            for t in TokenStream::new(self.src, false) {
-                if !after_dot && t.span.text(self.src) == word {
-                    edits.push((t.span, new_name.clone()));
-                }
-                after_dot = t.kind == T::Dot;
-            }
+            let edits = keyword_rename_edits(TokenStream::new(self.src, false), self.src, &word);
             d = d.with_fix(Fix::unsafe_(
                 format!("rename `{word}` to `{new_name}` everywhere in this file"),
                 edits,
@@ -122,4 +114,25 @@ impl<'a> Parser<'a> {
         self.bump();
         Ident { name: word, span }
     }
+}
+
+/// The edits of the keyword-as-name fix (E0104): every token of the file
+/// spelled `word`, except after `.`, renamed to `word_`. The parser builds
+/// the fix with it, and the incremental re-parse rebuilds a reused fix from
+/// the new tokens with it.
+pub(crate) fn keyword_rename_edits(
+    tokens: impl IntoIterator<Item = Token>,
+    source: &str,
+    word: &str,
+) -> Vec<(Span, String)> {
+    let new_name = format!("{word}_");
+    let mut edits = Vec::new();
+    let mut after_dot = false;
+    for t in tokens {
+        if !after_dot && t.span.text(source) == word {
+            edits.push((t.span, new_name.clone()));
+        }
+        after_dot = t.kind == T::Dot;
+    }
+    edits
 }

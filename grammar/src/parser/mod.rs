@@ -33,6 +33,8 @@ mod program;
 mod statements;
 mod window;
 
+pub(crate) use errors::keyword_rename_edits;
+
 use std::cell::RefCell;
 
 use crate::ast::*;
