@@ -451,8 +451,26 @@ pub struct Flow {
     pub region: String,
     /// Which points talk to which.
     pub kind: FlowKind,
-    /// Bytes one consumer point receives along this edge.
+    /// Bytes one consumer point receives along this edge (with `grid`:
+    /// from its one neighbour).
     pub bytes_per_point: u64,
+    /// The producer's argument name where it differs from `region` (a
+    /// ghost strip written as `pxm_out` and read as `pxm_in`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from_region: Option<String>,
+    /// Tiles of the partition the flow crosses, per axis (at most 3), the
+    /// first axis fastest: launch point `p` is tile `(p % g0, p / g0 % g1,
+    /// ...)`, as the programs colour their pieces (`stencil_fast.rg`:
+    /// `int1d(iy*nt.x + ix)`). With `offset`, a `halo` or `reduction`
+    /// consumer takes `bytes_per_point` from the one producer point at that
+    /// offset in the grid (none at the grid's edge). Empty: the neighbours
+    /// of a 1-D order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub grid: Vec<u32>,
+    /// The producer's tile relative to the consumer's, one entry per axis
+    /// of `grid`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub offset: Vec<i32>,
     /// Free-form remarks.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub notes: String,
@@ -741,6 +759,29 @@ impl App {
             for t in [&f.from, &f.to] {
                 if !names.contains(t.as_str()) {
                     return bad(format!("flow names unknown task `{t}`"));
+                }
+            }
+            if f.grid.is_empty() && f.offset.is_empty() {
+                continue;
+            }
+            let what = format!("flow `{}` -> `{}` on `{}`", f.from, f.to, f.region);
+            if f.grid.len() > 3 || f.grid.contains(&0) || f.offset.len() != f.grid.len() {
+                return bad(format!(
+                    "{what}: `grid` needs 1 to 3 positive extents and `offset` one entry per extent"
+                ));
+            }
+            if !matches!(f.kind, FlowKind::Halo | FlowKind::Reduction) {
+                return bad(format!(
+                    "{what}: only halo and reduction flows take a `grid`"
+                ));
+            }
+            let tiles: u64 = f.grid.iter().map(|&g| u64::from(g)).product();
+            for t in [&f.from, &f.to] {
+                let points = self.task(t).map_or(0, Task::points);
+                if points != tiles {
+                    return bad(format!(
+                        "{what}: the grid has {tiles} tiles but `{t}` launches {points} points"
+                    ));
                 }
             }
         }

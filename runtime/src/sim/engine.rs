@@ -559,6 +559,16 @@ fn flow_copies(
     let mut sources: Vec<usize> = Vec::new();
     let mut share = 1.0;
     match f.kind {
+        // The partition's grid of tiles (stencil's ghost strips, pennant's
+        // row of pieces): one producer per flow, at the flow's offset from
+        // this consumer; a tile on the grid's edge has none there.
+        FlowKind::Halo | FlowKind::Reduction
+            if f.step.is_some_and(|s| s.tiles() == np as u64 && np == nc) =>
+        {
+            if let Some(j) = f.step.and_then(|s| s.neighbour(u.piece)) {
+                sources.push(j as usize);
+            }
+        }
         FlowKind::Halo | FlowKind::Reduction if np <= nc => {
             // Neighbouring pieces of a 1-D decomposition.
             if ip > 0 {

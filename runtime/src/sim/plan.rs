@@ -123,6 +123,59 @@ pub struct FlowPlan {
     pub to_arg: usize,
     pub kind: FlowKind,
     pub bytes: f64,
+    /// The one producer of each consumer point in a grid of tiles
+    /// (`app::Flow::grid`); `None`: the neighbours of a 1-D order.
+    pub step: Option<GridStep>,
+}
+
+/// A neighbour in a grid of tiles (up to 3 axes, the first fastest): the
+/// producer of consumer tile `p` is the tile at `offset` from it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GridStep {
+    /// Tiles per axis (1 for unused axes).
+    pub grid: [u32; 3],
+    /// The producer's tile relative to the consumer's (0 for unused axes).
+    pub offset: [i32; 3],
+}
+
+impl GridStep {
+    /// The step a flow describes, if it has a grid (validated by
+    /// `App::validate`; a malformed one is treated as no grid).
+    pub fn of(f: &crate::app::Flow) -> Option<GridStep> {
+        if f.grid.is_empty() || f.grid.len() > 3 || f.offset.len() != f.grid.len() {
+            return None;
+        }
+        let mut step = GridStep {
+            grid: [1; 3],
+            offset: [0; 3],
+        };
+        for (a, (&g, &o)) in f.grid.iter().zip(&f.offset).enumerate() {
+            step.grid[a] = g.max(1);
+            step.offset[a] = o;
+        }
+        Some(step)
+    }
+
+    /// How many tiles the grid has.
+    pub fn tiles(&self) -> u64 {
+        self.grid.iter().map(|&g| u64::from(g)).product()
+    }
+
+    /// The linear index of the tile at `offset` from tile `p`, or `None`
+    /// when that falls outside the grid (a border tile's missing strip).
+    pub fn neighbour(&self, p: u32) -> Option<u32> {
+        let (mut rest, mut out, mut stride) = (p, 0u32, 1u32);
+        for (&g, &o) in self.grid.iter().zip(&self.offset) {
+            let c = i64::from(rest % g) + i64::from(o);
+            rest /= g;
+            if c < 0 || c >= i64::from(g) {
+                return None;
+            }
+            out += c as u32 * stride;
+            stride *= g;
+        }
+        (rest == 0).then_some(out)
+    }
 }
 
 /// Everything the engine needs.
@@ -734,7 +787,11 @@ fn plan_flows(app: &App, tasks: &[TaskPlan]) -> Vec<FlowPlan> {
             continue;
         };
         let (Some(from_arg), Some(to_arg)) = (
-            flow_arg(&tasks[from], &f.region, true),
+            flow_arg(
+                &tasks[from],
+                f.from_region.as_deref().unwrap_or(&f.region),
+                true,
+            ),
             flow_arg(&tasks[to], &f.region, false),
         ) else {
             continue;
@@ -746,6 +803,7 @@ fn plan_flows(app: &App, tasks: &[TaskPlan]) -> Vec<FlowPlan> {
             to_arg,
             kind: f.kind,
             bytes: f.bytes_per_point as f64,
+            step: GridStep::of(f),
         });
     }
     out

@@ -1,5 +1,6 @@
 //! Physical-sanity and behaviour tests of the simulator.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::reference::{
@@ -881,4 +882,113 @@ fn matmuls_on_several_nodes_follow_their_schedules() {
     let m16 = on("16x4gpu");
     let (c, s, p) = (g(&m16, "cannon"), g(&m16, "summa"), g(&m16, "pumma"));
     assert!(c > p && p > s, "16x4gpu: cannon {c} pumma {p} summa {s}");
+}
+
+/// The bytes each NVLink direction `GPUa -> GPUb` of node 0 carries per
+/// timed iteration, keyed `(a, b)`.
+fn nvlink_bytes_per_iteration(o: &RunOutcome, iters: f64) -> BTreeMap<(u32, u32), f64> {
+    let mut out = BTreeMap::new();
+    for (k, b) in &o.metrics.copy_bytes {
+        let Some(rest) = k.strip_prefix("NVLink node0 FBMEM") else {
+            continue;
+        };
+        let (a, b_mem) = rest.split_once(" -> node0 FBMEM").expect("peer label");
+        out.insert(
+            (a.parse().expect("gpu"), b_mem.parse().expect("gpu")),
+            b / iters,
+        );
+    }
+    out
+}
+
+#[test]
+fn grid_steps_find_the_tile_at_their_offset() {
+    use super::plan::GridStep;
+    // A 3 x 2 grid, tile p at (p % 3, p / 3).
+    let step = |offset: [i32; 3]| GridStep {
+        grid: [3, 2, 1],
+        offset,
+    };
+    // Tile 1 = (1, 0): x neighbours 0 and 2, y+ neighbour 4, no y-.
+    assert_eq!(step([-1, 0, 0]).neighbour(1), Some(0));
+    assert_eq!(step([1, 0, 0]).neighbour(1), Some(2));
+    assert_eq!(step([0, 1, 0]).neighbour(1), Some(4));
+    assert_eq!(step([0, -1, 0]).neighbour(1), None);
+    // Tile 5 = (2, 1), the far corner: nothing beyond it.
+    assert_eq!(step([1, 0, 0]).neighbour(5), None);
+    assert_eq!(step([0, 1, 0]).neighbour(5), None);
+    assert_eq!(step([-1, 0, 0]).neighbour(5), Some(4));
+    assert_eq!(step([0, -1, 0]).neighbour(5), Some(2));
+    // Outside the grid altogether.
+    assert_eq!(step([0, 0, 0]).neighbour(6), None);
+    assert_eq!(step([0, 0, 0]).tiles(), 6);
+}
+
+#[test]
+fn stencil_tiles_take_one_strip_from_each_grid_neighbour() {
+    let m = p100();
+    let mut a = app("stencil");
+    // A tile twice as wide as tall would have y strips (along x) twice
+    // the x strips' size: give them different sizes to see which is which.
+    for f in &mut a.communication.flows {
+        if f.region == "pym_in" || f.region == "pyp_in" {
+            f.bytes_per_point *= 2;
+        }
+    }
+    let bytes = |region: &str| {
+        a.communication
+            .flows
+            .iter()
+            .find(|f| f.region == region)
+            .expect("strip flow")
+            .bytes_per_point as f64
+    };
+    let (x, y) = (bytes("pxm_in"), bytes("pym_in"));
+    assert_eq!(bytes("pxp_in"), x);
+    assert_eq!(bytes("pyp_in"), y);
+    assert!(y > x);
+    // Tile i on GPU i: the 2 x 2 grid is (0 1 / 2 3), tile i at
+    // (i % 2, i / 2) as stencil_fast.rg colours it.
+    let d = uniform(&a, &m, ProcKind::Gpu, MemKind::Fbmem);
+    let o = run(&d, &a, &m);
+    elapsed(&o);
+    let links = nvlink_bytes_per_iteration(&o, f64::from(a.timed_iterations));
+    let expect: BTreeMap<(u32, u32), f64> = [
+        // x strips between horizontal neighbours, both ways.
+        ((1, 0), x),
+        ((0, 1), x),
+        ((3, 2), x),
+        ((2, 3), x),
+        // y strips between vertical neighbours, both ways.
+        ((2, 0), y),
+        ((0, 2), y),
+        ((3, 1), y),
+        ((1, 3), y),
+    ]
+    .into_iter()
+    .collect();
+    assert_eq!(links.len(), expect.len(), "{links:?}");
+    for (k, want) in &expect {
+        let got = links.get(k).copied().unwrap_or(0.0);
+        assert!((got - want).abs() < 1e-6 * want, "{k:?}: {got} != {want}");
+    }
+    // Each corner of a 2 x 2 grid has two neighbours, so takes two
+    // strips (the 1-D halo found one neighbour for tiles 0 and 3): GPU 0
+    // receives from GPUs 1 and 2, one strip each; nothing crosses the
+    // diagonals.
+    let into0: Vec<_> = links.keys().filter(|k| k.1 == 0).collect();
+    assert_eq!(into0, [&(1, 0), &(2, 0)]);
+    assert!(!links.contains_key(&(3, 0)) && !links.contains_key(&(1, 2)));
+}
+
+#[test]
+fn a_grid_must_match_the_launches_it_joins() {
+    let mut a = app("stencil");
+    assert!(a.validate().is_ok());
+    a.communication.flows[0].grid = vec![4, 2];
+    let err = a.validate().expect_err("8 tiles over 4 points").to_string();
+    assert!(err.contains("8 tiles"), "{err}");
+    a.communication.flows[0].grid = vec![2, 2];
+    a.communication.flows[0].offset = vec![1];
+    assert!(a.validate().is_err());
 }
