@@ -992,3 +992,39 @@ fn a_grid_must_match_the_launches_it_joins() {
     a.communication.flows[0].offset = vec![1];
     assert!(a.validate().is_err());
 }
+
+#[test]
+fn pennant_reads_the_row_below_and_reduces_into_its_owner() {
+    // -numpcx 1 -numpcy 4: a column of pieces; the row piece i shares with
+    // piece i + 1 is owned by i (the lower colour). So piece i reads the
+    // row owned by i - 1 and receives i + 1's partials of its own row.
+    let m = p100();
+    let a = app("pennant");
+    let d = uniform(&a, &m, ProcKind::Gpu, MemKind::Fbmem);
+    let o = run(&d, &a, &m);
+    elapsed(&o);
+    let links = nvlink_bytes_per_iteration(&o, f64::from(a.timed_iterations));
+    let flow = |from: &str| {
+        let f = a
+            .communication
+            .flows
+            .iter()
+            .find(|f| f.from == from)
+            .expect("flow");
+        // Copied on every launch of the consumer per iteration.
+        let launches = a.task(&f.to).expect("consumer").per_iteration;
+        f.bytes_per_point as f64 * f64::from(launches)
+    };
+    let up = flow("adv_pos_half");
+    let down = flow("sum_point_force") + flow("sum_point_mass");
+    let mut expect = BTreeMap::new();
+    for i in 1..4u32 {
+        expect.insert((i - 1, i), up);
+        expect.insert((i, i - 1), down);
+    }
+    assert_eq!(links.len(), expect.len(), "{links:?}");
+    for (k, want) in &expect {
+        let got = links.get(k).copied().unwrap_or(0.0);
+        assert!((got - want).abs() < 1e-6 * want, "{k:?}: {got} != {want}");
+    }
+}
