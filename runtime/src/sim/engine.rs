@@ -549,6 +549,32 @@ fn flow_copies(
     let Some(dst) = topo.home(u.proc, ca.mem) else {
         return;
     };
+    // One copy from producer point `j` (none when both instances share a
+    // memory).
+    let mut copy_from = |j: usize, bytes: f64| {
+        let Some(pu) = producer.units.get(j) else {
+            return;
+        };
+        let Some(src) = topo.home(pu.proc, pa.mem) else {
+            return;
+        };
+        if src != dst && bytes > 0.0 {
+            out.push((u.proc, topo.route(src, dst), bytes));
+        }
+    };
+    // The partition's grid of tiles (stencil's ghost strips, pennant's
+    // column of pieces, circuit's superpieces): one producer per flow, at
+    // the flow's offset from this consumer; a tile on the grid's edge has
+    // none there. Worked out without a list: these flows are most of the
+    // Regent apps' and this runs per unit per launch.
+    if let Some(step) = f.step.filter(|s| {
+        matches!(f.kind, FlowKind::Halo | FlowKind::Reduction) && s.tiles() == np as u64 && np == nc
+    }) {
+        if let Some(j) = step.neighbour(u.piece) {
+            copy_from(j as usize, f.bytes * f64::from(u.execs));
+        }
+        return;
+    }
     let i = consumer
         .units
         .iter()
@@ -559,16 +585,6 @@ fn flow_copies(
     let mut sources: Vec<usize> = Vec::new();
     let mut share = 1.0;
     match f.kind {
-        // The partition's grid of tiles (stencil's ghost strips, pennant's
-        // row of pieces): one producer per flow, at the flow's offset from
-        // this consumer; a tile on the grid's edge has none there.
-        FlowKind::Halo | FlowKind::Reduction
-            if f.step.is_some_and(|s| s.tiles() == np as u64 && np == nc) =>
-        {
-            if let Some(j) = f.step.and_then(|s| s.neighbour(u.piece)) {
-                sources.push(j as usize);
-            }
-        }
         FlowKind::Halo | FlowKind::Reduction if np <= nc => {
             // Neighbouring pieces of a 1-D decomposition.
             if ip > 0 {
@@ -593,15 +609,7 @@ fn flow_copies(
     }
     let bytes = f.bytes * share * f64::from(u.execs);
     for j in sources {
-        let Some(pu) = producer.units.get(j) else {
-            continue;
-        };
-        let Some(src) = topo.home(pu.proc, pa.mem) else {
-            continue;
-        };
-        if src != dst && bytes > 0.0 {
-            out.push((u.proc, topo.route(src, dst), bytes));
-        }
+        copy_from(j, bytes);
     }
 }
 
