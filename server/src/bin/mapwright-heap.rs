@@ -25,9 +25,10 @@ use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
 use clap::Parser;
 
-/// mimalloc, as in `mapwright`, with live and peak bytes counted.
+/// `mapwright`'s allocator (mimalloc with scratch heaps), with live and
+/// peak bytes counted.
 struct Counting {
-    inner: mimalloc::MiMalloc,
+    inner: mapwright::alloc::Allocator,
     live: AtomicUsize,
     peak: AtomicUsize,
     allocations: AtomicUsize,
@@ -81,7 +82,7 @@ unsafe impl GlobalAlloc for Counting {
 
 #[global_allocator]
 static ALLOCATOR: Counting = Counting {
-    inner: mimalloc::MiMalloc,
+    inner: mapwright::alloc::Allocator,
     live: AtomicUsize::new(0),
     peak: AtomicUsize::new(0),
     allocations: AtomicUsize::new(0),
@@ -125,7 +126,16 @@ fn start_trace() {
     });
 }
 
+/// mimalloc's options as `mapwright` sets them (before `main`, see
+/// `server/src/main.rs`), so that resident figures compare.
+#[cfg(target_os = "linux")]
+#[used]
+#[link_section = ".init_array"]
+static SET_ALLOCATOR_OPTIONS: extern "C" fn() = mapwright::alloc::set_options;
+
 fn main() -> ExitCode {
+    #[cfg(not(target_os = "linux"))]
+    mapwright::alloc::set_options();
     start_trace();
     let argv: Vec<String> = std::env::args().skip(1).collect();
     if argv.first().map(String::as_str) == Some("--phases") {
