@@ -422,15 +422,22 @@ pub(super) async fn diagnostics_of(
         let compute = move || {
             let out = compute();
             drop(held);
-            // The blocking thread may idle for a while: give back what
-            // this job (and frees from other threads) left unused.
-            crate::alloc::collect();
             out
         };
-        match tokio::task::spawn_blocking(compute).await {
+        let out = match tokio::task::spawn_blocking(compute).await {
             Ok(r) => r,
             Err(e) => Err(e.to_string()),
-        }
+        };
+        // The blocking thread may idle for a while: it gives back what the
+        // job (and frees from other threads) left unused, after the answer
+        // (collecting walks the thread's pages, which need not delay the
+        // answer; with it on the answer's path, typing into a 110-line file
+        // with an application measured 0.7-3.4 ms p50 against 0.5-0.7 ms
+        // before, on a loaded machine). The pool
+        // hands the follow-up to an idle thread, in practice the one that
+        // just finished.
+        tokio::task::spawn_blocking(crate::alloc::collect);
+        out
     } else {
         compute()
     }?;
