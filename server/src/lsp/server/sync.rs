@@ -411,8 +411,8 @@ pub(super) async fn diagnostics_of(
         // and what one allocates and keeps (an analysis stays while its
         // document is among the recently used) pins its allocator pages
         // past its end (with 100 documents and an application, moving the
-        // analysis here took the peak from 74-80 MB to 59-63 MB, see the
-        // README's memory section).
+        // analysis here took the resident peak from 68-80 MB to 59-62 MB,
+        // see the README's memory section).
         // (Not for a stale version: the blocking job skips it.)
         let held = if enabled && (!skip_stale || state.is_current(doc)) {
             Some(guard::catch(|| doc.analysis())?)
