@@ -2,6 +2,7 @@
 //! the optimizer for the Legion mapper DSL.
 //!
 //! Module map:
+//! - [`alloc`]   the binaries' allocator: mimalloc's options and scratch heaps.
 //! - [`render`]  diagnostics as rustc-style text with source snippets, or JSON.
 //! - [`autoguide`] raw output -> explanation, suggestion, mechanical edit (a rule table).
 //! - [`optimize`] the optimization loop, proposers, metrics, reports.
@@ -13,6 +14,7 @@
 //! Layering: this crate may use `mapwright-runtime` and `mapwright-grammar`;
 //! they never use it. LSP types stay in this crate.
 
+pub mod alloc;
 pub mod autoguide;
 pub mod cli;
 pub mod lsp;

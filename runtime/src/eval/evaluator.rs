@@ -118,7 +118,9 @@ impl Evaluator {
         }
     }
 
-    fn new_partial_owned(
+    /// [`Evaluator::new_partial`] taking the program by value (no copy of
+    /// it: the language server filters the statements it evaluates).
+    pub fn new_partial_owned(
         program: Program,
         machine: &MachineShape,
         limits: Limits,

@@ -27,7 +27,6 @@ impl<'a> Resolver<'a> {
     /// the unexpected/expected tokens is not reproduced.
     pub(super) fn syntax_fatal(&mut self) {
         let Some(d) = self
-            .analysis
             .parsed
             .diagnostics
             .iter()
@@ -51,7 +50,6 @@ impl<'a> Resolver<'a> {
             "E0101" => {
                 // A missing `;` is noticed at the next token.
                 let next = self
-                    .analysis
                     .parsed
                     .tokens
                     .iter()

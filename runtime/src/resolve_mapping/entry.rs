@@ -1,7 +1,8 @@
 //! The public entry points and their options: [`resolve_mapping`],
-//! [`resolve_mapping_with`], [`ResolveOptions`] and [`RegionNaming`].
+//! [`resolve_mapping_with`], [`resolve_parsed_with`], [`ResolveOptions`]
+//! and [`RegionNaming`].
 
-use mapwright_grammar::Analysis;
+use mapwright_grammar::{Analysis, Parsed};
 
 use crate::app::App;
 use crate::decisions::Decisions;
@@ -136,11 +137,25 @@ pub fn resolve_mapping_with(
     placer: &mut dyn LaunchPlacer,
     options: ResolveOptions,
 ) -> Decisions {
+    resolve_parsed_with(&analysis.parsed, source, app, machine, placer, options)
+}
+
+/// [`resolve_mapping_with`] from the parse alone: resolution reads no
+/// result of the checker, so a caller that keeps the parse apart from the
+/// check (the language server) need not assemble an [`Analysis`].
+pub fn resolve_parsed_with(
+    parsed: &Parsed,
+    source: &str,
+    app: &App,
+    machine: &Machine,
+    placer: &mut dyn LaunchPlacer,
+    options: ResolveOptions,
+) -> Decisions {
     // The problem as it runs on this machine (the matmuls grow with it).
     let scaled = app.on_machine(machine);
     let app: &App = &scaled;
     let naming = options.naming.unwrap_or_else(|| RegionNaming::of_app(app));
-    let mut r = Resolver::new(analysis, source, app, machine, naming, options.fixes);
+    let mut r = Resolver::new(parsed, source, app, machine, naming, options.fixes);
     r.run(Some(placer));
     r.finish()
 }

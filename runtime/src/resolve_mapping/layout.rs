@@ -283,7 +283,6 @@ impl<'a> Resolver<'a> {
     pub(super) fn layout_checks(&mut self) {
         let app = self.app;
         self.summary.parse_errors = self
-            .analysis
             .parsed
             .diagnostics
             .iter()

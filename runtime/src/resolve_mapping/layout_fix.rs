@@ -182,8 +182,9 @@ impl<'a> Resolver<'a> {
         let Some(text) = fix.apply(self.source) else {
             return Verdict::Rejected;
         };
-        let analysis = mapwright_grammar::analyze(&text);
-        let mut r = Resolver::new(&analysis, &text, self.app, self.machine, self.naming, false);
+        // The resolver reads the parse only: no check of the edited text.
+        let parsed = mapwright_grammar::parse(&text);
+        let mut r = Resolver::new(&parsed, &text, self.app, self.machine, self.naming, false);
         r.run(None);
         let new = &r.summary;
         let old = &self.summary;
@@ -423,7 +424,7 @@ mod tests {
         let machine = Machine::preset("p100x4").expect("p100x4");
         let analysis = mapwright_grammar::analyze(source);
         let naming = RegionNaming::of_app(&app);
-        let mut r = Resolver::new(&analysis, source, &app, &machine, naming, false);
+        let mut r = Resolver::new(&analysis.parsed, source, &app, &machine, naming, false);
         r.run(None);
         let mut want = Vec::new();
         for (name, index) in &r.summary.violations {
@@ -517,7 +518,7 @@ mod tests {
         let machine = Machine::preset("p100x4").expect("p100x4");
         let analysis = mapwright_grammar::analyze(&source);
         let mut r = Resolver::new(
-            &analysis,
+            &analysis.parsed,
             &source,
             &app,
             &machine,

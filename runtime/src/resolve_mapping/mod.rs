@@ -114,7 +114,9 @@ mod rules;
 mod tests;
 
 pub use codes::{code_summary, CODES};
-pub use entry::{resolve_mapping, resolve_mapping_with, RegionNaming, ResolveOptions};
+pub use entry::{
+    resolve_mapping, resolve_mapping_with, resolve_parsed_with, RegionNaming, ResolveOptions,
+};
 pub use layout::layout_text;
 pub use placement::MAX_PLACED_POINTS;
 pub use placer::{EvalPlacer, LaunchPlacer, MachinePoint, NoPlacer, ParentPoint, PlacementError};

@@ -6,7 +6,7 @@ use crate::eval::fast_hash::FastSet;
 use std::collections::BTreeSet;
 
 use mapwright_grammar::ast::{self, Stmt};
-use mapwright_grammar::{Analysis, Diagnostic, Span};
+use mapwright_grammar::{Diagnostic, Parsed, Span};
 
 use crate::app::{App, RegionArg};
 use crate::decisions::{
@@ -103,7 +103,8 @@ pub(super) struct LayoutSummary {
 }
 
 pub(super) struct Resolver<'a> {
-    pub(super) analysis: &'a Analysis,
+    /// The parse (the checker's results are not needed).
+    pub(super) parsed: &'a Parsed,
     pub(super) source: &'a str,
     pub(super) program: &'a ast::Program,
     pub(super) app: &'a App,
@@ -134,16 +135,16 @@ pub(super) struct Resolver<'a> {
 
 impl<'a> Resolver<'a> {
     pub(super) fn new(
-        analysis: &'a Analysis,
+        parsed: &'a Parsed,
         source: &'a str,
         app: &'a App,
         machine: &'a Machine,
         naming: RegionNaming,
         fixes: bool,
     ) -> Resolver<'a> {
-        let program = &analysis.parsed.program;
+        let program = &parsed.program;
         Resolver {
-            analysis,
+            parsed,
             source,
             program,
             app,

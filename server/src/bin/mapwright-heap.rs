@@ -10,6 +10,13 @@
 //! allocator arenas and page granularity. `bench/memory/run.py` divides it
 //! by the input size, next to the resident-memory measure.
 //!
+//! With `MAPWRIGHT_HEAP_TRACE=DIR` set, a background thread also appends
+//! `MS LIVE PEAK RSS` (milliseconds since start, live and peak heap bytes,
+//! resident bytes) every 100 ms to `DIR/heap.PID`: what a long-running
+//! command (the language server) holds over time, next to what the system
+//! sees (`tests/tests/lsp_memory.rs` runs the server this way when
+//! `MAPWRIGHT_BIN` names this binary).
+//!
 //! A separate binary so that `mapwright` itself pays nothing for counting.
 
 use std::alloc::{GlobalAlloc, Layout};
@@ -18,9 +25,10 @@ use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
 use clap::Parser;
 
-/// mimalloc, as in `mapwright`, with live and peak bytes counted.
+/// `mapwright`'s allocator (mimalloc with scratch heaps), with live and
+/// peak bytes counted.
 struct Counting {
-    inner: mimalloc::MiMalloc,
+    inner: mapwright::alloc::Allocator,
     live: AtomicUsize,
     peak: AtomicUsize,
     allocations: AtomicUsize,
@@ -74,13 +82,61 @@ unsafe impl GlobalAlloc for Counting {
 
 #[global_allocator]
 static ALLOCATOR: Counting = Counting {
-    inner: mimalloc::MiMalloc,
+    inner: mapwright::alloc::Allocator,
     live: AtomicUsize::new(0),
     peak: AtomicUsize::new(0),
     allocations: AtomicUsize::new(0),
 };
 
+/// Resident bytes of this process (`/proc/self/statm`, Linux only).
+fn rss_bytes() -> u64 {
+    let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
+    let pages: u64 = statm
+        .split_whitespace()
+        .nth(1)
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    pages * 4096
+}
+
+/// The `MAPWRIGHT_HEAP_TRACE` thread (see the module documentation).
+fn start_trace() {
+    let Some(dir) = std::env::var_os("MAPWRIGHT_HEAP_TRACE") else {
+        return;
+    };
+    let path = std::path::Path::new(&dir).join(format!("heap.{}", std::process::id()));
+    let Ok(mut file) = std::fs::File::create(&path) else {
+        eprintln!("mapwright-heap: cannot create {}", path.display());
+        return;
+    };
+    let start = std::time::Instant::now();
+    std::thread::spawn(move || loop {
+        use std::io::Write;
+        let line = format!(
+            "{} {} {} {}\n",
+            start.elapsed().as_millis(),
+            live(),
+            ALLOCATOR.peak.load(Relaxed),
+            rss_bytes()
+        );
+        if file.write_all(line.as_bytes()).is_err() {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    });
+}
+
+/// mimalloc's options as `mapwright` sets them (before `main`, see
+/// `server/src/main.rs`), so that resident figures compare.
+#[cfg(target_os = "linux")]
+#[used]
+#[link_section = ".init_array"]
+static SET_ALLOCATOR_OPTIONS: extern "C" fn() = mapwright::alloc::set_options;
+
 fn main() -> ExitCode {
+    #[cfg(not(target_os = "linux"))]
+    mapwright::alloc::set_options();
+    start_trace();
     let argv: Vec<String> = std::env::args().skip(1).collect();
     if argv.first().map(String::as_str) == Some("--phases") {
         return phases(argv.get(1).map(String::as_str).unwrap_or("-"));

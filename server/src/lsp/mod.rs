@@ -133,9 +133,16 @@ pub fn run_stdio() -> anyhow::Result<bool> {
     // them) end after half a second instead of tokio's 10 s: each keeps the
     // allocator pages of its transient work resident until it ends (about
     // 20 MB with 100 documents, see the README's memory figures).
+    //
+    // A worker that runs out of work gives back the memory its heap no
+    // longer uses (at most every 100 ms; see `alloc::collect_when_idle`),
+    // and so does a blocking thread after each job (`server::sync`): most
+    // of what one thread allocates is freed by another, and mimalloc
+    // leaves such pages resident until their owner looks at them.
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .thread_keep_alive(std::time::Duration::from_millis(500))
+        .on_thread_park(crate::alloc::collect_when_idle)
         .enable_all()
         .build()?;
     let state = std::sync::Arc::new(state::State::default());
