@@ -231,7 +231,7 @@ static RECENT: RecentlyUsed<Resolution> = RecentlyUsed::new();
 /// Marks `r` as just used, dropping the least recently used beyond
 /// [`KEPT_RESOLUTIONS`].
 fn keep_recent(r: &Arc<Resolution>) {
-    RECENT.touch(r, |_| KEPT_RESOLUTIONS);
+    drop(RECENT.touch(r, |_| KEPT_RESOLUTIONS));
 }
 
 /// Where a document version keeps its resolution: the target it was
