@@ -129,70 +129,80 @@ pub fn diagnostics(
     fields: DiagnosticFields,
     with_fixes: bool,
 ) -> Vec<lsp::Diagnostic> {
-    use super::diagnostic_extras::{code_description, tags};
     diags
         .iter()
-        .map(|d| {
-            let mut message = d.message.clone();
-            if let Some(label) = &d.label {
-                if !label.is_empty() && !message.contains(label.as_str()) {
-                    message.push_str(" (");
-                    message.push_str(label);
-                    message.push(')');
-                }
-            }
-            for note in &d.notes {
-                message.push('\n');
-                message.push_str(note);
-            }
-            let related: Vec<DiagnosticRelatedInformation> = d
-                .related
-                .iter()
-                .map(|r| DiagnosticRelatedInformation {
-                    location: Location::new(uri.clone(), range(index, r.span, enc)),
-                    message: r.message.clone(),
-                })
-                .collect();
-            if !fields.related_information {
-                for r in &related {
-                    let line = r.location.range.start.line + 1;
-                    message.push_str(&format!("\n{} (line {line})", r.message));
-                }
-            }
-            let data = (fields.data || with_fixes).then(|| DiagnosticData {
-                version,
-                fixes: d
-                    .fixes
-                    .iter()
-                    .filter(|_| with_fixes)
-                    .map(|f| FixData {
-                        title: f.title.clone(),
-                        safe: f.applicability == Applicability::Safe,
-                        edits: f
-                            .edits
-                            .iter()
-                            .map(|e| lsp::TextEdit::new(range(index, e.span, enc), e.text.clone()))
-                            .collect(),
-                    })
-                    .collect(),
-            });
-            lsp::Diagnostic {
-                range: range(index, d.span, enc),
-                severity: Some(severity(d.severity)),
-                code: Some(NumberOrString::String(d.code.to_string())),
-                code_description: fields
-                    .code_description
-                    .then(|| code_description(d.code))
-                    .flatten(),
-                source: Some("mapwright".into()),
-                message,
-                related_information: (fields.related_information && !related.is_empty())
-                    .then_some(related),
-                tags: fields.tags.then(|| tags(d.code)).flatten(),
-                data: data.map(|data| data.to_json()),
-            }
-        })
+        .map(|d| diagnostic(uri, version, index, d, enc, fields, with_fixes))
         .collect()
+}
+
+/// One diagnostic of [`diagnostics`].
+pub fn diagnostic(
+    uri: &Url,
+    version: i32,
+    index: &LineIndex,
+    d: &mapwright_grammar::Diagnostic,
+    enc: Encoding,
+    fields: DiagnosticFields,
+    with_fixes: bool,
+) -> lsp::Diagnostic {
+    use super::diagnostic_extras::{code_description, tags};
+    let mut message = d.message.clone();
+    if let Some(label) = &d.label {
+        if !label.is_empty() && !message.contains(label.as_str()) {
+            message.push_str(" (");
+            message.push_str(label);
+            message.push(')');
+        }
+    }
+    for note in &d.notes {
+        message.push('\n');
+        message.push_str(note);
+    }
+    let related: Vec<DiagnosticRelatedInformation> = d
+        .related
+        .iter()
+        .map(|r| DiagnosticRelatedInformation {
+            location: Location::new(uri.clone(), range(index, r.span, enc)),
+            message: r.message.clone(),
+        })
+        .collect();
+    if !fields.related_information {
+        for r in &related {
+            let line = r.location.range.start.line + 1;
+            message.push_str(&format!("\n{} (line {line})", r.message));
+        }
+    }
+    let data = (fields.data || with_fixes).then(|| DiagnosticData {
+        version,
+        fixes: d
+            .fixes
+            .iter()
+            .filter(|_| with_fixes)
+            .map(|f| FixData {
+                title: f.title.clone(),
+                safe: f.applicability == Applicability::Safe,
+                edits: f
+                    .edits
+                    .iter()
+                    .map(|e| lsp::TextEdit::new(range(index, e.span, enc), e.text.clone()))
+                    .collect(),
+            })
+            .collect(),
+    });
+    lsp::Diagnostic {
+        range: range(index, d.span, enc),
+        severity: Some(severity(d.severity)),
+        code: Some(NumberOrString::String(d.code.to_string())),
+        code_description: fields
+            .code_description
+            .then(|| code_description(d.code))
+            .flatten(),
+        source: Some("mapwright".into()),
+        message,
+        related_information: (fields.related_information && !related.is_empty()).then_some(related),
+        tags: fields.tags.then(|| tags(d.code)).flatten(),
+        data: data.map(|data| data.to_json()),
+    }
 }
 
 impl DiagnosticData {

@@ -24,6 +24,7 @@ use super::config::{find_project_file, ProjectConfig, Settings};
 use super::convert::{apply_change, DiagnosticFields};
 use super::outbox::Outbox;
 use super::providers::Providers;
+use super::publish_cache::PublishCache;
 use super::target::{resolve, Resolution, ResolutionSlot, Target, TargetKey};
 
 /// One version of an open document. Its analysis is computed on first use
@@ -179,6 +180,9 @@ pub struct State {
     /// Where published diagnostics are written directly (set when serving
     /// stdio; without it they go through tower-lsp's client).
     outbox: OnceLock<Outbox>,
+    /// The JSON of the last published document's diagnostics (see
+    /// [`PublishCache`]).
+    publish_cache: Mutex<PublishCache>,
 }
 
 impl State {
@@ -287,6 +291,12 @@ impl State {
         self.projects.remove(uri);
         self.semantic.remove(uri);
         self.run_feedback.remove(uri);
+        self.publish_cache().forget(uri);
+    }
+
+    /// The kept JSON of published diagnostics (one publish at a time).
+    pub fn publish_cache(&self) -> std::sync::MutexGuard<'_, PublishCache> {
+        self.publish_cache.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// The loaded application and machine that apply to `uri` (`None` when
