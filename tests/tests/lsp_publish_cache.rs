@@ -7,7 +7,7 @@
 mod lsp_support;
 
 use lsp_support::*;
-use mapwright_tests::generated::{corpus_mappers, generated, keystrokes};
+use mapwright_tests::generated::{corpus_mappers, generated, keystrokes, Keystroke};
 use serde_json::{json, Value};
 
 /// The diagnostics a server publishes for `text` opened afresh at `version`
@@ -48,7 +48,19 @@ fn typed_matches_fresh(mut typed: Server, mut reference: Server, seed: u64) {
     assert_eq!(first, fresh(&mut reference, &uri, &text, 1));
     let mut current = text.clone();
     let mut moved = 0;
-    for (k, key) in keystrokes(&text, seed, 24).into_iter().enumerate() {
+    // The benchmark's keystrokes, then a line break typed and erased in
+    // the middle of the file (every later diagnostic moves a line down and
+    // back up).
+    let mut edits = keystrokes(&text, seed, 24);
+    let middle = text[..text.len() / 2].rfind('\n').map_or(0, |i| i + 1);
+    for (from, to, insert) in [(middle, middle, "\n"), (middle, middle + 1, "")] {
+        edits.push(Keystroke {
+            from,
+            to,
+            insert: insert.to_string(),
+        });
+    }
+    for (k, key) in edits.into_iter().enumerate() {
         let version = k as i64 + 2;
         let range = range(&current, key.from, key.to, typed.encoding);
         typed.change(&uri, version, range, &key.insert);
