@@ -17,6 +17,7 @@
 
 use std::io;
 use std::pin::Pin;
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
 use serde::Serialize;
@@ -28,7 +29,19 @@ use tower_lsp::lsp_types::{Diagnostic, Url};
 #[derive(Clone, Debug)]
 pub struct Outbox {
     frames: UnboundedSender<Frame>,
+    spare: Spare,
 }
+
+/// One large frame buffer, handed back by the writer task once written and
+/// taken by the next publish. Why: a big file's publish is hundreds of KB,
+/// and a fresh buffer that size comes from the system each time (the
+/// allocator gives freed memory back at once, see `main.rs`), its pages
+/// faulted in on first write; this was most of the cost of copying the
+/// publish together.
+type Spare = Arc<Mutex<Vec<u8>>>;
+
+/// Frames at least this large are kept as the spare.
+const SPARE_MIN: usize = 64 * 1024;
 
 /// One message with its header: `bytes[start..]` (a publish is written
 /// after room for its header, see [`PublishBuilder`]).
@@ -54,20 +67,33 @@ pub struct FrameSplitter {
 /// writer task runs until both are dropped).
 pub fn outbox<W: AsyncWrite + Unpin + Send + 'static>(out: W) -> (FrameSplitter, Outbox) {
     let (tx, rx) = unbounded_channel();
-    tokio::spawn(write_frames(rx, out));
+    let spare = Spare::default();
+    tokio::spawn(write_frames(rx, out, spare.clone()));
     (
         FrameSplitter {
             frames: tx.clone(),
             pending: Vec::new(),
         },
-        Outbox { frames: tx },
+        Outbox { frames: tx, spare },
     )
 }
 
-async fn write_frames<W: AsyncWrite + Unpin>(mut rx: UnboundedReceiver<Frame>, mut out: W) {
+async fn write_frames<W: AsyncWrite + Unpin>(
+    mut rx: UnboundedReceiver<Frame>,
+    mut out: W,
+    spare: Spare,
+) {
     while let Some(frame) = rx.recv().await {
         if out.write_all(&frame.bytes[frame.start..]).await.is_err() {
             return;
+        }
+        if frame.bytes.capacity() >= SPARE_MIN {
+            let mut spare = spare.lock().unwrap_or_else(|e| e.into_inner());
+            if spare.capacity() < frame.bytes.capacity() {
+                let mut bytes = frame.bytes;
+                bytes.clear();
+                *spare = bytes;
+            }
         }
         // Flush once the queue is drained (a burst goes out together).
         if rx.is_empty() && out.flush().await.is_err() {
@@ -128,7 +154,12 @@ impl PublishBuilder {
     /// The start of the publish of `uri`'s diagnostics, with room for
     /// `capacity` bytes of them.
     pub fn new(uri: &Url, capacity: usize) -> PublishBuilder {
-        let mut buf = Vec::with_capacity(HEADER_ROOM + 256 + capacity);
+        PublishBuilder::in_buffer(Vec::new(), uri, capacity)
+    }
+
+    fn in_buffer(mut buf: Vec<u8>, uri: &Url, capacity: usize) -> PublishBuilder {
+        buf.clear();
+        buf.reserve(HEADER_ROOM + 256 + capacity);
         buf.resize(HEADER_ROOM, b' ');
         buf.extend_from_slice(
             br#"{"jsonrpc":"2.0","method":"textDocument/publishDiagnostics","params":{"uri":"#,
@@ -148,6 +179,12 @@ impl PublishBuilder {
 }
 
 impl Outbox {
+    /// [`PublishBuilder::new`] in the spare buffer if there is one.
+    pub fn publish_builder(&self, uri: &Url, capacity: usize) -> PublishBuilder {
+        let spare = std::mem::take(&mut *self.spare.lock().unwrap_or_else(|e| e.into_inner()));
+        PublishBuilder::in_buffer(spare, uri, capacity)
+    }
+
     /// Sends the publish `built` with `more` diagnostics after its encoded
     /// ones: the same bytes as [`Outbox::publish_diagnostics`] with all of
     /// them.
@@ -295,24 +332,38 @@ mod tests {
                 .collect::<Vec<_>>()
                 .join(",")
         };
+        // Big enough (over `SPARE_MIN`) for its buffer to be kept and
+        // taken again by the next publish.
+        let big: Vec<Diagnostic> = (0..1500).map(|i| d(i, "a long enough message")).collect();
         let cases: Vec<(Vec<Diagnostic>, Vec<Diagnostic>, Option<i32>)> = vec![
             (vec![], vec![], Some(1)),
             (vec![a.clone()], vec![], None),
+            (big.clone(), vec![], Some(4)),
             (vec![], vec![b.clone()], Some(2)),
+            (big.clone(), vec![c.clone()], Some(5)),
             (
                 vec![a.clone(), b.clone()],
                 vec![c.clone(), a.clone()],
                 Some(3),
             ),
         ];
+        let mut spares = 0;
         for (encoded, more, version) in &cases {
             let all: Vec<Diagnostic> = encoded.iter().chain(more).cloned().collect();
             outbox.publish_diagnostics(&uri, &all, *version);
             let refs: Vec<&Diagnostic> = encoded.iter().collect();
-            let mut built = PublishBuilder::new(&uri, 0);
+            spares += usize::from(outbox.spare.lock().unwrap().capacity() > 0);
+            let mut built = outbox.publish_builder(&uri, 0);
             built.items().extend_from_slice(items(&refs).as_bytes());
             outbox.publish_built(built, more, *version);
+            // Let the writer task write (and hand back the buffer).
+            for _ in 0..10 {
+                tokio::task::yield_now().await;
+            }
         }
+        // The first big publish's buffer was taken by each publish after it
+        // that found it handed back.
+        assert_eq!(spares, 3);
         drop(splitter);
         drop(outbox);
         let mut got = Vec::new();

@@ -41,10 +41,12 @@ struct DocJson {
     uri: Url,
     enc: Encoding,
     fields: DiagnosticFields,
-    /// `None` once taken over by the next publish.
-    entries: Vec<Option<Entry>>,
-    /// Indices into `entries` by [`Key::hash_of`].
-    by_hash: HashMap<u64, Vec<usize>>,
+    /// Each entry (`None` once taken over by the next publish) and the
+    /// one added before it with the same hash.
+    entries: Vec<(Option<Entry>, Option<usize>)>,
+    /// The entry with each [`Key::hash_of`] added last; the others with
+    /// that hash are chained from it (no allocation per entry).
+    by_hash: HashMap<u64, usize>,
 }
 
 /// One diagnostic's JSON and what it was made from.
@@ -125,28 +127,37 @@ impl Key {
 }
 
 impl DocJson {
-    fn new(uri: &Url, enc: Encoding, fields: DiagnosticFields) -> DocJson {
+    fn new(uri: &Url, enc: Encoding, fields: DiagnosticFields, capacity: usize) -> DocJson {
         DocJson {
             uri: uri.clone(),
             enc,
             fields,
-            entries: Vec::new(),
-            by_hash: HashMap::new(),
+            entries: Vec::with_capacity(capacity),
+            by_hash: HashMap::with_capacity(capacity),
         }
     }
 
     fn find(&self, hash: u64, d: &Diagnostic, range: Range, related: &[Range]) -> Option<usize> {
-        self.by_hash.get(&hash)?.iter().copied().find(|&i| {
-            self.entries[i]
+        // Taken entries stay in their chain (as `None`), so it is walked
+        // through `next` kept beside them.
+        let mut at = self.by_hash.get(&hash).copied();
+        while let Some(i) = at {
+            let (entry, next) = &self.entries[i];
+            if entry
                 .as_ref()
                 .is_some_and(|e| e.key.matches(d, range, related))
-        })
+            {
+                return Some(i);
+            }
+            at = *next;
+        }
+        None
     }
 
     fn push(&mut self, hash: u64, entry: Entry) -> usize {
         let i = self.entries.len();
-        self.entries.push(Some(entry));
-        self.by_hash.entry(hash).or_default().push(i);
+        let next = self.by_hash.insert(hash, i);
+        self.entries.push((Some(entry), next));
         i
     }
 }
@@ -180,8 +191,7 @@ impl PublishCache {
             .doc
             .take()
             .filter(|d| d.uri == *uri && d.enc == enc && d.fields == fields);
-        let mut new = DocJson::new(uri, enc, fields);
-        new.entries.reserve(diags.len());
+        let mut new = DocJson::new(uri, enc, fields, diags.len());
         let mut reuse = Reuse::default();
         let mut related = Vec::new();
         let out_start = out.len();
@@ -198,7 +208,7 @@ impl PublishCache {
                 None => {
                     let taken = old.as_mut().and_then(|o| {
                         let i = o.find(hash, d, range, &related)?;
-                        o.entries[i].take()
+                        o.entries[i].0.take()
                     });
                     let entry = match taken {
                         Some(e) => {
@@ -219,7 +229,7 @@ impl PublishCache {
             if n > 0 {
                 out.push(b',');
             }
-            if let Some(e) = &new.entries[at] {
+            if let Some(e) = &new.entries[at].0 {
                 out.extend_from_slice(&e.open);
             }
             if fields.data {

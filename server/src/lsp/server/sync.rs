@@ -324,7 +324,10 @@ pub(super) async fn publish(state: &Arc<State>, client: &Client, doc: Arc<Docume
             let state = state.clone();
             move |doc: &Document, a: &Analysis, all: &[&mapwright_grammar::Diagnostic]| {
                 let mut cache = state.publish_cache();
-                let mut built = PublishBuilder::new(&doc.uri, cache.last_len());
+                let mut built = match state.outbox() {
+                    Some(outbox) => outbox.publish_builder(&doc.uri, cache.last_len()),
+                    None => PublishBuilder::new(&doc.uri, cache.last_len()),
+                };
                 cache.encode(
                     &doc.uri,
                     doc.version,
