@@ -52,11 +52,30 @@ pub fn apply_change(
     change: &lsp::TextDocumentContentChangeEvent,
     enc: Encoding,
 ) {
+    apply_change_indexed(text, change, enc, None)
+}
+
+/// [`apply_change`] with the line index of `text` if one is at hand (the
+/// analysis of the version being edited has it: building it again is a
+/// pass over the whole text on every keystroke).
+pub fn apply_change_indexed(
+    text: &mut String,
+    change: &lsp::TextDocumentContentChangeEvent,
+    enc: Encoding,
+    index: Option<&LineIndex>,
+) {
     match change.range {
         None => *text = change.text.clone(),
         Some(r) => {
-            let index = LineIndex::new(text);
-            let s = span(&index, r, enc);
+            let built;
+            let index = match index {
+                Some(index) => index,
+                None => {
+                    built = LineIndex::new(text);
+                    &built
+                }
+            };
+            let s = span(index, r, enc);
             // `LineIndex::offset` only returns character boundaries.
             text.replace_range(s.start()..s.end(), &change.text);
         }
@@ -291,5 +310,28 @@ mod tests {
         assert!(text.ends_with("\r\nx"));
         apply_change(&mut text, &change(None, "new"), Encoding::Utf16);
         assert_eq!(text, "new");
+    }
+
+    #[test]
+    fn a_change_applied_with_the_texts_index_is_the_same() {
+        let text = "# é😀\r\nTask * GPU;\r\nx = 1;\n";
+        for line in 0..4 {
+            for col in 0..12 {
+                for enc in [Encoding::Utf8, Encoding::Utf16] {
+                    let c = lsp::TextDocumentContentChangeEvent {
+                        range: Some(Range::new(
+                            Position::new(line, col),
+                            Position::new(line, col + 1),
+                        )),
+                        range_length: None,
+                        text: "ab".into(),
+                    };
+                    let (mut plain, mut indexed) = (text.to_string(), text.to_string());
+                    apply_change(&mut plain, &c, enc);
+                    apply_change_indexed(&mut indexed, &c, enc, Some(&LineIndex::new(text)));
+                    assert_eq!(plain, indexed, "{line}:{col} {enc:?}");
+                }
+            }
+        }
     }
 }

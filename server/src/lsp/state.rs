@@ -21,7 +21,7 @@ use tower_lsp::lsp_types::{TextDocumentContentChangeEvent, Url};
 use super::analysis::Analysis;
 use super::analysis_cache::AnalysisSlot;
 use super::config::{find_project_file, ProjectConfig, Settings};
-use super::convert::{apply_change, DiagnosticFields};
+use super::convert::{apply_change_indexed, DiagnosticFields};
 use super::outbox::Outbox;
 use super::providers::Providers;
 use super::publish_cache::PublishCache;
@@ -271,8 +271,12 @@ impl State {
         };
         let have = entry.version;
         let mut text = entry.text.clone();
-        for c in changes {
-            apply_change(&mut text, c, enc);
+        // The first change applies to the text of the current version,
+        // whose analysis (if still in memory) has its line index.
+        let analysis = entry.analysis.held().filter(|a| a.text.len() == text.len());
+        for (i, c) in changes.iter().enumerate() {
+            let index = analysis.as_ref().filter(|_| i == 0).map(|a| &a.index);
+            apply_change_indexed(&mut text, c, enc, index);
         }
         // The document takes the editor's version, even a lower one: later
         // versioned edits and diagnostics must match what the editor has.
