@@ -49,8 +49,12 @@ impl Analysis {
     }
 
     fn from_front_end(text: &str, front: mapwright_grammar::Analysis) -> Analysis {
-        let diagnostics = front.diagnostics();
         let mapwright_grammar::Analysis { parsed, checked } = front;
+        // As `mapwright_grammar::Analysis::diagnostics`, but the check's
+        // diagnostics are moved, not copied (nothing else keeps them).
+        let mut diagnostics = parsed.diagnostics.clone();
+        diagnostics.extend(checked.diagnostics);
+        diagnostics.sort_by_key(|d| (d.span.start(), d.span.end()));
         Analysis {
             text: text.to_string(),
             index: LineIndex::new(text),

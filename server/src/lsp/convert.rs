@@ -52,11 +52,30 @@ pub fn apply_change(
     change: &lsp::TextDocumentContentChangeEvent,
     enc: Encoding,
 ) {
+    apply_change_indexed(text, change, enc, None)
+}
+
+/// [`apply_change`] with the line index of `text` if one is at hand (the
+/// analysis of the version being edited has it: building it again is a
+/// pass over the whole text on every keystroke).
+pub fn apply_change_indexed(
+    text: &mut String,
+    change: &lsp::TextDocumentContentChangeEvent,
+    enc: Encoding,
+    index: Option<&LineIndex>,
+) {
     match change.range {
         None => *text = change.text.clone(),
         Some(r) => {
-            let index = LineIndex::new(text);
-            let s = span(&index, r, enc);
+            let built;
+            let index = match index {
+                Some(index) => index,
+                None => {
+                    built = LineIndex::new(text);
+                    &built
+                }
+            };
+            let s = span(index, r, enc);
             // `LineIndex::offset` only returns character boundaries.
             text.replace_range(s.start()..s.end(), &change.text);
         }
@@ -129,70 +148,80 @@ pub fn diagnostics(
     fields: DiagnosticFields,
     with_fixes: bool,
 ) -> Vec<lsp::Diagnostic> {
-    use super::diagnostic_extras::{code_description, tags};
     diags
         .iter()
-        .map(|d| {
-            let mut message = d.message.clone();
-            if let Some(label) = &d.label {
-                if !label.is_empty() && !message.contains(label.as_str()) {
-                    message.push_str(" (");
-                    message.push_str(label);
-                    message.push(')');
-                }
-            }
-            for note in &d.notes {
-                message.push('\n');
-                message.push_str(note);
-            }
-            let related: Vec<DiagnosticRelatedInformation> = d
-                .related
-                .iter()
-                .map(|r| DiagnosticRelatedInformation {
-                    location: Location::new(uri.clone(), range(index, r.span, enc)),
-                    message: r.message.clone(),
-                })
-                .collect();
-            if !fields.related_information {
-                for r in &related {
-                    let line = r.location.range.start.line + 1;
-                    message.push_str(&format!("\n{} (line {line})", r.message));
-                }
-            }
-            let data = (fields.data || with_fixes).then(|| DiagnosticData {
-                version,
-                fixes: d
-                    .fixes
-                    .iter()
-                    .filter(|_| with_fixes)
-                    .map(|f| FixData {
-                        title: f.title.clone(),
-                        safe: f.applicability == Applicability::Safe,
-                        edits: f
-                            .edits
-                            .iter()
-                            .map(|e| lsp::TextEdit::new(range(index, e.span, enc), e.text.clone()))
-                            .collect(),
-                    })
-                    .collect(),
-            });
-            lsp::Diagnostic {
-                range: range(index, d.span, enc),
-                severity: Some(severity(d.severity)),
-                code: Some(NumberOrString::String(d.code.to_string())),
-                code_description: fields
-                    .code_description
-                    .then(|| code_description(d.code))
-                    .flatten(),
-                source: Some("mapwright".into()),
-                message,
-                related_information: (fields.related_information && !related.is_empty())
-                    .then_some(related),
-                tags: fields.tags.then(|| tags(d.code)).flatten(),
-                data: data.map(|data| data.to_json()),
-            }
-        })
+        .map(|d| diagnostic(uri, version, index, d, enc, fields, with_fixes))
         .collect()
+}
+
+/// One diagnostic of [`diagnostics`].
+pub fn diagnostic(
+    uri: &Url,
+    version: i32,
+    index: &LineIndex,
+    d: &mapwright_grammar::Diagnostic,
+    enc: Encoding,
+    fields: DiagnosticFields,
+    with_fixes: bool,
+) -> lsp::Diagnostic {
+    use super::diagnostic_extras::{code_description, tags};
+    let mut message = d.message.clone();
+    if let Some(label) = &d.label {
+        if !label.is_empty() && !message.contains(label.as_str()) {
+            message.push_str(" (");
+            message.push_str(label);
+            message.push(')');
+        }
+    }
+    for note in &d.notes {
+        message.push('\n');
+        message.push_str(note);
+    }
+    let related: Vec<DiagnosticRelatedInformation> = d
+        .related
+        .iter()
+        .map(|r| DiagnosticRelatedInformation {
+            location: Location::new(uri.clone(), range(index, r.span, enc)),
+            message: r.message.clone(),
+        })
+        .collect();
+    if !fields.related_information {
+        for r in &related {
+            let line = r.location.range.start.line + 1;
+            message.push_str(&format!("\n{} (line {line})", r.message));
+        }
+    }
+    let data = (fields.data || with_fixes).then(|| DiagnosticData {
+        version,
+        fixes: d
+            .fixes
+            .iter()
+            .filter(|_| with_fixes)
+            .map(|f| FixData {
+                title: f.title.clone(),
+                safe: f.applicability == Applicability::Safe,
+                edits: f
+                    .edits
+                    .iter()
+                    .map(|e| lsp::TextEdit::new(range(index, e.span, enc), e.text.clone()))
+                    .collect(),
+            })
+            .collect(),
+    });
+    lsp::Diagnostic {
+        range: range(index, d.span, enc),
+        severity: Some(severity(d.severity)),
+        code: Some(NumberOrString::String(d.code.to_string())),
+        code_description: fields
+            .code_description
+            .then(|| code_description(d.code))
+            .flatten(),
+        source: Some("mapwright".into()),
+        message,
+        related_information: (fields.related_information && !related.is_empty()).then_some(related),
+        tags: fields.tags.then(|| tags(d.code)).flatten(),
+        data: data.map(|data| data.to_json()),
+    }
 }
 
 impl DiagnosticData {
@@ -281,5 +310,28 @@ mod tests {
         assert!(text.ends_with("\r\nx"));
         apply_change(&mut text, &change(None, "new"), Encoding::Utf16);
         assert_eq!(text, "new");
+    }
+
+    #[test]
+    fn a_change_applied_with_the_texts_index_is_the_same() {
+        let text = "# é😀\r\nTask * GPU;\r\nx = 1;\n";
+        for line in 0..4 {
+            for col in 0..12 {
+                for enc in [Encoding::Utf8, Encoding::Utf16] {
+                    let c = lsp::TextDocumentContentChangeEvent {
+                        range: Some(Range::new(
+                            Position::new(line, col),
+                            Position::new(line, col + 1),
+                        )),
+                        range_length: None,
+                        text: "ab".into(),
+                    };
+                    let (mut plain, mut indexed) = (text.to_string(), text.to_string());
+                    apply_change(&mut plain, &c, enc);
+                    apply_change_indexed(&mut indexed, &c, enc, Some(&LineIndex::new(text)));
+                    assert_eq!(plain, indexed, "{line}:{col} {enc:?}");
+                }
+            }
+        }
     }
 }

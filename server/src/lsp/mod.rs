@@ -36,6 +36,9 @@
 //! - [`outbox`]          the output: tower-lsp's frames and the published
 //!   diagnostics (serialized directly, without a `Value` tree) through one
 //!   writer.
+//! - [`publish_cache`]   the JSON of each published diagnostic of the
+//!   document published last, reused by its next publish for every
+//!   diagnostic that did not change.
 //!
 //! Pure analysis (no tower-lsp; byte offsets in, data out):
 //! - [`analysis`]        one document's parse, line index and name resolution.
@@ -110,6 +113,7 @@ pub mod outbox;
 pub mod proto;
 pub mod provider_api;
 pub mod providers;
+pub mod publish_cache;
 pub mod recent;
 pub mod selection;
 pub mod semantic_range;

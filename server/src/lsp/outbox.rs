@@ -17,6 +17,7 @@
 
 use std::io;
 use std::pin::Pin;
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
 use serde::Serialize;
@@ -27,12 +28,38 @@ use tower_lsp::lsp_types::{Diagnostic, Url};
 /// Sends whole frames to the writer task.
 #[derive(Clone, Debug)]
 pub struct Outbox {
-    frames: UnboundedSender<Vec<u8>>,
+    frames: UnboundedSender<Frame>,
+    spare: Spare,
+}
+
+/// One large frame buffer, handed back by the writer task once written and
+/// taken by the next publish. Why: a big file's publish is hundreds of KB,
+/// and a fresh buffer that size comes from the system each time (the
+/// allocator gives freed memory back at once, see `main.rs`), its pages
+/// faulted in on first write; this was most of the cost of copying the
+/// publish together.
+type Spare = Arc<Mutex<Vec<u8>>>;
+
+/// Frames at least this large are kept as the spare.
+const SPARE_MIN: usize = 64 * 1024;
+
+/// One message with its header: `bytes[start..]` (a publish is written
+/// after room for its header, see [`PublishBuilder`]).
+#[derive(Debug)]
+struct Frame {
+    bytes: Vec<u8>,
+    start: usize,
+}
+
+impl Frame {
+    fn whole(bytes: Vec<u8>) -> Frame {
+        Frame { bytes, start: 0 }
+    }
 }
 
 /// The `AsyncWrite` tower-lsp writes its messages into.
 pub struct FrameSplitter {
-    frames: UnboundedSender<Vec<u8>>,
+    frames: UnboundedSender<Frame>,
     pending: Vec<u8>,
 }
 
@@ -40,20 +67,33 @@ pub struct FrameSplitter {
 /// writer task runs until both are dropped).
 pub fn outbox<W: AsyncWrite + Unpin + Send + 'static>(out: W) -> (FrameSplitter, Outbox) {
     let (tx, rx) = unbounded_channel();
-    tokio::spawn(write_frames(rx, out));
+    let spare = Spare::default();
+    tokio::spawn(write_frames(rx, out, spare.clone()));
     (
         FrameSplitter {
             frames: tx.clone(),
             pending: Vec::new(),
         },
-        Outbox { frames: tx },
+        Outbox { frames: tx, spare },
     )
 }
 
-async fn write_frames<W: AsyncWrite + Unpin>(mut rx: UnboundedReceiver<Vec<u8>>, mut out: W) {
+async fn write_frames<W: AsyncWrite + Unpin>(
+    mut rx: UnboundedReceiver<Frame>,
+    mut out: W,
+    spare: Spare,
+) {
     while let Some(frame) = rx.recv().await {
-        if out.write_all(&frame).await.is_err() {
+        if out.write_all(&frame.bytes[frame.start..]).await.is_err() {
             return;
+        }
+        if frame.bytes.capacity() >= SPARE_MIN {
+            let mut spare = spare.lock().unwrap_or_else(|e| e.into_inner());
+            if spare.capacity() < frame.bytes.capacity() {
+                let mut bytes = frame.bytes;
+                bytes.clear();
+                *spare = bytes;
+            }
         }
         // Flush once the queue is drained (a burst goes out together).
         if rx.is_empty() && out.flush().await.is_err() {
@@ -91,8 +131,84 @@ impl Outbox {
         });
         // (Serializing these types cannot fail: no map has non-string keys.)
         if let Ok(body) = body {
-            let _ = self.frames.send(frame(&body));
+            let _ = self.frames.send(Frame::whole(frame(&body)));
         }
+    }
+}
+
+/// Room before a publish for its header: `Content-Length: ` and up to 20
+/// digits and the blank line.
+const HEADER_ROOM: usize = 40;
+
+/// A `textDocument/publishDiagnostics` written in place: the message up to
+/// its diagnostics array after room for the header, then the diagnostics
+/// already encoded as JSON ([`PublishBuilder::items`]), then the rest
+/// ([`Outbox::publish_built`]). A big file's publish is hundreds of KB:
+/// written once, never copied into a frame.
+#[derive(Debug)]
+pub struct PublishBuilder {
+    buf: Vec<u8>,
+}
+
+impl PublishBuilder {
+    /// The start of the publish of `uri`'s diagnostics, with room for
+    /// `capacity` bytes of them.
+    pub fn new(uri: &Url, capacity: usize) -> PublishBuilder {
+        PublishBuilder::in_buffer(Vec::new(), uri, capacity)
+    }
+
+    fn in_buffer(mut buf: Vec<u8>, uri: &Url, capacity: usize) -> PublishBuilder {
+        buf.clear();
+        buf.reserve(HEADER_ROOM + 256 + capacity);
+        buf.resize(HEADER_ROOM, b' ');
+        buf.extend_from_slice(
+            br#"{"jsonrpc":"2.0","method":"textDocument/publishDiagnostics","params":{"uri":"#,
+        );
+        // (Serializing a URL cannot fail: it is a string.)
+        let _ = serde_json::to_writer(&mut buf, uri);
+        buf.extend_from_slice(br#","diagnostics":["#);
+        PublishBuilder { buf }
+    }
+
+    /// Where the diagnostics go, as the items of a JSON array
+    /// (comma-separated, as
+    /// [`crate::lsp::publish_cache::PublishCache::encode`] writes them).
+    pub fn items(&mut self) -> &mut Vec<u8> {
+        &mut self.buf
+    }
+}
+
+impl Outbox {
+    /// [`PublishBuilder::new`] in the spare buffer if there is one.
+    pub fn publish_builder(&self, uri: &Url, capacity: usize) -> PublishBuilder {
+        let spare = std::mem::take(&mut *self.spare.lock().unwrap_or_else(|e| e.into_inner()));
+        PublishBuilder::in_buffer(spare, uri, capacity)
+    }
+
+    /// Sends the publish `built` with `more` diagnostics after its encoded
+    /// ones: the same bytes as [`Outbox::publish_diagnostics`] with all of
+    /// them.
+    pub fn publish_built(&self, built: PublishBuilder, more: &[Diagnostic], version: Option<i32>) {
+        let mut body = built.buf;
+        for d in more {
+            if body.last() != Some(&b'[') {
+                body.push(b',');
+            }
+            // (Serializing these types cannot fail: no map has non-string
+            // keys.)
+            if serde_json::to_writer(&mut body, d).is_err() {
+                return;
+            }
+        }
+        body.push(b']');
+        if let Some(v) = version {
+            body.extend_from_slice(format!(r#","version":{v}"#).as_bytes());
+        }
+        body.extend_from_slice(b"}}");
+        let header = format!("Content-Length: {}\r\n\r\n", body.len() - HEADER_ROOM);
+        let start = HEADER_ROOM - header.len();
+        body[start..HEADER_ROOM].copy_from_slice(header.as_bytes());
+        let _ = self.frames.send(Frame { bytes: body, start });
     }
 }
 
@@ -121,7 +237,9 @@ impl FrameSplitter {
             });
             let Some(length) = length else {
                 // Not a header tower-lsp writes: pass the bytes on as they are.
-                let _ = self.frames.send(std::mem::take(&mut self.pending));
+                let _ = self
+                    .frames
+                    .send(Frame::whole(std::mem::take(&mut self.pending)));
                 return;
             };
             let total = end_of_header + 4 + length;
@@ -130,7 +248,7 @@ impl FrameSplitter {
             }
             let rest = self.pending.split_off(total);
             let whole = std::mem::replace(&mut self.pending, rest);
-            let _ = self.frames.send(whole);
+            let _ = self.frames.send(Frame::whole(whole));
         }
     }
 }
@@ -192,5 +310,71 @@ mod tests {
                 publish.len()
             )
         );
+    }
+
+    /// A publish written from already-encoded items is the same frame as
+    /// one serialized whole.
+    #[tokio::test]
+    async fn an_encoded_publish_is_the_same_frame_as_a_serialized_one() {
+        use tower_lsp::lsp_types::{Position, Range};
+        let (client, mut server_out) = tokio::io::duplex(1 << 20);
+        let (splitter, outbox) = outbox(client);
+        let uri = Url::parse("file:///a%20b/x.mapper").unwrap();
+        let d = |line: u32, message: &str| Diagnostic {
+            range: Range::new(Position::new(line, 0), Position::new(line, 2)),
+            message: message.into(),
+            ..Default::default()
+        };
+        let (a, b, c) = (d(0, "a \"quoted\" é"), d(1, "b"), d(2, "c"));
+        let items = |ds: &[&Diagnostic]| {
+            ds.iter()
+                .map(|d| serde_json::to_string(d).unwrap())
+                .collect::<Vec<_>>()
+                .join(",")
+        };
+        // Big enough (over `SPARE_MIN`) for its buffer to be kept and
+        // taken again by the next publish.
+        let big: Vec<Diagnostic> = (0..1500).map(|i| d(i, "a long enough message")).collect();
+        let cases: Vec<(Vec<Diagnostic>, Vec<Diagnostic>, Option<i32>)> = vec![
+            (vec![], vec![], Some(1)),
+            (vec![a.clone()], vec![], None),
+            (big.clone(), vec![], Some(4)),
+            (vec![], vec![b.clone()], Some(2)),
+            (big.clone(), vec![c.clone()], Some(5)),
+            (
+                vec![a.clone(), b.clone()],
+                vec![c.clone(), a.clone()],
+                Some(3),
+            ),
+        ];
+        let mut spares = 0;
+        for (encoded, more, version) in &cases {
+            let all: Vec<Diagnostic> = encoded.iter().chain(more).cloned().collect();
+            outbox.publish_diagnostics(&uri, &all, *version);
+            let refs: Vec<&Diagnostic> = encoded.iter().collect();
+            spares += usize::from(outbox.spare.lock().unwrap().capacity() > 0);
+            let mut built = outbox.publish_builder(&uri, 0);
+            built.items().extend_from_slice(items(&refs).as_bytes());
+            outbox.publish_built(built, more, *version);
+            // Let the writer task write (and hand back the buffer).
+            for _ in 0..10 {
+                tokio::task::yield_now().await;
+            }
+        }
+        // The first big publish's buffer was taken by each publish after it
+        // that found it handed back.
+        assert_eq!(spares, 3);
+        drop(splitter);
+        drop(outbox);
+        let mut got = Vec::new();
+        tokio::io::AsyncReadExt::read_to_end(&mut server_out, &mut got)
+            .await
+            .unwrap();
+        let text = String::from_utf8(got).unwrap();
+        let frames: Vec<&str> = text.split("Content-Length: ").skip(1).collect();
+        assert_eq!(frames.len(), 2 * cases.len());
+        for pair in frames.chunks(2) {
+            assert_eq!(pair[0], pair[1]);
+        }
     }
 }

@@ -28,10 +28,15 @@ impl<T> RecentlyUsed<T> {
     }
 
     /// Marks `value` as just used, then keeps the first `how_many(list)` of
-    /// the list, newest first; the rest is dropped outside the lock (its
-    /// memory is freed when no request holds it).
-    pub fn touch(&self, value: &Arc<T>, how_many: impl FnOnce(&VecDeque<Arc<T>>) -> usize) {
-        let evicted = {
+    /// the list, newest first; the rest is returned, taken out under the
+    /// lock (its memory is freed when the caller drops it and no request
+    /// holds it).
+    pub fn touch(
+        &self,
+        value: &Arc<T>,
+        how_many: impl FnOnce(&VecDeque<Arc<T>>) -> usize,
+    ) -> VecDeque<Arc<T>> {
+        {
             let mut recent = self.list.lock().unwrap_or_else(|e| e.into_inner());
             if let Some(i) = recent.iter().position(|x| Arc::ptr_eq(x, value)) {
                 recent.remove(i);
@@ -39,7 +44,6 @@ impl<T> RecentlyUsed<T> {
             recent.push_front(value.clone());
             let keep = how_many(&recent).min(recent.len());
             recent.split_off(keep)
-        };
-        drop(evicted);
+        }
     }
 }

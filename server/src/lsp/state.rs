@@ -21,9 +21,10 @@ use tower_lsp::lsp_types::{TextDocumentContentChangeEvent, Url};
 use super::analysis::Analysis;
 use super::analysis_cache::AnalysisSlot;
 use super::config::{find_project_file, ProjectConfig, Settings};
-use super::convert::{apply_change, DiagnosticFields};
+use super::convert::{apply_change_indexed, DiagnosticFields};
 use super::outbox::Outbox;
 use super::providers::Providers;
+use super::publish_cache::PublishCache;
 use super::target::{resolve, Resolution, ResolutionSlot, Target, TargetKey};
 
 /// One version of an open document. Its analysis is computed on first use
@@ -179,6 +180,9 @@ pub struct State {
     /// Where published diagnostics are written directly (set when serving
     /// stdio; without it they go through tower-lsp's client).
     outbox: OnceLock<Outbox>,
+    /// The JSON of the last published document's diagnostics (see
+    /// [`PublishCache`]).
+    publish_cache: Mutex<PublishCache>,
 }
 
 impl State {
@@ -267,8 +271,12 @@ impl State {
         };
         let have = entry.version;
         let mut text = entry.text.clone();
-        for c in changes {
-            apply_change(&mut text, c, enc);
+        // The first change applies to the text of the current version,
+        // whose analysis (if still in memory) has its line index.
+        let analysis = entry.analysis.held().filter(|a| a.text.len() == text.len());
+        for (i, c) in changes.iter().enumerate() {
+            let index = analysis.as_ref().filter(|_| i == 0).map(|a| &a.index);
+            apply_change_indexed(&mut text, c, enc, index);
         }
         // The document takes the editor's version, even a lower one: later
         // versioned edits and diagnostics must match what the editor has.
@@ -287,6 +295,12 @@ impl State {
         self.projects.remove(uri);
         self.semantic.remove(uri);
         self.run_feedback.remove(uri);
+        self.publish_cache().forget(uri);
+    }
+
+    /// The kept JSON of published diagnostics (one publish at a time).
+    pub fn publish_cache(&self) -> std::sync::MutexGuard<'_, PublishCache> {
+        self.publish_cache.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// The loaded application and machine that apply to `uri` (`None` when

@@ -230,7 +230,7 @@ static RECENT: RecentlyUsed<Resolution> = RecentlyUsed::new();
 /// Marks `r` as just used, dropping the least recently used beyond
 /// [`KEPT_RESOLUTIONS`].
 fn keep_recent(r: &Arc<Resolution>) {
-    RECENT.touch(r, |_| KEPT_RESOLUTIONS);
+    drop(RECENT.touch(r, |_| KEPT_RESOLUTIONS));
 }
 
 /// Where a document version keeps its resolution: the target it was
@@ -363,11 +363,22 @@ fn globals_of(ev: &Evaluator) -> HashMap<String, GlobalValue> {
 /// Everything to publish for one version: the front end's diagnostics and
 /// the resolution's, in source order (identical duplicates dropped).
 pub fn merged_diagnostics(a: &Analysis, resolution: Option<&Resolution>) -> Vec<Diagnostic> {
-    let mut all = a.diagnostics.clone();
+    merged_diagnostic_refs(a, resolution)
+        .into_iter()
+        .cloned()
+        .collect()
+}
+
+/// [`merged_diagnostics`] without copying them (publishing reads them once).
+pub fn merged_diagnostic_refs<'a>(
+    a: &'a Analysis,
+    resolution: Option<&'a Resolution>,
+) -> Vec<&'a Diagnostic> {
+    let mut all: Vec<&Diagnostic> = a.diagnostics.iter().collect();
     if let Some(d) = resolution.and_then(|r| r.decisions.as_ref()) {
         for diag in &d.diagnostics {
-            if !all.contains(diag) {
-                all.push(diag.clone());
+            if !all.contains(&diag) {
+                all.push(diag);
             }
         }
     }

@@ -10,10 +10,12 @@ use tower_lsp::jsonrpc::{Error, ErrorCode, Result};
 use tower_lsp::lsp_types::*;
 use tower_lsp::Client;
 
+use crate::lsp::analysis::Analysis;
 use crate::lsp::config::PROJECT_FILE;
 use crate::lsp::convert::{self};
+use crate::lsp::outbox::PublishBuilder;
 use crate::lsp::state::{Change, Document, State};
-use crate::lsp::target::{merged_diagnostics, Target};
+use crate::lsp::target::{merged_diagnostic_refs, Target};
 
 use super::*;
 
@@ -316,6 +318,47 @@ pub(super) async fn publish(state: &Arc<State>, client: &Client, doc: Arc<Docume
     if !state.is_current(&doc) || !state.is_ready() || state.flags().pull_diagnostics {
         return;
     }
+    if let Some(outbox) = state.outbox() {
+        // Written directly, reusing the JSON of unchanged diagnostics.
+        let encode = {
+            let state = state.clone();
+            move |doc: &Document, a: &Analysis, all: &[&mapwright_grammar::Diagnostic]| {
+                let mut cache = state.publish_cache();
+                let mut built = match state.outbox() {
+                    Some(outbox) => outbox.publish_builder(&doc.uri, cache.last_len()),
+                    None => PublishBuilder::new(&doc.uri, cache.last_len()),
+                };
+                cache.encode(
+                    &doc.uri,
+                    doc.version,
+                    &a.index,
+                    all,
+                    state.encoding(),
+                    state.flags().diagnostic_fields,
+                    built.items(),
+                );
+                Some(built)
+            }
+        };
+        match collect_diagnostics(state, &doc, true, encode).await {
+            Ok((built, more)) => {
+                if state.is_current(&doc) {
+                    // (None: diagnostics are off, an empty list clears them.)
+                    let built = built.unwrap_or_else(|| PublishBuilder::new(&doc.uri, 0));
+                    outbox.publish_built(built, &more, Some(doc.version));
+                }
+            }
+            Err(msg) => {
+                client
+                    .log_message(
+                        MessageType::ERROR,
+                        format!("mapwright: internal error computing diagnostics: {msg}"),
+                    )
+                    .await
+            }
+        }
+        return;
+    }
     match diagnostics_of(state, &doc, true).await {
         Ok(diags) => {
             if state.is_current(&doc) {
@@ -364,7 +407,31 @@ pub(super) async fn diagnostics_of(
     skip_stale: bool,
 ) -> std::result::Result<Vec<Diagnostic>, String> {
     let enc = state.encoding();
-    let flags = state.flags();
+    let fields = state.flags().diagnostic_fields;
+    let convert = move |doc: &Document, a: &Analysis, all: &[&mapwright_grammar::Diagnostic]| {
+        all.iter()
+            .map(|d| convert::diagnostic(&doc.uri, doc.version, &a.index, d, enc, fields, false))
+            .collect::<Vec<_>>()
+    };
+    let (mut diags, more) = collect_diagnostics(state, doc, skip_stale, convert).await?;
+    diags.extend(more);
+    Ok(diags)
+}
+
+/// The parts of [`diagnostics_of`]: the merged diagnostics of the analysis
+/// and the resolution as `convert` makes them (LSP diagnostics, or their
+/// JSON when publishing directly), and the LSP diagnostics that follow
+/// them (problems loading the target, a run's feedback).
+async fn collect_diagnostics<T, F>(
+    state: &Arc<State>,
+    doc: &Arc<Document>,
+    skip_stale: bool,
+    convert: F,
+) -> std::result::Result<(T, Vec<Diagnostic>), String>
+where
+    T: Default + Send + 'static,
+    F: FnOnce(&Document, &Analysis, &[&mapwright_grammar::Diagnostic]) -> T + Send + 'static,
+{
     let enabled = state.settings().diagnostics.enable;
     let target = if enabled {
         state.target(&doc.uri)
@@ -380,32 +447,25 @@ pub(super) async fn diagnostics_of(
         let target = target.clone();
         let state = state.clone();
         move || {
-            guard::catch(|| {
+            guard::catch(move || {
                 // A newer version may have arrived while this one waited
                 // for a blocking thread: it publishes its own.
                 if !enabled || (skip_stale && !state.is_current(&doc)) {
-                    return Vec::new();
+                    return (T::default(), Vec::new());
                 }
                 let a = doc.analysis();
                 let resolution = target.as_ref().map(|t| doc.resolution(t));
-                let all = merged_diagnostics(&a, resolution.as_deref());
-                let mut out = convert::diagnostics(
-                    &doc.uri,
-                    doc.version,
-                    &a.index,
-                    &all,
-                    enc,
-                    flags.diagnostic_fields,
-                    false,
-                );
-                if let Some(t) = &target {
-                    out.extend(target_problems(t, project_uri.as_ref()));
-                }
-                out
+                let all = merged_diagnostic_refs(&a, resolution.as_deref());
+                let converted = convert(&doc, &a, &all);
+                let more = match &target {
+                    Some(t) => target_problems(t, project_uri.as_ref()),
+                    None => Vec::new(),
+                };
+                (converted, more)
             })
         }
     };
-    let mut diags = if target.is_some() {
+    let (converted, mut more) = if target.is_some() {
         // The analysis is made here, on the worker, as without a target;
         // the blocking thread only resolves. Blocking threads come and go,
         // and what one allocates and keeps (an analysis stays while its
@@ -442,9 +502,9 @@ pub(super) async fn diagnostics_of(
         compute()
     }?;
     if enabled {
-        diags.extend(state.run_feedback(&doc.uri, doc.version));
+        more.extend(state.run_feedback(&doc.uri, doc.version));
     }
-    Ok(diags)
+    Ok((converted, more))
 }
 
 /// Problems loading the application or machine, as a warning on the first
