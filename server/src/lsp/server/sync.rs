@@ -348,14 +348,7 @@ pub(super) async fn publish(state: &Arc<State>, client: &Client, doc: Arc<Docume
                     outbox.publish_built(built, &more, Some(doc.version));
                 }
             }
-            Err(msg) => {
-                client
-                    .log_message(
-                        MessageType::ERROR,
-                        format!("mapwright: internal error computing diagnostics: {msg}"),
-                    )
-                    .await
-            }
+            Err(msg) => log_diagnostics_error(client, &msg).await,
         }
         return;
     }
@@ -365,15 +358,19 @@ pub(super) async fn publish(state: &Arc<State>, client: &Client, doc: Arc<Docume
                 send_diagnostics(state, client, &doc.uri, diags, Some(doc.version)).await;
             }
         }
-        Err(msg) => {
-            client
-                .log_message(
-                    MessageType::ERROR,
-                    format!("mapwright: internal error computing diagnostics: {msg}"),
-                )
-                .await
-        }
+        Err(msg) => log_diagnostics_error(client, &msg).await,
     }
+}
+
+/// Tells the client, in its log, that computing a document's diagnostics
+/// failed (a caught panic or a failed blocking job): the server goes on.
+async fn log_diagnostics_error(client: &Client, msg: &str) {
+    client
+        .log_message(
+            MessageType::ERROR,
+            format!("mapwright: internal error computing diagnostics: {msg}"),
+        )
+        .await
 }
 
 /// Sends `publishDiagnostics`: straight to the output when serving stdio
