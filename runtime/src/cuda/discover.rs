@@ -59,7 +59,11 @@ pub struct Calibration {
     pub sgemm_gflops: Option<f64>,
     /// Empty-kernel launch plus completion, microseconds.
     pub launch_us: Option<f64>,
-    /// A kernel reading mapped pinned memory, GB/s.
+    /// A kernel writing every double of mapped pinned (zero-copy) host
+    /// memory, GB/s (what `calibrate` measures and prints as "zero-copy
+    /// kernel writes"). Writes cross PCIe as posted transactions; a kernel
+    /// reading zero-copy memory waits a round trip per request, so this is
+    /// an upper bound for reads.
     pub zero_copy_gbps: Option<f64>,
 }
 
