@@ -321,13 +321,10 @@ pub(super) async fn publish(state: &Arc<State>, client: &Client, doc: Arc<Docume
     if let Some(outbox) = state.outbox() {
         // Written directly, reusing the JSON of unchanged diagnostics.
         let encode = {
-            let state = state.clone();
+            let (state, outbox) = (state.clone(), outbox.clone());
             move |doc: &Document, a: &Analysis, all: &[&mapwright_grammar::Diagnostic]| {
                 let mut cache = state.publish_cache();
-                let mut built = match state.outbox() {
-                    Some(outbox) => outbox.publish_builder(&doc.uri, cache.last_len()),
-                    None => PublishBuilder::new(&doc.uri, cache.last_len()),
-                };
+                let mut built = outbox.publish_builder(&doc.uri, cache.last_len());
                 cache.encode(
                     &doc.uri,
                     doc.version,
