@@ -203,11 +203,15 @@ impl Diagnostic {
     }
 
     pub fn with_note(mut self, note: impl Into<String>) -> Self {
+        // Most diagnostics have one note, related span or fix: exact
+        // capacity instead of a first growth to 4 (see bench/memory).
+        self.notes.reserve_exact(1);
         self.notes.push(note.into());
         self
     }
 
     pub fn with_related(mut self, span: Span, message: impl Into<String>) -> Self {
+        self.related.reserve_exact(1);
         self.related.push(Related {
             span,
             message: message.into(),
@@ -216,6 +220,7 @@ impl Diagnostic {
     }
 
     pub fn with_fix(mut self, fix: Fix) -> Self {
+        self.fixes.reserve_exact(1);
         self.fixes.push(fix);
         self
     }
@@ -242,17 +247,53 @@ pub struct CappedDiagnostics {
     kept: Vec<Diagnostic>,
     /// Where the first diagnostic left out was, and how many were.
     dropped: Option<(Span, usize)>,
+    /// In a light list ([`CappedDiagnostics::light`]): the span and
+    /// severity of each diagnostic kept, instead of `kept`.
+    light: Option<Vec<(Span, Severity)>>,
 }
 
 impl CappedDiagnostics {
-    /// Continues a stage's list (e.g. the parser's after the lexer's).
-    pub fn resume(kept: Vec<Diagnostic>, dropped: Option<(Span, usize)>) -> Self {
-        let mut capped = CappedDiagnostics::default();
-        for d in kept {
-            capped.push(d);
+    /// An empty list that keeps only the span and severity of each
+    /// diagnostic (read back with [`CappedDiagnostics::into_light`]): for a
+    /// caller that only asks where the errors are (the formatter), so that
+    /// a file full of errors does not hold a 152-byte diagnostic and its
+    /// text per error. Which diagnostics are kept, and the count of those
+    /// left out, are the same as in a full list.
+    pub fn light() -> Self {
+        CappedDiagnostics {
+            light: Some(Vec::new()),
+            ..CappedDiagnostics::default()
         }
-        capped.count_dropped(dropped);
-        capped
+    }
+
+    /// How many diagnostics are kept.
+    fn len(&self) -> usize {
+        self.light.as_ref().map_or(self.kept.len(), Vec::len)
+    }
+
+    /// Adds the diagnostics of a later stage of the same kind of list
+    /// (e.g. the parser's after the lexer's), in order: those over the
+    /// cap are counted, as are the ones `other` left out.
+    pub fn append(&mut self, other: CappedDiagnostics) {
+        let CappedDiagnostics {
+            kept,
+            dropped,
+            light,
+        } = other;
+        let n = kept.len() + light.as_ref().map_or(0, Vec::len);
+        let room = MAX_DIAGNOSTICS.saturating_sub(self.len()).min(n);
+        // Exact room: merging allocates once, not by doubling.
+        match &mut self.light {
+            Some(l) => l.reserve_exact(room),
+            None => self.kept.reserve_exact(room),
+        }
+        for d in kept {
+            self.push(d);
+        }
+        for (span, severity) in light.unwrap_or_default() {
+            self.push_light(span, severity);
+        }
+        self.count_dropped(dropped);
     }
 
     /// Adds diagnostics left out elsewhere (where the first was, how many).
@@ -266,16 +307,43 @@ impl CappedDiagnostics {
 
     /// True once [`MAX_DIAGNOSTICS`] are kept: a new one is only counted.
     pub fn is_full(&self) -> bool {
-        self.kept.len() >= MAX_DIAGNOSTICS
+        self.len() >= MAX_DIAGNOSTICS
     }
 
     pub fn push(&mut self, d: Diagnostic) {
-        if self.kept.len() < MAX_DIAGNOSTICS {
+        if self.light.is_some() {
+            self.push_light(d.span, d.severity);
+        } else if self.kept.len() < MAX_DIAGNOSTICS {
             self.kept.push(d);
         } else {
-            let (first, n) = self.dropped.unwrap_or((d.span, 0));
-            self.dropped = Some((first.min(d.span), n + 1));
+            self.count_over(d.span);
         }
+    }
+
+    /// [`CappedDiagnostics::push`] of a diagnostic's span and severity
+    /// (its text dropped when the list is light).
+    fn push_light(&mut self, span: Span, severity: Severity) {
+        if self.len() >= MAX_DIAGNOSTICS {
+            self.count_over(span);
+        } else if let Some(light) = &mut self.light {
+            light.push((span, severity));
+        } else {
+            // A light list appended to a full one: only this much is known.
+            self.kept
+                .push(Diagnostic::new("", severity, span, String::new()));
+        }
+    }
+
+    /// Counts one diagnostic over the cap, at `span`.
+    fn count_over(&mut self, span: Span) {
+        let (first, n) = self.dropped.unwrap_or((span, 0));
+        self.dropped = Some((first.min(span), n + 1));
+    }
+
+    /// A light list's spans and severities (empty for a full list), and
+    /// what was left out.
+    pub fn into_light(self) -> (Vec<(Span, Severity)>, Option<(Span, usize)>) {
+        (self.light.unwrap_or_default(), self.dropped)
     }
 
     /// The kept diagnostics and what was left out, without the summary.
@@ -327,6 +395,45 @@ mod tests {
         let last = &all[MAX_DIAGNOSTICS];
         assert_eq!((last.code, last.span), ("I0001", Span::at(MAX_DIAGNOSTICS)));
         assert!(last.message.starts_with("5 more"), "{}", last.message);
+    }
+
+    /// A light list keeps the same diagnostics (by span and severity) and
+    /// counts the same ones left out as a full list, pushed one by one or
+    /// appended as a later stage's list.
+    #[test]
+    fn a_light_list_keeps_what_a_full_list_keeps() {
+        let d = |i: usize| {
+            let span = Span::at(7 * i % 1013);
+            if i % 3 == 0 {
+                Diagnostic::warning("W0001", span, "w").with_note("n")
+            } else {
+                Diagnostic::error("E0001", span, "e")
+            }
+        };
+        let (first, second) = (600, 700);
+        let fill = |mut list: CappedDiagnostics, range: std::ops::Range<usize>| {
+            for i in range {
+                list.push(d(i));
+            }
+            list
+        };
+        let mut full = fill(CappedDiagnostics::default(), 0..first);
+        full.append(fill(CappedDiagnostics::default(), first..first + second));
+        let mut light = fill(CappedDiagnostics::light(), 0..first);
+        light.append(fill(CappedDiagnostics::light(), first..first + second));
+        let (kept, full_dropped) = full.into_parts();
+        let (light_kept, light_dropped) = light.into_light();
+        let expected: Vec<(Span, Severity)> = kept.iter().map(|d| (d.span, d.severity)).collect();
+        assert_eq!(light_kept, expected);
+        assert_eq!(kept.len(), MAX_DIAGNOSTICS);
+        assert_eq!(light_dropped, full_dropped);
+        assert_eq!(
+            full_dropped.map(|(_, n)| n),
+            Some(first + second - MAX_DIAGNOSTICS)
+        );
+        // Appending equals pushing everything into one list.
+        let one = fill(CappedDiagnostics::default(), 0..first + second);
+        assert_eq!(one.into_parts(), (kept, full_dropped));
     }
 
     #[test]

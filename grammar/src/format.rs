@@ -11,7 +11,7 @@
 
 use std::collections::HashMap;
 
-use crate::ast::{Expr, ExprKind, Stmt, StmtKind};
+use crate::ast::{Expr, ExprKind, Program, Stmt, StmtKind};
 use crate::diagnostic::TextEdit;
 use std::collections::VecDeque;
 
@@ -43,7 +43,14 @@ pub fn format(source: &str) -> String {
 /// memory is the tree and the output, not 24 bytes per token more.
 pub fn format_file(source: &str) -> (String, bool) {
     let parsed = parse_for_format(source);
-    (format_parsed(source, &parsed), parsed.has_errors())
+    let has_errors = !parsed.error_offsets.is_empty();
+    if parsed.program.stmts.is_empty() || parsed.capped {
+        return (source.to_string(), has_errors);
+    }
+    let errors = parsed.error_offsets;
+    let mut f = Formatter::new(source, &parsed.program, &parsed.comments, errors);
+    f.block(&parsed.program.stmts, 0, source.len(), None);
+    (f.finish(), has_errors)
 }
 
 /// Formats a file that has already been parsed.
@@ -51,9 +58,25 @@ pub fn format_parsed(source: &str, parsed: &Parsed) -> String {
     if parsed.program.stmts.is_empty() || too_many_errors(parsed) {
         return source.to_string();
     }
-    let mut f = Formatter::new(source, parsed);
+    let mut f = Formatter::new(
+        source,
+        &parsed.program,
+        &parsed.comments,
+        error_offsets(parsed),
+    );
     f.block(&parsed.program.stmts, 0, source.len(), None);
     f.finish()
+}
+
+/// Where each error of `parsed` starts, ascending (diagnostics come in
+/// source order).
+fn error_offsets(parsed: &Parsed) -> Vec<usize> {
+    parsed
+        .diagnostics
+        .iter()
+        .filter(|d| d.is_error())
+        .map(|d| d.span.start())
+        .collect()
 }
 
 /// Formats the top-level statements that overlap `range` and returns one edit
@@ -72,7 +95,12 @@ pub fn format_range(source: &str, range: Span) -> Option<TextEdit> {
         })
         .collect();
     let (&first, &last) = (overlapping.first()?, overlapping.last()?);
-    let mut f = Formatter::new(source, &parsed);
+    let mut f = Formatter::new(
+        source,
+        &parsed.program,
+        &parsed.comments,
+        error_offsets(&parsed),
+    );
     let start = stmts[first].span.start();
     for (i, c) in parsed.comments.iter().enumerate() {
         if c.span.start() < start {
@@ -199,23 +227,26 @@ struct Formatter<'a> {
 }
 
 impl<'a> Formatter<'a> {
-    fn new(src: &'a str, parsed: &'a Parsed) -> Formatter<'a> {
+    /// A formatter of `program` (parsed from `src`, with its `comments`),
+    /// copying verbatim the statements where an error starts
+    /// (`error_offsets`, ascending).
+    fn new(
+        src: &'a str,
+        program: &Program,
+        comments: &'a [Token],
+        error_offsets: Vec<usize>,
+    ) -> Formatter<'a> {
         let mut roles = HashMap::new();
-        for stmt in &parsed.program.stmts {
+        for stmt in &program.stmts {
             collect_roles(stmt, &mut roles);
         }
         Formatter {
             src,
             tokens: TokenCursor::new(src),
-            comments: &parsed.comments,
-            used: vec![false; parsed.comments.len()],
+            comments,
+            used: vec![false; comments.len()],
             roles,
-            error_offsets: parsed
-                .diagnostics
-                .iter()
-                .filter(|d| d.is_error())
-                .map(|d| d.span.start())
-                .collect(),
+            error_offsets,
             out: String::new(),
             line_break: line_break_of(src),
             next_unused: 0,

@@ -497,6 +497,13 @@ impl<'a> TokenStream<'a> {
         }
     }
 
+    /// The same stream, keeping only the code, severity and span of each
+    /// lexical diagnostic ([`CappedDiagnostics::light`]).
+    pub(crate) fn light_diagnostics(mut self) -> TokenStream<'a> {
+        self.diagnostics = CappedDiagnostics::light();
+        self
+    }
+
     /// The same stream started at byte `offset` of its source (which must
     /// be where a token or blank begins), for a re-parse that resumes
     /// mid-file (`crate::incremental`).
@@ -511,6 +518,13 @@ impl<'a> TokenStream<'a> {
     pub fn finish(self) -> (Vec<Token>, Vec<Diagnostic>, Option<(Span, usize)>) {
         let (diagnostics, dropped) = self.diagnostics.into_parts();
         (self.comments.unwrap_or_default(), diagnostics, dropped)
+    }
+
+    /// The comments (empty if not kept) and the lexical diagnostics as the
+    /// capped list they were collected in (light if
+    /// [`TokenStream::light_diagnostics`] made it so).
+    pub(crate) fn finish_capped(self) -> (Vec<Token>, CappedDiagnostics) {
+        (self.comments.unwrap_or_default(), self.diagnostics)
     }
 
     /// Ends the current run of bad characters, if any: its token.

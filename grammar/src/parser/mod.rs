@@ -74,40 +74,78 @@ pub fn parse_tree(source: &str) -> Parsed {
     parse_with(source, false, false)
 }
 
-/// [`parse`] keeping the comments but not the tokens: what the formatter
-/// needs (it reads the tokens again as it goes).
-pub(crate) fn parse_for_format(source: &str) -> Parsed {
-    parse_with(source, false, true)
+/// What the formatter needs of a parse ([`parse_for_format`]).
+pub(crate) struct FormatParse {
+    pub(crate) program: Program,
+    pub(crate) comments: Vec<Token>,
+    /// Where each error starts, ascending.
+    pub(crate) error_offsets: Vec<usize>,
+    /// Some diagnostics were left out (the full parse has an `I0001`).
+    pub(crate) capped: bool,
+}
+
+/// [`parse`] keeping the comments but not the tokens, and of the
+/// diagnostics only where the errors start and whether some were left out:
+/// what the formatter needs (it reads the tokens again as it goes). A file
+/// full of errors then holds no diagnostic text (see bench/memory).
+pub(crate) fn parse_for_format(source: &str) -> FormatParse {
+    let (program, _, comments, diagnostics) = parse_parts(source, false, true, true);
+    let (light, dropped) = diagnostics.into_light();
+    let mut error_offsets: Vec<usize> = light
+        .iter()
+        .filter(|(_, severity)| *severity == crate::Severity::Error)
+        .map(|(span, _)| span.start())
+        .collect();
+    error_offsets.sort_unstable();
+    FormatParse {
+        program,
+        comments,
+        error_offsets,
+        capped: dropped.is_some(),
+    }
 }
 
 fn parse_with(source: &str, keep_tokens: bool, keep_comments: bool) -> Parsed {
-    let stream = TokenStream::new(source, keep_comments);
-    let mut p = Parser {
-        src: source,
-        toks: RefCell::new(TokenWindow::new(stream, keep_tokens)),
-        pos: 0,
-        diags: CappedDiagnostics::default(),
-        python_semis: None,
-        depth: 0,
-    };
-    let program = p.program();
-    let lexed = p.toks.into_inner().finish();
-    // Lexical diagnostics first, then the parser's, under one cap: the
-    // same ones kept as if the whole file had been lexed first.
-    let mut all = CappedDiagnostics::resume(lexed.diagnostics, lexed.diagnostics_dropped);
-    let (syntax, syntax_dropped) = p.diags.into_parts();
-    for d in syntax {
-        all.push(d);
-    }
-    all.count_dropped(syntax_dropped);
-    let mut diagnostics = all.into_vec();
+    let (program, tokens, comments, diagnostics) =
+        parse_parts(source, keep_tokens, keep_comments, false);
+    let mut diagnostics = diagnostics.into_vec();
     diagnostics.sort_by_key(|d| (d.span.start(), d.span.end()));
     Parsed {
         program,
         diagnostics,
-        tokens: lexed.tokens,
-        comments: lexed.comments,
+        tokens,
+        comments,
     }
+}
+
+/// The tree, the tokens (if kept), the comments (if kept) and the lexical
+/// and syntax diagnostics in one capped list (light if `light`), unsorted.
+fn parse_parts(
+    source: &str,
+    keep_tokens: bool,
+    keep_comments: bool,
+    light: bool,
+) -> (Program, Vec<Token>, Vec<Token>, CappedDiagnostics) {
+    let mut stream = TokenStream::new(source, keep_comments);
+    let mut diags = CappedDiagnostics::default();
+    if light {
+        stream = stream.light_diagnostics();
+        diags = CappedDiagnostics::light();
+    }
+    let mut p = Parser {
+        src: source,
+        toks: RefCell::new(TokenWindow::new(stream, keep_tokens)),
+        pos: 0,
+        diags,
+        python_semis: None,
+        depth: 0,
+    };
+    let program = p.program();
+    let (tokens, comments, mut all) = p.toks.into_inner().finish();
+    // The lexer's list first, then the parser's: the same ones are kept
+    // as when the lexer's were pushed one by one before the parser's.
+    all.append(p.diags);
+    (program, tokens, comments, all)
 }
 
 /// What [`parse_resumed`] parsed: the statements from where it began to

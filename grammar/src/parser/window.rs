@@ -9,6 +9,7 @@
 
 use std::collections::VecDeque;
 
+use crate::diagnostic::CappedDiagnostics;
 use crate::token::{Lexed, Token, TokenStream};
 
 pub(super) struct TokenWindow<'a> {
@@ -82,8 +83,9 @@ impl<'a> TokenWindow<'a> {
     }
 
     /// What the lexer found: every token when `keep_all` (else none),
-    /// the comments when the stream kept them, the lexical diagnostics.
-    pub(super) fn finish(mut self) -> Lexed {
+    /// the comments when the stream kept them, the lexical diagnostics
+    /// (as the stream collected them: light or full).
+    pub(super) fn finish(mut self) -> (Vec<Token>, Vec<Token>, CappedDiagnostics) {
         // Lex to the end: the diagnostics and comments must be complete.
         while !self.exhausted {
             match self.stream.next() {
@@ -97,12 +99,7 @@ impl<'a> TokenWindow<'a> {
         } else {
             Vec::new()
         };
-        let (comments, diagnostics, diagnostics_dropped) = self.stream.finish();
-        Lexed {
-            tokens,
-            comments,
-            diagnostics,
-            diagnostics_dropped,
-        }
+        let (comments, diagnostics) = self.stream.finish_capped();
+        (tokens, comments, diagnostics)
     }
 }
