@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use mapwright_grammar::ast::without_spans;
-use mapwright_grammar::format::{format, format_range};
+use mapwright_grammar::format::{format, format_parsed, format_range};
 use mapwright_grammar::token::lex;
 use mapwright_grammar::{analyze, analyze_tree, parse, parse_tree, Span};
 use proptest::prelude::*;
@@ -50,6 +50,10 @@ fn streaming_agrees(source: &str) -> Result<(), String> {
     if analyze_tree(source).diagnostics() != analyze(source).diagnostics() {
         return Err(format!("analyze_tree differs from analyze on {source:?}"));
     }
+    // `format` parses keeping only where errors start (light diagnostics).
+    if format(source) != format_parsed(source, &full) {
+        return Err(format!("format differs from format_parsed on {source:?}"));
+    }
     Ok(())
 }
 
@@ -61,6 +65,16 @@ fn streaming_parse_agrees_on_the_corpus_and_past_the_diagnostics_cap() {
     // words as names (their fix renames across the file), bad runs.
     sources.push("x = ;\n$ @ !\nTask = 1;\ny = m[;\n\"abc\n".repeat(700));
     sources.push("def f(Task t):\n  return 0\n$$ é #c\r\nz = (1\n".repeat(400));
+    // Recovery forgets the tokens it skips: a statement that fails early
+    // (nested too deep, an unmatched `{`, a keyword on a new line) and
+    // what follows it.
+    let deep = format!("x = {}1{};\n", "(".repeat(5000), ")".repeat(5000));
+    sources.push(format!("a = 1;\n{deep}b = a;\n{deep}Task * GPU;\n"));
+    sources.push("y = { 1 + (2 ;\nTask t GPU;\nz = m[1 {\n}\n;\nw = 2;\n".repeat(50));
+    sources.push(format!(
+        "p = {}\nTask * GPU;\nq = 1 +\n",
+        "(1 + ".repeat(3000)
+    ));
     for source in &sources {
         if let Err(e) = streaming_agrees(source) {
             panic!("{}", &e[..e.len().min(400)]);

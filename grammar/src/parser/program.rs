@@ -44,8 +44,13 @@ impl<'a> Parser<'a> {
             match self.top_stmt() {
                 Ok(stmt) => stmts.push(stmt),
                 Err(Failed) => {
+                    // Taken before recovery, which may forget the token.
+                    let first = self.tok(start).map(|t| t.span);
                     self.recover_top(start);
-                    let span = self.span_from(start);
+                    let span = match first {
+                        Some(first) => first.to(Span::at(self.prev_end())),
+                        None => self.span_from(start),
+                    };
                     stmts.push(Stmt {
                         kind: StmtKind::Error,
                         span,
@@ -66,12 +71,22 @@ impl<'a> Parser<'a> {
 
     /// Skips the rest of a broken top-level statement: up to and including the
     /// next `;` outside braces, or up to a statement keyword that begins a line.
+    ///
+    /// The tokens it skips are forgotten as it goes (it looks only at the
+    /// token before the current one and the one after), so a statement that
+    /// fails early in a long line (an expression nested past
+    /// [`MAX_NESTING`], an unmatched `{`) holds a few tokens, not all the
+    /// rest of the statement (see bench/memory). The statement's first
+    /// token may be forgotten too: the caller takes its span before.
     pub(super) fn recover_top(&mut self, start: usize) {
         if self.pos == start {
             self.bump();
         }
         let mut depth = 0usize;
         while let Some(kind) = self.peek() {
+            self.toks
+                .borrow_mut()
+                .forget_before(self.pos.saturating_sub(1));
             match kind {
                 T::LBrace => depth += 1,
                 T::RBrace if depth > 0 => depth -= 1,
