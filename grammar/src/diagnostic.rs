@@ -230,6 +230,17 @@ impl Diagnostic {
     }
 }
 
+/// Sorts diagnostics by span (start, then end), keeping the order of those
+/// at the same span. A list already in order (the usual case: each stage
+/// reports in source order) is left as it is, without the scratch buffer
+/// of a stable sort (as large as the list).
+pub fn sort_by_span(list: &mut [Diagnostic]) {
+    let key = |d: &Diagnostic| (d.span.start(), d.span.end());
+    if list.windows(2).any(|w| key(&w[0]) > key(&w[1])) {
+        list.sort_by_key(key);
+    }
+}
+
 /// Most diagnostics kept for one stage of one file (lexing and parsing
 /// together; checking): past this a file is noise, not code, and a
 /// diagnostic per bad byte would cost far more memory than the input (about
@@ -239,6 +250,18 @@ pub const MAX_DIAGNOSTICS: usize = 1000;
 
 /// The code of the final note that counts the diagnostics left out.
 pub const CAPPED_CODE: &str = "I0001";
+
+/// Makes room for one more element of a full `list` by a quarter of its
+/// length (at least 4, at most up to the cap) instead of doubling it: a
+/// diagnostic is 152 bytes, and a doubling holds the old and the new block
+/// (three times the list) while it moves, then up to half of it unused.
+fn grow_gently<T>(list: &mut Vec<T>) {
+    if list.len() == list.capacity() {
+        let more = (list.len() / 4).max(4);
+        let room = MAX_DIAGNOSTICS.saturating_sub(list.len()).max(1);
+        list.reserve_exact(more.min(room));
+    }
+}
 
 /// Diagnostics of one stage, at most [`MAX_DIAGNOSTICS`] kept (the first
 /// ones pushed); the others are only counted.
@@ -314,6 +337,7 @@ impl CappedDiagnostics {
         if self.light.is_some() {
             self.push_light(d.span, d.severity);
         } else if self.kept.len() < MAX_DIAGNOSTICS {
+            grow_gently(&mut self.kept);
             self.kept.push(d);
         } else {
             self.count_over(d.span);
@@ -326,6 +350,7 @@ impl CappedDiagnostics {
         if self.len() >= MAX_DIAGNOSTICS {
             self.count_over(span);
         } else if let Some(light) = &mut self.light {
+            grow_gently(light);
             light.push((span, severity));
         } else {
             // A light list appended to a full one: only this much is known.
@@ -356,6 +381,8 @@ impl CappedDiagnostics {
     pub fn into_vec(self) -> Vec<Diagnostic> {
         let mut out = self.kept;
         if let Some((span, n)) = self.dropped {
+            // One more, not a doubling of a full list (1,000 x 152 bytes).
+            out.reserve_exact(1);
             out.push(
                 Diagnostic::info(
                     CAPPED_CODE,

@@ -52,7 +52,7 @@ impl Analysis {
     pub fn diagnostics(&self) -> Vec<Diagnostic> {
         let mut all = self.parsed.diagnostics.clone();
         all.extend(self.checked.diagnostics.iter().cloned());
-        all.sort_by_key(|d| (d.span.start(), d.span.end()));
+        crate::diagnostic::sort_by_span(&mut all);
         all
     }
 
@@ -65,7 +65,7 @@ impl Analysis {
         // Exact room: one allocation, not a doubling next to both lists.
         all.reserve_exact(checked.diagnostics.len());
         all.extend(checked.diagnostics);
-        all.sort_by_key(|d| (d.span.start(), d.span.end()));
+        crate::diagnostic::sort_by_span(&mut all);
         all
     }
 }

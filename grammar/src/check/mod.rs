@@ -232,7 +232,7 @@ fn check_with(
         memo.keep_suggestions(suggestions);
     }
     let mut diagnostics = capped.into_vec();
-    diagnostics.sort_by_key(|d| (d.span.start(), d.span.end()));
+    crate::diagnostic::sort_by_span(&mut diagnostics);
     let checked = Checked {
         diagnostics,
         resolved,

@@ -109,7 +109,7 @@ fn parse_with(source: &str, keep_tokens: bool, keep_comments: bool) -> Parsed {
     let (program, tokens, comments, diagnostics) =
         parse_parts(source, keep_tokens, keep_comments, false);
     let mut diagnostics = diagnostics.into_vec();
-    diagnostics.sort_by_key(|d| (d.span.start(), d.span.end()));
+    crate::diagnostic::sort_by_span(&mut diagnostics);
     Parsed {
         program,
         diagnostics,
@@ -217,7 +217,7 @@ pub(crate) fn parse_resumed(
             "over the cap",
         ));
     }
-    diagnostics.sort_by_key(|d| (d.span.start(), d.span.end()));
+    crate::diagnostic::sort_by_span(&mut diagnostics);
     Resumed {
         stmts,
         end,

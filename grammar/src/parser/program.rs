@@ -41,6 +41,12 @@ impl<'a> Parser<'a> {
             self.toks
                 .borrow_mut()
                 .forget_before(start.saturating_sub(1));
+            // A quarter more room at a time, not double: the statement
+            // vector is most of a big file's tree, and a doubling holds the
+            // old and new blocks (three times the vector) while it moves.
+            if stmts.len() == stmts.capacity() {
+                stmts.reserve_exact((stmts.len() / 4).max(4));
+            }
             match self.top_stmt() {
                 Ok(stmt) => stmts.push(stmt),
                 Err(Failed) => {
