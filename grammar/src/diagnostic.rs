@@ -252,6 +252,9 @@ pub const MAX_DIAGNOSTICS: usize = 1000;
 /// The code of the final note that counts the diagnostics left out.
 pub const CAPPED_CODE: &str = "I0001";
 
+/// What a light list ([`CappedDiagnostics::light`]) keeps of a diagnostic.
+pub type LightDiagnostic = (Span, Severity);
+
 /// Makes room for one more element of a full `list` by a quarter of its
 /// length (at least 4, at most up to the cap) instead of doubling it: a
 /// diagnostic is 152 bytes, and a doubling holds the old and the new block
@@ -273,7 +276,7 @@ pub struct CappedDiagnostics {
     dropped: Option<(Span, usize)>,
     /// In a light list ([`CappedDiagnostics::light`]): the span and
     /// severity of each diagnostic kept, instead of `kept`.
-    light: Option<Vec<(Span, Severity)>>,
+    light: Option<Vec<LightDiagnostic>>,
 }
 
 impl CappedDiagnostics {
@@ -368,7 +371,7 @@ impl CappedDiagnostics {
 
     /// A light list's spans and severities (empty for a full list), and
     /// what was left out.
-    pub fn into_light(self) -> (Vec<(Span, Severity)>, Option<(Span, usize)>) {
+    pub fn into_light(self) -> (Vec<LightDiagnostic>, Option<(Span, usize)>) {
         (self.light.unwrap_or_default(), self.dropped)
     }
 
@@ -432,7 +435,7 @@ mod tests {
     fn a_light_list_keeps_what_a_full_list_keeps() {
         let d = |i: usize| {
             let span = Span::at(7 * i % 1013);
-            if i % 3 == 0 {
+            if matches!(i % 3, 0) {
                 Diagnostic::warning("W0001", span, "w").with_note("n")
             } else {
                 Diagnostic::error("E0001", span, "e")
@@ -451,7 +454,7 @@ mod tests {
         light.append(fill(CappedDiagnostics::light(), first..first + second));
         let (kept, full_dropped) = full.into_parts();
         let (light_kept, light_dropped) = light.into_light();
-        let expected: Vec<(Span, Severity)> = kept.iter().map(|d| (d.span, d.severity)).collect();
+        let expected: Vec<LightDiagnostic> = kept.iter().map(|d| (d.span, d.severity)).collect();
         assert_eq!(light_kept, expected);
         assert_eq!(kept.len(), MAX_DIAGNOSTICS);
         assert_eq!(light_dropped, full_dropped);
