@@ -233,8 +233,8 @@ impl Diagnostic {
 /// Sorts diagnostics by span (start, then end), keeping the order of those
 /// at the same span. A list already in order (the usual case: each stage
 /// reports in source order) is left as it is; otherwise the sort's scratch
-/// is the keys (`sort_by_cached_key`: 12 bytes per diagnostic, key and index), not a copy
-/// of the 152-byte diagnostics as `sort_by_key`'s would be.
+/// is the keys (`sort_by_cached_key`: 12 bytes per diagnostic, key and
+/// index), not a copy of the 152-byte diagnostics as `sort_by_key`'s is.
 pub fn sort_by_span(list: &mut [Diagnostic]) {
     let key = |d: &Diagnostic| (d.span.start() as u32, d.span.end() as u32);
     if list.windows(2).any(|w| key(&w[0]) > key(&w[1])) {
