@@ -157,6 +157,7 @@ pub fn run_stdio() -> anyhow::Result<bool> {
     let exit = std::sync::Arc::new(tokio::sync::Notify::new());
     runtime.block_on(async {
         let (service, socket) = server::service(state.clone());
+        let service = server::direct::DirectAnswers::new(service);
         let service = server::StopOnExit::new(service, exit.clone());
         let (stdin, stdin_closed) = transport::guarded_stdin();
         let (stdout, outbox) = outbox::outbox(tokio::io::stdout());
