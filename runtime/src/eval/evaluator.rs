@@ -125,8 +125,19 @@ impl Evaluator {
         machine: &MachineShape,
         limits: Limits,
     ) -> (Evaluator, Option<EvalError>) {
+        Self::new_partial_shared(Arc::new(program), machine, limits)
+    }
+
+    /// [`Evaluator::new_partial`] on a shared program (no copy of it: the
+    /// language server's top-level evaluator and the launch placer of one
+    /// resolution read the same filtered program).
+    pub fn new_partial_shared(
+        program: Arc<Program>,
+        machine: &MachineShape,
+        limits: Limits,
+    ) -> (Evaluator, Option<EvalError>) {
         let mut ev = Evaluator {
-            program: Arc::new(program),
+            program,
             state: State {
                 machine: machine.clone(),
                 limits,

@@ -119,5 +119,8 @@ pub use entry::{
 };
 pub use layout::layout_text;
 pub use placement::MAX_PLACED_POINTS;
-pub use placer::{EvalPlacer, LaunchPlacer, MachinePoint, NoPlacer, ParentPoint, PlacementError};
+pub use placer::{
+    parsed_statements, EvalPlacer, LaunchPlacer, MachinePoint, NoPlacer, ParentPoint,
+    PlacementError,
+};
 pub use render::render_decisions;

@@ -164,6 +164,19 @@ pub struct EvalPlacer {
     key: Vec<i64>,
 }
 
+/// `program` without the statements that did not parse (a copy): what the
+/// launch placer evaluates, so that one typo does not hide every placement.
+pub fn parsed_statements(program: &ast::Program) -> ast::Program {
+    ast::Program {
+        stmts: program
+            .stmts
+            .iter()
+            .filter(|s| !matches!(s.kind, StmtKind::Error))
+            .cloned()
+            .collect(),
+    }
+}
+
 /// A machine description's kind as the evaluator may see it: only the
 /// kinds the DSL can name (not `UTIL`).
 fn eval_kind(k: ProcKind) -> Option<ProcKind> {
@@ -189,6 +202,25 @@ impl EvalPlacer {
         machine: &Machine,
         ranks_per_node: u32,
     ) -> Result<EvalPlacer, crate::eval::EvalError> {
+        let program = std::sync::Arc::new(parsed_statements(program));
+        Self::shared(program, machine, ranks_per_node)
+    }
+
+    /// [`EvalPlacer::new`] on a program already reduced to the statements
+    /// that parsed ([`parsed_statements`]), shared instead of copied (the
+    /// language server evaluates the same one for the top-level values).
+    pub fn with_parsed_statements(
+        program: std::sync::Arc<ast::Program>,
+        machine: &Machine,
+    ) -> Result<EvalPlacer, crate::eval::EvalError> {
+        Self::shared(program, machine, 1)
+    }
+
+    fn shared(
+        program: std::sync::Arc<ast::Program>,
+        machine: &Machine,
+        ranks_per_node: u32,
+    ) -> Result<EvalPlacer, crate::eval::EvalError> {
         let view = RankView::new(machine, ranks_per_node);
         let mut shape = crate::eval::MachineShape::new(i64::from(view.nodes()));
         for k in machine.proc_kinds() {
@@ -196,23 +228,18 @@ impl EvalPlacer {
                 shape = shape.with(ek, i64::from(view.procs_per_node(k)));
             }
         }
-        let program = ast::Program {
-            stmts: program
-                .stmts
-                .iter()
-                .filter(|s| !matches!(s.kind, StmtKind::Error))
-                .cloned()
-                .collect(),
-        };
         let limits = crate::eval::Limits {
             max_steps: STEPS_PER_CALL,
             ..crate::eval::Limits::default()
         };
-        crate::eval::Evaluator::with_limits_owned(program, &shape, limits).map(|ev| EvalPlacer {
-            ev,
-            memo: FastMap::default(),
-            key: Vec::new(),
-        })
+        match crate::eval::Evaluator::new_partial_shared(program, &shape, limits) {
+            (ev, None) => Ok(EvalPlacer {
+                ev,
+                memo: FastMap::default(),
+                key: Vec::new(),
+            }),
+            (_, Some(err)) => Err(err),
+        }
     }
 
     /// Fills `self.key` with what a mapping-function call depends on

@@ -36,6 +36,8 @@
 //! - [`outbox`]          the output: tower-lsp's frames and the published
 //!   diagnostics (serialized directly, without a `Value` tree) through one
 //!   writer.
+//! - [`resolve_thread`]  the one warm thread that resolves documents against
+//!   their application while publishing (and gives memory back when idle).
 //! - [`publish_cache`]   the JSON of each published diagnostic of the
 //!   document published last, reused by its next publish for every
 //!   diagnostic that did not change.
@@ -115,6 +117,7 @@ pub mod provider_api;
 pub mod providers;
 pub mod publish_cache;
 pub mod recent;
+pub mod resolve_thread;
 pub mod selection;
 pub mod semantic_range;
 pub mod semantic_tokens;
@@ -133,14 +136,15 @@ pub fn run_stdio() -> anyhow::Result<bool> {
     // second worker keeps the reader and the debounce timers moving while a
     // long request (formatting a 10,000-line file) runs.
     //
-    // Idle blocking threads (publishing with an application resolves on
-    // them) end after half a second instead of tokio's 10 s: each keeps the
+    // Idle blocking threads (commands run on them; publishing with an
+    // application used to resolve on them, see `resolve_thread`) end after
+    // half a second instead of tokio's 10 s: each keeps the
     // allocator pages of its transient work resident until it ends (about
     // 20 MB with 100 documents, see the README's memory figures).
     //
     // A worker that runs out of work gives back the memory its heap no
     // longer uses (at most every 100 ms; see `alloc::collect_when_idle`),
-    // and so does a blocking thread after each job (`server::sync`): most
+    // and so does the resolving thread when it idles: most
     // of what one thread allocates is freed by another, and mimalloc
     // leaves such pages resident until their owner looks at them.
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -153,6 +157,7 @@ pub fn run_stdio() -> anyhow::Result<bool> {
     let exit = std::sync::Arc::new(tokio::sync::Notify::new());
     runtime.block_on(async {
         let (service, socket) = server::service(state.clone());
+        let service = server::direct::DirectAnswers::new(service);
         let service = server::StopOnExit::new(service, exit.clone());
         let (stdin, stdin_closed) = transport::guarded_stdin();
         let (stdout, outbox) = outbox::outbox(tokio::io::stdout());

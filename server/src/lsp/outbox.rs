@@ -212,6 +212,37 @@ impl Outbox {
     }
 }
 
+#[derive(Serialize)]
+struct Answer<'a, R, I> {
+    jsonrpc: &'static str,
+    result: &'a R,
+    id: &'a I,
+}
+
+impl Outbox {
+    /// Sends the answer `result` to the request `id`, serialized straight
+    /// from its typed form into the frame (tower-lsp would first turn it
+    /// into a `Value` tree, several times the size of its JSON; see
+    /// `server::direct`). Returns false, sending nothing, if `result`
+    /// could not be serialized.
+    pub fn respond<R: Serialize, I: Serialize>(&self, id: &I, result: &R) -> bool {
+        let mut body = vec![b' '; HEADER_ROOM];
+        let answer = Answer {
+            jsonrpc: "2.0",
+            result,
+            id,
+        };
+        if serde_json::to_writer(&mut body, &answer).is_err() {
+            return false;
+        }
+        let header = format!("Content-Length: {}\r\n\r\n", body.len() - HEADER_ROOM);
+        let start = HEADER_ROOM - header.len();
+        body[start..HEADER_ROOM].copy_from_slice(header.as_bytes());
+        let _ = self.frames.send(Frame { bytes: body, start });
+        true
+    }
+}
+
 /// `body` with its `Content-Length` header.
 fn frame(body: &[u8]) -> Vec<u8> {
     let header = format!("Content-Length: {}\r\n\r\n", body.len());
@@ -376,5 +407,63 @@ mod tests {
         for pair in frames.chunks(2) {
             assert_eq!(pair[0], pair[1]);
         }
+    }
+
+    /// A direct answer is the JSON tower-lsp writes for the same result
+    /// (as a value: tower-lsp's keys come sorted), with a correct header.
+    #[tokio::test]
+    async fn a_direct_answer_is_the_response_tower_lsp_writes() {
+        use tower_lsp::jsonrpc::{Id, Response};
+        use tower_lsp::lsp_types::{
+            CodeAction, CodeActionKind, CodeActionOrCommand, Position, Range, TextEdit,
+            WorkspaceEdit,
+        };
+        let (client, mut server_out) = tokio::io::duplex(1 << 20);
+        let (splitter, outbox) = outbox(client);
+        let uri = Url::parse("file:///x.mapper").unwrap();
+        let edit = TextEdit::new(
+            Range::new(Position::new(1, 2), Position::new(1, 4)),
+            "é \"new\"".into(),
+        );
+        let action = CodeAction {
+            title: "Replace".into(),
+            kind: Some(CodeActionKind::QUICKFIX),
+            diagnostics: Some(vec![Diagnostic {
+                message: "m".into(),
+                ..Default::default()
+            }]),
+            edit: Some(WorkspaceEdit::new(
+                [(uri.clone(), vec![edit])].into_iter().collect(),
+            )),
+            is_preferred: Some(true),
+            ..Default::default()
+        };
+        let some = Some(vec![CodeActionOrCommand::CodeAction(action)]);
+        let none: Option<Vec<CodeActionOrCommand>> = None;
+        let cases = [(Id::Number(7), &some), (Id::String("s".into()), &none)];
+        for (id, result) in &cases {
+            assert!(outbox.respond(id, result));
+        }
+        drop(splitter);
+        drop(outbox);
+        let mut got = Vec::new();
+        tokio::io::AsyncReadExt::read_to_end(&mut server_out, &mut got)
+            .await
+            .unwrap();
+        let text = String::from_utf8(got).unwrap();
+        let mut rest = text.as_str();
+        for (id, result) in &cases {
+            let (header, after) = rest.split_once("\r\n\r\n").unwrap();
+            let len: usize = header
+                .strip_prefix("Content-Length: ")
+                .unwrap()
+                .parse()
+                .unwrap();
+            let body: serde_json::Value = serde_json::from_str(&after[..len]).unwrap();
+            let expected = Response::from_ok(id.clone(), serde_json::to_value(result).unwrap());
+            assert_eq!(body, serde_json::to_value(&expected).unwrap());
+            rest = &after[len..];
+        }
+        assert!(rest.is_empty());
     }
 }

@@ -16,6 +16,8 @@
 //! - [`links`]        document links (description files in `mapwright.toml`).
 //! - [`running`]      `workspace/executeCommand`: explain, run, optimize
 //!   with `$/progress`, apply in place, cancellation.
+//! - [`direct`]       the service wrapper that answers code actions straight
+//!   to the output (no `Value` tree of a large answer).
 //!
 //! Every handler follows the same shape: take an owned snapshot of the
 //! document (never a map guard), run the pure analysis under
@@ -25,6 +27,7 @@
 //! order.
 
 mod capabilities;
+pub mod direct;
 mod editing;
 mod goto;
 mod language;
@@ -113,7 +116,9 @@ where
     }
 }
 
-/// The language server.
+/// The language server. (Cloned for a request answered outside tower-lsp,
+/// see [`direct`]: a client handle and the shared state.)
+#[derive(Clone)]
 pub struct Backend {
     client: Client,
     state: Arc<State>,

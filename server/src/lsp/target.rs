@@ -25,14 +25,13 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex, Weak};
 
-use mapwright_grammar::ast::{self, StmtKind};
 use mapwright_grammar::{Diagnostic, Span};
 use mapwright_runtime::app::App;
 use mapwright_runtime::decisions::Decisions;
 use mapwright_runtime::eval::{Evaluator, Limits, MachineShape, Value};
 use mapwright_runtime::machine::Machine;
 use mapwright_runtime::resolve_mapping::{
-    resolve_parsed_with, EvalPlacer, NoPlacer, ResolveOptions,
+    parsed_statements, resolve_parsed_with, EvalPlacer, NoPlacer, ResolveOptions,
 };
 
 use super::analysis::Analysis;
@@ -297,29 +296,25 @@ pub fn resolve(a: &Analysis, target: &Target) -> Resolution {
     crate::alloc::compacted(|| resolve_here(a, target))
 }
 
-/// [`resolve`] on the current heap. Holds one copy of the program at a
-/// time (the evaluator of the top level is dropped before the placer
-/// builds its own), and the resolution reads the parse in place.
+/// [`resolve`] on the current heap. Holds one copy of the program (the
+/// statements that parsed), shared by the evaluator of the top level and
+/// the launch placer, and the resolution reads the parse in place.
 fn resolve_here(a: &Analysis, target: &Target) -> Resolution {
     let mut out = Resolution::default();
     let (Some(machine), Some(shape)) = (target.machine.as_deref(), target.shape.as_ref()) else {
         return out;
     };
+    // The statements that parsed, copied once: the top level's evaluator
+    // and the launch placer evaluate the same program (each made its own
+    // copy before; copying and freeing a 5,000-line tree was a few per cent
+    // of a keystroke with an application).
+    let program = Arc::new(parsed_statements(a.program()));
     {
-        let program = ast::Program {
-            stmts: a
-                .program()
-                .stmts
-                .iter()
-                .filter(|s| !matches!(s.kind, StmtKind::Error))
-                .cloned()
-                .collect(),
-        };
         let limits = Limits {
             max_steps: TOP_LEVEL_STEPS,
             ..Limits::default()
         };
-        let (ev, err) = Evaluator::new_partial_owned(program, shape, limits);
+        let (ev, err) = Evaluator::new_partial_shared(program.clone(), shape, limits);
         out.globals = globals_of(&ev);
         out.eval_error = err.map(|e| (e.span, e.message));
     }
@@ -329,7 +324,7 @@ fn resolve_here(a: &Analysis, target: &Target) -> Resolution {
             fixes: true,
         };
         let (parsed, text) = (&a.parsed, a.text.as_str());
-        let decisions = match EvalPlacer::new(&parsed.program, machine) {
+        let decisions = match EvalPlacer::with_parsed_statements(program, machine) {
             Ok(mut placer) => resolve_parsed_with(parsed, text, app, machine, &mut placer, options),
             Err(_) => resolve_parsed_with(parsed, text, app, machine, &mut NoPlacer, options),
         };
@@ -461,6 +456,64 @@ mod tests {
         }
         all.sort_by_key(|d| (d.span.start(), d.span.end()));
         all
+    }
+
+    /// The resolution as it was made before the top level's evaluator and
+    /// the launch placer shared one copy of the program: each evaluated a
+    /// copy of its own.
+    fn resolved_with_separate_copies(a: &Analysis, target: &Target) -> Resolution {
+        let mut out = Resolution::default();
+        let (machine, shape) = (
+            target.machine.as_deref().unwrap(),
+            target.shape.as_ref().unwrap(),
+        );
+        let limits = Limits {
+            max_steps: TOP_LEVEL_STEPS,
+            ..Limits::default()
+        };
+        let (ev, err) = Evaluator::new_partial_owned(parsed_statements(a.program()), shape, limits);
+        out.globals = globals_of(&ev);
+        out.eval_error = err.map(|e| (e.span, e.message));
+        let app = target.app.as_deref().unwrap();
+        let options = ResolveOptions {
+            naming: None,
+            fixes: true,
+        };
+        let (parsed, text) = (&a.parsed, a.text.as_str());
+        out.decisions = Some(match EvalPlacer::new(&parsed.program, machine) {
+            Ok(mut p) => resolve_parsed_with(parsed, text, app, machine, &mut p, options),
+            Err(_) => resolve_parsed_with(parsed, text, app, machine, &mut NoPlacer, options),
+        });
+        out
+    }
+
+    #[test]
+    fn sharing_the_program_between_evaluator_and_placer_changes_no_resolution() {
+        let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus/public");
+        let mut files: Vec<_> = std::fs::read_dir(&corpus)
+            .expect("the shared corpus beside the checkout")
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "mapper"))
+            .collect();
+        files.sort();
+        let mut placed = 0;
+        for app in ["circuit", "cannon"] {
+            let t = target(Some(app), Some("p100x4"));
+            for path in files.iter().take(30) {
+                let mut text = std::fs::read_to_string(path).unwrap();
+                // (A statement that does not parse, which both leave out.)
+                text.push_str("\nTask foo GPU\n");
+                let a = Analysis::new(&text);
+                let shared = resolve(&a, &t);
+                let separate = resolved_with_separate_copies(&a, &t);
+                let json = |r: &Resolution| serde_json::to_string(&r.decisions).unwrap();
+                assert_eq!(json(&shared), json(&separate), "{app} {}", path.display());
+                assert_eq!(shared.globals, separate.globals, "{}", path.display());
+                assert_eq!(shared.eval_error, separate.eval_error, "{}", path.display());
+                placed += usize::from(json(&shared).contains("\"proc\""));
+            }
+        }
+        assert!(placed > 0);
     }
 
     #[test]

@@ -14,6 +14,7 @@ use crate::lsp::analysis::Analysis;
 use crate::lsp::config::PROJECT_FILE;
 use crate::lsp::convert::{self};
 use crate::lsp::outbox::PublishBuilder;
+use crate::lsp::resolve_thread;
 use crate::lsp::state::{Change, Document, State};
 use crate::lsp::target::{merged_diagnostic_refs, Target};
 
@@ -391,8 +392,8 @@ async fn send_diagnostics(
 
 /// The diagnostics of `doc`, as published or pulled: the front end's, the
 /// mapping resolution's when an application or machine is configured
-/// (computed on a blocking thread: resolution verifies its quick fixes by
-/// resolving again), problems loading them, and AutoGuide's feedback of the
+/// (computed on the resolving thread, [`resolve_thread`]: resolution
+/// verifies its quick fixes by resolving again), problems loading them, and AutoGuide's feedback of the
 /// last `mapwright.run` of this version. With `skip_stale`, a version that
 /// is no longer current gets none (a newer one publishes its own).
 pub(super) async fn diagnostics_of(
@@ -443,7 +444,7 @@ where
         move || {
             guard::catch(move || {
                 // A newer version may have arrived while this one waited
-                // for a blocking thread: it publishes its own.
+                // for the resolving thread: it publishes its own.
                 if !enabled || (skip_stale && !state.is_current(&doc)) {
                     return (T::default(), Vec::new());
                 }
@@ -461,13 +462,12 @@ where
     };
     let (converted, mut more) = if target.is_some() {
         // The analysis is made here, on the worker, as without a target;
-        // the blocking thread only resolves. Blocking threads come and go,
-        // and what one allocates and keeps (an analysis stays while its
-        // document is among the recently used) pins its allocator pages
-        // past its end (with 100 documents and an application, moving the
-        // analysis here took the resident peak from 68-80 MB to 59-62 MB,
-        // see the README's memory section).
-        // (Not for a stale version: the blocking job skips it.)
+        // the resolving thread only resolves. (When resolving ran on
+        // blocking threads, which come and go, a kept analysis made there
+        // pinned that thread's allocator pages past its end: with 100
+        // documents and an application, moving the analysis here took the
+        // resident peak from 68-80 MB to 59-62 MB, see the README's memory
+        // section.) (Not for a stale version: the job skips it.)
         let held = if enabled && (!skip_stale || state.is_current(doc)) {
             Some(guard::catch(|| doc.analysis())?)
         } else {
@@ -478,20 +478,10 @@ where
             drop(held);
             out
         };
-        let out = match tokio::task::spawn_blocking(compute).await {
-            Ok(r) => r,
-            Err(e) => Err(e.to_string()),
-        };
-        // The blocking thread may idle for a while: it gives back what the
-        // job (and frees from other threads) left unused, after the answer
-        // (collecting walks the thread's pages, which need not delay the
-        // answer; with it on the answer's path, typing into a 110-line file
-        // with an application measured 0.7-3.4 ms p50 against 0.5-0.7 ms
-        // before, on a loaded machine). The pool
-        // hands the follow-up to an idle thread, in practice the one that
-        // just finished.
-        tokio::task::spawn_blocking(crate::alloc::collect);
-        out
+        // On the warm resolving thread, which gives memory back when it
+        // idles (see `lsp::resolve_thread`). `compute` catches its panics;
+        // an error here is one it did not.
+        resolve_thread::run(compute).await.and_then(|r| r)
     } else {
         compute()
     }?;
