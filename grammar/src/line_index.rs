@@ -34,15 +34,16 @@ pub struct LineStarts {
 
 impl LineStarts {
     pub fn new(text: &str) -> LineStarts {
-        let mut starts = vec![0];
-        let bytes = text.as_bytes();
-        for (i, &b) in bytes.iter().enumerate() {
-            // `\r\n` is one break, at its `\n`; a `\r` alone is a break too.
-            let breaks = b == b'\n' || (b == b'\r' && bytes.get(i + 1) != Some(&b'\n'));
-            if breaks {
-                starts.push(i + 1);
-            }
-        }
+        // Built on every keystroke (by the checker and the LSP's index):
+        // without a `\r`, the breaks are the `\n`s, which `str`'s char
+        // search finds a word at a time instead of a byte at a time.
+        let starts = if text.contains('\r') {
+            starts_scanning_bytes(text)
+        } else {
+            std::iter::once(0)
+                .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+                .collect()
+        };
         LineStarts {
             starts,
             text_len: text.len(),
@@ -61,6 +62,20 @@ impl LineStarts {
             Err(i) => i - 1,
         }
     }
+}
+
+/// The start of every line, looking at each byte: `\r\n` is one break, at
+/// its `\n`; a `\r` alone is a break too.
+fn starts_scanning_bytes(text: &str) -> Vec<usize> {
+    let mut starts = vec![0];
+    let bytes = text.as_bytes();
+    for (i, &b) in bytes.iter().enumerate() {
+        let breaks = b == b'\n' || (b == b'\r' && bytes.get(i + 1) != Some(&b'\n'));
+        if breaks {
+            starts.push(i + 1);
+        }
+    }
+    starts
 }
 
 /// Line starts of a text, for fast conversions.
@@ -158,6 +173,28 @@ impl LineIndex {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn line_starts_without_a_carriage_return_equal_the_byte_scan() {
+        // The fast path (no `\r`) must find what the byte scan finds.
+        let texts = [
+            "",
+            "\n",
+            "a",
+            "a\n",
+            "\n\nx\n",
+            "é\n😀\n\n",
+            "m = Machine(GPU);\nTask * GPU;\n",
+        ];
+        for t in texts {
+            assert_eq!(LineStarts::new(t).starts, starts_scanning_bytes(t), "{t:?}");
+        }
+        let long: String = (0..500).map(|i| "x".repeat(i % 37) + "\n").collect();
+        assert_eq!(LineStarts::new(&long).starts, starts_scanning_bytes(&long));
+        assert_eq!(LineStarts::new(&long).line_count(), 501);
+        // With a `\r` the byte scan decides: `\r\n` is one break.
+        assert_eq!(LineStarts::new("a\r\nb\rc").starts, vec![0, 3, 5]);
+    }
 
     #[test]
     fn round_trips_in_both_encodings() {
