@@ -42,6 +42,8 @@
 //! with and without syntax mistakes put in first, and on the benchmark's
 //! generated files (`tests/tests/incremental_check.rs`).
 
+use std::sync::Arc;
+
 use crate::ast::*;
 use crate::diagnostic::{CAPPED_CODE, MAX_DIAGNOSTICS};
 use crate::parser::{keyword_rename_edits, parse, parse_resumed, Parsed};
@@ -204,10 +206,15 @@ fn try_reparse(old: &Parsed, old_source: &str, new_source: &str) -> Option<(Pars
     new_stmts.extend_from_slice(&stmts[..first]);
     let reparsed_stmts = sub.stmts.len();
     new_stmts.extend(sub.stmts);
+    // Those after the edit move by its length: copied and shifted, unless
+    // the edit kept the length.
     new_stmts.extend(stmts[resume.stmt..].iter().map(|s| {
-        let mut s = s.clone();
+        if edit.delta == 0 {
+            return s.clone();
+        }
+        let mut s = Stmt::clone(s);
         shift_stmt(&mut s, edit.delta);
-        s
+        Arc::new(s)
     }));
     if new_stmts.is_empty() {
         return None; // an empty file: the full parse reports it (E0109)

@@ -35,15 +35,21 @@ pub struct LineStarts {
 impl LineStarts {
     pub fn new(text: &str) -> LineStarts {
         // Built on every keystroke (by the checker and the LSP's index):
-        // without a `\r`, the breaks are the `\n`s, which `str`'s char
+        // the breaks are the `\n`s and the lone `\r`s, which `str`'s char
         // search finds a word at a time instead of a byte at a time.
-        let starts = if text.contains('\r') {
-            starts_scanning_bytes(text)
-        } else {
-            std::iter::once(0)
-                .chain(text.match_indices('\n').map(|(i, _)| i + 1))
-                .collect()
-        };
+        let bytes = text.as_bytes();
+        let mut starts: Vec<usize> = std::iter::once(0)
+            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+            .collect();
+        let lone_cr = text
+            .match_indices('\r')
+            .filter(|(i, _)| bytes.get(i + 1) != Some(&b'\n'))
+            .map(|(i, _)| i + 1);
+        let before = starts.len();
+        starts.extend(lone_cr);
+        if starts.len() > before {
+            starts.sort_unstable();
+        }
         LineStarts {
             starts,
             text_len: text.len(),
@@ -62,20 +68,6 @@ impl LineStarts {
             Err(i) => i - 1,
         }
     }
-}
-
-/// The start of every line, looking at each byte: `\r\n` is one break, at
-/// its `\n`; a `\r` alone is a break too.
-fn starts_scanning_bytes(text: &str) -> Vec<usize> {
-    let mut starts = vec![0];
-    let bytes = text.as_bytes();
-    for (i, &b) in bytes.iter().enumerate() {
-        let breaks = b == b'\n' || (b == b'\r' && bytes.get(i + 1) != Some(&b'\n'));
-        if breaks {
-            starts.push(i + 1);
-        }
-    }
-    starts
 }
 
 /// Line starts of a text, for fast conversions.
@@ -174,24 +166,44 @@ impl LineIndex {
 mod tests {
     use super::*;
 
+    /// The start of every line, looking at each byte: `\r\n` is one break, at
+    /// its `\n`; a `\r` alone is a break too.
+    fn starts_scanning_bytes(text: &str) -> Vec<usize> {
+        let mut starts = vec![0];
+        let bytes = text.as_bytes();
+        for (i, &b) in bytes.iter().enumerate() {
+            let breaks = b == b'\n' || (b == b'\r' && bytes.get(i + 1) != Some(&b'\n'));
+            if breaks {
+                starts.push(i + 1);
+            }
+        }
+        starts
+    }
+
     #[test]
-    fn line_starts_without_a_carriage_return_equal_the_byte_scan() {
-        // The fast path (no `\r`) must find what the byte scan finds.
+    fn line_starts_equal_the_byte_scan() {
+        // The char searches must find what looking at each byte finds.
         let texts = [
             "",
             "\n",
+            "\r",
+            "\r\n",
+            "\n\r",
             "a",
             "a\n",
             "\n\nx\n",
             "é\n😀\n\n",
-            "m = Machine(GPU);\nTask * GPU;\n",
+            "a\r\nb\rc\n\rd\r\r\n",
+            "m = Machine(GPU);\r\nTask * GPU;\n",
         ];
         for t in texts {
             assert_eq!(LineStarts::new(t).starts, starts_scanning_bytes(t), "{t:?}");
         }
-        let long: String = (0..500).map(|i| "x".repeat(i % 37) + "\n").collect();
+        let breaks = ["\n", "\r\n", "\r"];
+        let long: String = (0..500)
+            .map(|i| "x".repeat(i % 37) + breaks[i % 7 % 3])
+            .collect();
         assert_eq!(LineStarts::new(&long).starts, starts_scanning_bytes(&long));
-        assert_eq!(LineStarts::new(&long).line_count(), 501);
         // With a `\r` the byte scan decides: `\r\n` is one break.
         assert_eq!(LineStarts::new("a\r\nb\rc").starts, vec![0, 3, 5]);
     }

@@ -36,6 +36,7 @@ mod window;
 pub(crate) use errors::keyword_rename_edits;
 
 use std::cell::RefCell;
+use std::sync::Arc;
 
 use crate::ast::*;
 use crate::diagnostic::{CappedDiagnostics, Diagnostic, Fix};
@@ -114,7 +115,7 @@ fn parse_with(source: &str, keep_tokens: bool, keep_comments: bool) -> Parsed {
 /// where it stopped, and what the lexer and the parser found on the way.
 #[derive(Debug)]
 pub(crate) struct Resumed {
-    pub(crate) stmts: Vec<Stmt>,
+    pub(crate) stmts: Vec<Arc<Stmt>>,
     /// Where it stopped: the start of the next statement's first token, or
     /// the end of the file.
     pub(crate) end: usize,

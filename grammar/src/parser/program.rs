@@ -25,7 +25,10 @@ impl<'a> Parser<'a> {
     /// Top-level statements from the current token to the end of the
     /// file, or up to the first statement boundary (after at least one
     /// statement) where `stop(previous token, next token)` says so.
-    pub(super) fn statements(&mut self, stop: &mut dyn FnMut(&Token, &Token) -> bool) -> Vec<Stmt> {
+    pub(super) fn statements(
+        &mut self,
+        stop: &mut dyn FnMut(&Token, &Token) -> bool,
+    ) -> Vec<Arc<Stmt>> {
         let mut stmts = Vec::new();
         while let Some(next) = self.tok(self.pos) {
             if !stmts.is_empty() && self.pos > 0 {
@@ -42,14 +45,14 @@ impl<'a> Parser<'a> {
                 .borrow_mut()
                 .forget_before(start.saturating_sub(1));
             match self.top_stmt() {
-                Ok(stmt) => stmts.push(stmt),
+                Ok(stmt) => stmts.push(Arc::new(stmt)),
                 Err(Failed) => {
                     self.recover_top(start);
                     let span = self.span_from(start);
-                    stmts.push(Stmt {
+                    stmts.push(Arc::new(Stmt {
                         kind: StmtKind::Error,
                         span,
-                    });
+                    }));
                 }
             }
         }

@@ -126,6 +126,7 @@ impl Analysis {
             .stmts
             .iter()
             .find(|s| s.span.start() <= offset && offset <= s.span.end())
+            .map(|s| &**s)
     }
 
     /// Names visible at `offset`: every global and function, plus the
@@ -151,6 +152,7 @@ impl Analysis {
             .stmts
             .iter()
             .find(|s| matches!(&s.kind, StmtKind::FuncDef { name: n, .. } if n.name == name))
+            .map(|s| &**s)
     }
 
     /// The source text of `span` with runs of whitespace collapsed and cut to
