@@ -646,6 +646,28 @@ mod tests {
     }
 
     #[test]
+    fn reused_statements_are_shared_not_copied() {
+        // Why `Program.stmts` holds `Arc`s: a keystroke must not copy the
+        // statements it did not move.
+        let old = parse(SRC);
+        let shared = |new: &Parsed, new_i: usize, old_i: usize| {
+            Arc::ptr_eq(&new.program.stmts[new_i], &old.program.stmts[old_i])
+        };
+        // Longer text: those before the edit are shared, those after moved.
+        let longer = SRC.replace("return m[0, 0]", "return m[1, 0] + 0");
+        let (parsed, _) = reparse(&old, SRC, &longer);
+        assert_same_parse(&parsed, &longer);
+        assert!(shared(&parsed, 0, 0) && shared(&parsed, 1, 1));
+        assert!(!shared(&parsed, 3, 3) && !shared(&parsed, 4, 4));
+        // Same length: those after the edit are shared too.
+        let same = SRC.replace("return m[0, 0]", "return m[1, 0]");
+        let (parsed, _) = reparse(&old, SRC, &same);
+        assert_same_parse(&parsed, &same);
+        assert!(shared(&parsed, 0, 0) && shared(&parsed, 3, 3) && shared(&parsed, 4, 4));
+        assert!(!shared(&parsed, 2, 2));
+    }
+
+    #[test]
     fn an_edit_inside_one_statement_reparses_only_its_window() {
         let old = parse(SRC);
         let new_src = SRC.replace("return m[0, 0]", "return m[1, 0] + 0");
