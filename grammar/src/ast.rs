@@ -2,6 +2,8 @@
 //! text. The tree is what the reference grammar accepts; statements that did
 //! not parse are kept as [`StmtKind::Error`] so tools can still see the rest.
 
+use std::sync::Arc;
+
 use serde::Serialize;
 
 use crate::Span;
@@ -107,9 +109,14 @@ impl std::fmt::Display for MemKind {
 }
 
 /// A whole mapper file.
+///
+/// The top-level statements are shared (`Arc`): the re-parse after an
+/// edit (`crate::incremental`) reuses the statements before the edit as
+/// they are, so a keystroke copies and frees only the statements whose
+/// spans move, not the whole tree.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Program {
-    pub stmts: Vec<Stmt>,
+    pub stmts: Vec<Arc<Stmt>>,
 }
 
 impl Program {

@@ -305,14 +305,15 @@ impl<'a> Formatter<'a> {
 
     /// Emits statements at `indent`, with the comments between them, and the
     /// own-line comments that follow the last one up to `region_end`.
-    fn block(
+    fn block<S: std::borrow::Borrow<Stmt>>(
         &mut self,
-        stmts: &[Stmt],
+        stmts: &[S],
         indent: usize,
         region_end: usize,
         mut prev_end: Option<usize>,
     ) {
         for stmt in stmts {
+            let stmt: &Stmt = stmt.borrow();
             prev_end = self.own_line_comments(stmt.span.start(), indent, prev_end);
             if let Some(p) = prev_end {
                 if self.newlines_between(p, stmt.span.start()) >= 2 {

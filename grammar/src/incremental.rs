@@ -42,6 +42,8 @@
 //! with and without syntax mistakes put in first, and on the benchmark's
 //! generated files (`tests/tests/incremental_check.rs`).
 
+use std::sync::Arc;
+
 use crate::ast::*;
 use crate::diagnostic::{CAPPED_CODE, MAX_DIAGNOSTICS};
 use crate::parser::{keyword_rename_edits, parse, parse_resumed, Parsed};
@@ -204,10 +206,15 @@ fn try_reparse(old: &Parsed, old_source: &str, new_source: &str) -> Option<(Pars
     new_stmts.extend_from_slice(&stmts[..first]);
     let reparsed_stmts = sub.stmts.len();
     new_stmts.extend(sub.stmts);
+    // Those after the edit move by its length: copied and shifted, unless
+    // the edit kept the length.
     new_stmts.extend(stmts[resume.stmt..].iter().map(|s| {
-        let mut s = s.clone();
+        if edit.delta == 0 {
+            return s.clone();
+        }
+        let mut s = Stmt::clone(s);
         shift_stmt(&mut s, edit.delta);
-        s
+        Arc::new(s)
     }));
     if new_stmts.is_empty() {
         return None; // an empty file: the full parse reports it (E0109)
@@ -636,6 +643,28 @@ mod tests {
         assert_eq!(parsed.tokens, full.tokens);
         assert_eq!(parsed.comments, full.comments);
         assert_eq!(parsed.diagnostics, full.diagnostics);
+    }
+
+    #[test]
+    fn reused_statements_are_shared_not_copied() {
+        // Why `Program.stmts` holds `Arc`s: a keystroke must not copy the
+        // statements it did not move.
+        let old = parse(SRC);
+        let shared = |new: &Parsed, new_i: usize, old_i: usize| {
+            Arc::ptr_eq(&new.program.stmts[new_i], &old.program.stmts[old_i])
+        };
+        // Longer text: those before the edit are shared, those after moved.
+        let longer = SRC.replace("return m[0, 0]", "return m[1, 0] + 0");
+        let (parsed, _) = reparse(&old, SRC, &longer);
+        assert_same_parse(&parsed, &longer);
+        assert!(shared(&parsed, 0, 0) && shared(&parsed, 1, 1));
+        assert!(!shared(&parsed, 3, 3) && !shared(&parsed, 4, 4));
+        // Same length: those after the edit are shared too.
+        let same = SRC.replace("return m[0, 0]", "return m[1, 0]");
+        let (parsed, _) = reparse(&old, SRC, &same);
+        assert_same_parse(&parsed, &same);
+        assert!(shared(&parsed, 0, 0) && shared(&parsed, 3, 3) && shared(&parsed, 4, 4));
+        assert!(!shared(&parsed, 2, 2));
     }
 
     #[test]

@@ -9,6 +9,7 @@
 //!   [`parse`] keeps the tokens; [`parse_tree`] forgets them as it goes.
 //! - [`span`]        byte ranges, stored as two `u32` (8 bytes in every node).
 //! - [`diagnostic`]  diagnostics as data: code, severity, span, message, fixes.
+//! - [`fast_hash`]   the unkeyed hasher of the checker's and resolver's tables.
 //! - [`line_index`]  byte offset <-> (line, UTF-8 / UTF-16 column).
 //! - [`incremental`] re-parse after an edit: only the top-level statements
 //!   it can affect, the rest reused with shifted spans.
@@ -26,6 +27,7 @@ pub mod ast;
 pub mod check;
 pub mod codes;
 pub mod diagnostic;
+pub mod fast_hash;
 pub mod format;
 pub mod incremental;
 pub mod line_index;

@@ -34,14 +34,21 @@ pub struct LineStarts {
 
 impl LineStarts {
     pub fn new(text: &str) -> LineStarts {
-        let mut starts = vec![0];
+        // Built on every keystroke (by the checker and the LSP's index):
+        // the breaks are the `\n`s and the lone `\r`s, which `str`'s char
+        // search finds a word at a time instead of a byte at a time.
         let bytes = text.as_bytes();
-        for (i, &b) in bytes.iter().enumerate() {
-            // `\r\n` is one break, at its `\n`; a `\r` alone is a break too.
-            let breaks = b == b'\n' || (b == b'\r' && bytes.get(i + 1) != Some(&b'\n'));
-            if breaks {
-                starts.push(i + 1);
-            }
+        let mut starts: Vec<usize> = std::iter::once(0)
+            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+            .collect();
+        let lone_cr = text
+            .match_indices('\r')
+            .filter(|(i, _)| bytes.get(i + 1) != Some(&b'\n'))
+            .map(|(i, _)| i + 1);
+        let before = starts.len();
+        starts.extend(lone_cr);
+        if starts.len() > before {
+            starts.sort_unstable();
         }
         LineStarts {
             starts,
@@ -158,6 +165,48 @@ impl LineIndex {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The start of every line, looking at each byte: `\r\n` is one break, at
+    /// its `\n`; a `\r` alone is a break too.
+    fn starts_scanning_bytes(text: &str) -> Vec<usize> {
+        let mut starts = vec![0];
+        let bytes = text.as_bytes();
+        for (i, &b) in bytes.iter().enumerate() {
+            let breaks = b == b'\n' || (b == b'\r' && bytes.get(i + 1) != Some(&b'\n'));
+            if breaks {
+                starts.push(i + 1);
+            }
+        }
+        starts
+    }
+
+    #[test]
+    fn line_starts_equal_the_byte_scan() {
+        // The char searches must find what looking at each byte finds.
+        let texts = [
+            "",
+            "\n",
+            "\r",
+            "\r\n",
+            "\n\r",
+            "a",
+            "a\n",
+            "\n\nx\n",
+            "é\n😀\n\n",
+            "a\r\nb\rc\n\rd\r\r\n",
+            "m = Machine(GPU);\r\nTask * GPU;\n",
+        ];
+        for t in texts {
+            assert_eq!(LineStarts::new(t).starts, starts_scanning_bytes(t), "{t:?}");
+        }
+        let breaks = ["\n", "\r\n", "\r"];
+        let long: String = (0..500)
+            .map(|i| "x".repeat(i % 37) + breaks[i % 7 % 3])
+            .collect();
+        assert_eq!(LineStarts::new(&long).starts, starts_scanning_bytes(&long));
+        // With a `\r` the byte scan decides: `\r\n` is one break.
+        assert_eq!(LineStarts::new("a\r\nb\rc").starts, vec![0, 3, 5]);
+    }
 
     #[test]
     fn round_trips_in_both_encodings() {

@@ -116,7 +116,7 @@ impl Resolved {
 #[derive(Clone, Default)]
 struct GlobalIndex {
     table: hashbrown::HashTable<u32>,
-    hasher: std::hash::RandomState,
+    hasher: std::hash::BuildHasherDefault<crate::fast_hash::FastHasher>,
 }
 
 impl std::fmt::Debug for GlobalIndex {
@@ -287,7 +287,8 @@ impl Resolver {
     }
 
     fn body_expr(&mut self, e: &Expr, frame: &Frame) {
-        let locals: Vec<(String, usize)> = frame.names.clone();
+        // (Borrowed: the frame is not part of the resolver.)
+        let locals = &frame.names;
         self.expr(
             e,
             &mut |r, name, span, _| {

@@ -1,6 +1,6 @@
 //! "Did you mean" suggestions: the closest candidate by edit distance.
 
-use std::collections::HashMap;
+use crate::fast_hash::FastMap;
 
 /// Levenshtein distance between two short strings (ASCII-case-sensitive).
 pub fn edit_distance(a: &str, b: &str) -> usize {
@@ -150,7 +150,7 @@ impl<'a> Suggester<'a> {
 pub struct Suggestions {
     /// The candidates, sorted and without duplicates.
     candidates: Vec<Box<str>>,
-    answers: HashMap<Box<str>, Option<Box<str>>>,
+    answers: FastMap<Box<str>, Option<Box<str>>>,
 }
 
 /// Past this many added or removed candidates, every word is asked again.
@@ -172,7 +172,7 @@ impl Suggestions {
         let previous = previous.filter(|_| added.len() + removed.len() <= MAX_CHANGED);
         let newcomers = Suggester::new(added.iter().copied());
         let mut everyone: Option<Suggester> = None;
-        let mut answers = HashMap::new();
+        let mut answers = FastMap::default();
         for word in words {
             if answers.contains_key(word) {
                 continue;

@@ -30,7 +30,7 @@
 //! writes). `tests/incremental_check.rs` checks that the result equals a
 //! full check after random edit sequences.
 
-use std::collections::HashMap;
+use crate::fast_hash::FastMap;
 use std::sync::Arc;
 
 use super::{Checker, Ty};
@@ -190,13 +190,13 @@ pub(super) fn worth_recording(stmt: &Stmt) -> bool {
 /// The old records by their statement's text.
 pub(super) struct OldRecords<'p> {
     source: &'p str,
-    by_text: HashMap<&'p str, Vec<&'p StmtMemo>>,
+    by_text: FastMap<&'p str, Vec<&'p StmtMemo>>,
 }
 
 impl<'p> OldRecords<'p> {
     pub(super) fn new(previous: Previous<'p>) -> OldRecords<'p> {
-        let mut by_text: HashMap<&str, Vec<&StmtMemo>> =
-            HashMap::with_capacity(previous.memo.stmts.len());
+        let mut by_text: FastMap<&str, Vec<&StmtMemo>> =
+            crate::fast_hash::map_with_capacity(previous.memo.stmts.len());
         for m in &previous.memo.stmts {
             if let Some(text) = previous.source.get(m.span.start()..m.span.end()) {
                 by_text.entry(text).or_default().push(m);

@@ -16,7 +16,7 @@
 //!   an earlier one of the same family;
 //! - `print` aborts with fewer arguments than `{}` placeholders.
 
-use std::collections::HashMap;
+use crate::fast_hash::FastMap;
 use std::sync::Arc;
 
 use serde::Serialize;
@@ -127,9 +127,9 @@ pub struct Checked {
     pub diagnostics: Vec<Diagnostic>,
     pub resolved: Resolved,
     /// Inferred type of each symbol (index into `resolved.symbols`).
-    pub symbol_types: HashMap<usize, Ty>,
+    pub symbol_types: FastMap<usize, Ty>,
     /// Inferred return type of each function, by name.
-    pub returns: HashMap<String, Ty>,
+    pub returns: FastMap<String, Ty>,
     /// Each statement's work, for the next [`check_incremental`] (empty
     /// after [`check`]).
     pub memo: CheckMemo,
@@ -170,13 +170,13 @@ fn check_with(
         stmt_index: 0,
         previous_suggestions: previous.and_then(|p| p.memo.suggestions()),
         suggestions: None,
-        symbol_types: HashMap::new(),
-        returns: HashMap::new(),
+        symbol_types: FastMap::default(),
+        returns: FastMap::default(),
         in_progress: Vec::new(),
-        globals: HashMap::new(),
+        globals: FastMap::default(),
         lines: crate::line_index::LineStarts::new(source),
         late_globals: {
-            let mut g = HashMap::new();
+            let mut g = FastMap::default();
             for st in &program.stmts {
                 match &st.kind {
                     StmtKind::Assign { name, value } => {
@@ -192,7 +192,7 @@ fn check_with(
             g
         },
         functions: {
-            let mut f = HashMap::new();
+            let mut f = FastMap::default();
             for (i, st) in program.stmts.iter().enumerate() {
                 if let StmtKind::FuncDef { name, .. } = &st.kind {
                     f.entry(name.name.as_str()).or_insert(i);
@@ -259,22 +259,22 @@ struct Checker<'a> {
     /// The previous check's suggestions for undefined names, and this one's.
     previous_suggestions: Option<Arc<Suggestions>>,
     suggestions: Option<Arc<Suggestions>>,
-    symbol_types: HashMap<usize, Ty>,
-    returns: HashMap<String, Ty>,
+    symbol_types: FastMap<usize, Ty>,
+    returns: FastMap<String, Ty>,
     /// Functions whose return type is being inferred (recursion guard).
     in_progress: Vec<String>,
     /// Global name -> type, filled in program order (names borrowed from
     /// the tree, not copied).
-    globals: HashMap<&'a str, Ty>,
+    globals: FastMap<&'a str, Ty>,
     /// Line numbers for messages (no copy of the text).
     lines: crate::line_index::LineStarts,
     /// The first definition of each function (the one the reference keeps).
-    functions: HashMap<&'a str, usize>,
+    functions: FastMap<&'a str, usize>,
     /// What a function sees of each global before it is checked in order:
     /// machine models (from their constructor) and functions.
-    late_globals: HashMap<&'a str, Ty>,
+    late_globals: FastMap<&'a str, Ty>,
     /// Parameter or local symbol by the span of one of its definitions.
-    defined_at: HashMap<Span, usize>,
+    defined_at: FastMap<Span, usize>,
     /// Whether each symbol is referenced at least once.
     referenced: Vec<bool>,
 }
@@ -394,7 +394,7 @@ impl<'a> Checker<'a> {
         }
         let mut ret: Option<Ty> = None;
         let mut returned_at: Option<Span> = None;
-        let mut assigned: HashMap<&str, Span> = HashMap::new();
+        let mut assigned: FastMap<&str, Span> = FastMap::default();
         for stmt in body {
             if let Some(ret_span) = returned_at {
                 self.diags.push(

@@ -5,7 +5,7 @@
 //! a whole, so they always run over the whole file (cheap next to typing
 //! each statement, which [`super::memo`] reuses).
 
-use std::collections::{HashMap, HashSet};
+use crate::fast_hash::{FastMap, FastSet};
 use std::sync::Arc;
 
 use super::{Checker, Ty};
@@ -30,7 +30,7 @@ impl<'a> Checker<'a> {
 
     /// Re-assigned globals and redefined functions.
     pub(super) fn global_definitions(&mut self) {
-        let mut first: HashMap<&str, (Span, bool)> = HashMap::new();
+        let mut first: FastMap<&str, (Span, bool)> = FastMap::default();
         for stmt in &self.program.stmts {
             let (name, is_func) = match &stmt.kind {
                 StmtKind::Assign { name, .. } => (name, false),
@@ -89,7 +89,7 @@ impl<'a> Checker<'a> {
             &candidates,
             self.resolved.unresolved.iter().map(|(n, _)| n.as_str()),
         );
-        let mut seen: HashSet<&str> = HashSet::new();
+        let mut seen: FastSet<&str> = FastSet::default();
         for (name, span) in &self.resolved.unresolved {
             let mut d = Diagnostic::error("E0201", *span, format!("`{name}` not found"))
                 .with_label("undefined name")
@@ -182,15 +182,20 @@ impl<'a> Checker<'a> {
     /// Mapping statements that can never take effect because an earlier one
     /// with the same key wins.
     pub(super) fn shadowed_mapping_statements(&mut self) {
-        let mut first: HashMap<String, Span> = HashMap::new();
-        for stmt in &self.program.stmts {
-            for (key, shown) in mapping_keys(stmt) {
-                match first.get(&key) {
+        let mut first: FastMap<RuleKey<'a>, Span> = FastMap::default();
+        let mut keys = Vec::new();
+        let program = self.program;
+        for stmt in &program.stmts {
+            keys.clear();
+            mapping_keys(stmt, &mut keys);
+            for key in &keys {
+                match first.get(key) {
                     None => {
-                        first.insert(key, stmt.span);
+                        first.insert(*key, stmt.span);
                     }
                     Some(&prev) => {
                         let line = self.line(prev.start());
+                        let shown = key.shown();
                         self.emit(
                             Diagnostic::warning(
                                 "W0218",
@@ -226,26 +231,95 @@ fn machine_kind_for_name(name: &str) -> Option<&'static str> {
     }
 }
 
-/// The keys under which the reference stores a mapping statement, with a
-/// readable description of each.
-fn mapping_keys(stmt: &Stmt) -> Vec<(String, String)> {
-    let sel_names = |sel: &TaskSel| -> Vec<String> {
-        match sel {
-            TaskSel::Star(_) => vec!["*".into()],
-            TaskSel::Names(ns) => ns.iter().map(|n| n.name.clone()).collect(),
-            TaskSel::Kind(k, _) => vec![k.name().into()],
+/// The key under which the reference stores a mapping statement: its
+/// kind, one task (a name, `*` or a processor kind) and, for `Region` and
+/// `Layout`, the region and the processor or memory. Borrowed from the
+/// tree: this pass runs on every keystroke over every rule of the file,
+/// and building a `String` per key was most of its time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+struct RuleKey<'a> {
+    kind: RuleKind,
+    task: &'a str,
+    region: RegionKey<'a>,
+    /// The processor (`Region`) or memory (`Layout`) kind, or `*`.
+    target: &'a str,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum RuleKind {
+    Task,
+    Region,
+    Layout,
+    Limit,
+    Index,
+    Single,
+}
+
+/// A region field: `*` and names as written, argument indices as numbers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum RegionKey<'a> {
+    None,
+    Name(&'a str),
+    Index(i64),
+}
+
+impl std::fmt::Display for RegionKey<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RegionKey::None => Ok(()),
+            RegionKey::Name(n) => f.write_str(n),
+            RegionKey::Index(i) => write!(f, "{i}"),
         }
-    };
-    let region = |r: &RegionSel| match r {
-        RegionSel::Star(_) => "*".to_string(),
-        RegionSel::Name(n) => n.name.clone(),
-        RegionSel::Index(i, _) => i.to_string(),
+    }
+}
+
+impl RuleKey<'_> {
+    /// How the rule is shown in the shadowing warning.
+    fn shown(&self) -> String {
+        let RuleKey {
+            task,
+            region,
+            target,
+            ..
+        } = self;
+        match self.kind {
+            RuleKind::Task => format!("task `{task}`"),
+            RuleKind::Region => format!("`Region {task} {region} {target}`"),
+            RuleKind::Layout => format!("`Layout {task} {region} {target}`"),
+            RuleKind::Limit => format!("`InstanceLimit {task}`"),
+            RuleKind::Index => format!("`IndexTaskMap {task}`"),
+            RuleKind::Single => format!("`SingleTaskMap {task}`"),
+        }
+    }
+}
+
+/// The keys under which the reference stores a mapping statement (one per
+/// task it names), pushed onto `out`.
+fn mapping_keys<'a>(stmt: &'a Stmt, out: &mut Vec<RuleKey<'a>>) {
+    fn tasks<'a>(sel: &'a TaskSel, mut each: impl FnMut(&'a str)) {
+        match sel {
+            TaskSel::Star(_) => each("*"),
+            TaskSel::Names(ns) => ns.iter().for_each(|n| each(&n.name)),
+            TaskSel::Kind(k, _) => each(k.name()),
+        }
+    }
+    fn region(r: &RegionSel) -> RegionKey<'_> {
+        match r {
+            RegionSel::Star(_) => RegionKey::Name("*"),
+            RegionSel::Name(n) => RegionKey::Name(&n.name),
+            RegionSel::Index(i, _) => RegionKey::Index(*i),
+        }
+    }
+    let key = |kind, task, region, target| RuleKey {
+        kind,
+        task,
+        region,
+        target,
     };
     match &stmt.kind {
-        StmtKind::Task { tasks, .. } => sel_names(tasks)
-            .into_iter()
-            .map(|t| (format!("task:{t}"), format!("task `{t}`")))
-            .collect(),
+        StmtKind::Task { tasks: sel, .. } => tasks(sel, |t| {
+            out.push(key(RuleKind::Task, t, RegionKey::None, ""))
+        }),
         StmtKind::Region {
             task,
             region: r,
@@ -253,19 +327,10 @@ fn mapping_keys(stmt: &Stmt) -> Vec<(String, String)> {
             ..
         } => {
             let p = match proc {
-                ProcSel::Star(_) => "*".to_string(),
-                ProcSel::Kind(k, _) => k.name().to_string(),
+                ProcSel::Star(_) => "*",
+                ProcSel::Kind(k, _) => k.name(),
             };
-            sel_names(task)
-                .into_iter()
-                .map(|t| {
-                    let r = region(r);
-                    (
-                        format!("region:{t}:{r}:{p}"),
-                        format!("`Region {t} {r} {p}`"),
-                    )
-                })
-                .collect()
+            tasks(task, |t| out.push(key(RuleKind::Region, t, region(r), p)))
         }
         StmtKind::Layout {
             task,
@@ -274,34 +339,20 @@ fn mapping_keys(stmt: &Stmt) -> Vec<(String, String)> {
             ..
         } => {
             let m = match mem {
-                MemSel::Star(_) => "*".to_string(),
-                MemSel::Kind(k, _) => k.name().to_string(),
+                MemSel::Star(_) => "*",
+                MemSel::Kind(k, _) => k.name(),
             };
-            sel_names(task)
-                .into_iter()
-                .map(|t| {
-                    let r = region(r);
-                    (
-                        format!("layout:{t}:{r}:{m}"),
-                        format!("`Layout {t} {r} {m}`"),
-                    )
-                })
-                .collect()
+            tasks(task, |t| out.push(key(RuleKind::Layout, t, region(r), m)))
         }
         StmtKind::InstanceLimit { task, .. } => {
-            vec![(
-                format!("limit:{}", task.name),
-                format!("`InstanceLimit {}`", task.name),
-            )]
+            out.push(key(RuleKind::Limit, &task.name, RegionKey::None, ""))
         }
-        StmtKind::IndexTaskMap { tasks, .. } => sel_names(tasks)
-            .into_iter()
-            .map(|t| (format!("index:{t}"), format!("`IndexTaskMap {t}`")))
-            .collect(),
-        StmtKind::SingleTaskMap { tasks, .. } => sel_names(tasks)
-            .into_iter()
-            .map(|t| (format!("single:{t}"), format!("`SingleTaskMap {t}`")))
-            .collect(),
-        _ => Vec::new(),
+        StmtKind::IndexTaskMap { tasks: sel, .. } => tasks(sel, |t| {
+            out.push(key(RuleKind::Index, t, RegionKey::None, ""))
+        }),
+        StmtKind::SingleTaskMap { tasks: sel, .. } => tasks(sel, |t| {
+            out.push(key(RuleKind::Single, t, RegionKey::None, ""))
+        }),
+        _ => {}
     }
 }

@@ -36,6 +36,7 @@ mod window;
 pub(crate) use errors::keyword_rename_edits;
 
 use std::cell::RefCell;
+use std::sync::Arc;
 
 use crate::ast::*;
 use crate::diagnostic::{CappedDiagnostics, Diagnostic, Fix};
@@ -152,7 +153,7 @@ fn parse_parts(
 /// where it stopped, and what the lexer and the parser found on the way.
 #[derive(Debug)]
 pub(crate) struct Resumed {
-    pub(crate) stmts: Vec<Stmt>,
+    pub(crate) stmts: Vec<Arc<Stmt>>,
     /// Where it stopped: the start of the next statement's first token, or
     /// the end of the file.
     pub(crate) end: usize,

@@ -25,7 +25,10 @@ impl<'a> Parser<'a> {
     /// Top-level statements from the current token to the end of the
     /// file, or up to the first statement boundary (after at least one
     /// statement) where `stop(previous token, next token)` says so.
-    pub(super) fn statements(&mut self, stop: &mut dyn FnMut(&Token, &Token) -> bool) -> Vec<Stmt> {
+    pub(super) fn statements(
+        &mut self,
+        stop: &mut dyn FnMut(&Token, &Token) -> bool,
+    ) -> Vec<Arc<Stmt>> {
         let mut stmts = Vec::new();
         while let Some(next) = self.tok(self.pos) {
             if !stmts.is_empty() && self.pos > 0 {
@@ -48,7 +51,7 @@ impl<'a> Parser<'a> {
                 stmts.reserve_exact((stmts.len() / 4).max(4));
             }
             match self.top_stmt() {
-                Ok(stmt) => stmts.push(stmt),
+                Ok(stmt) => stmts.push(Arc::new(stmt)),
                 Err(Failed) => {
                     // Taken before recovery, which may forget the token.
                     let first = self.tok(start).map(|t| t.span);
@@ -57,10 +60,10 @@ impl<'a> Parser<'a> {
                         Some(first) => first.to(Span::at(self.prev_end())),
                         None => self.span_from(start),
                     };
-                    stmts.push(Stmt {
+                    stmts.push(Arc::new(Stmt {
                         kind: StmtKind::Error,
                         span,
-                    });
+                    }));
                 }
             }
         }

@@ -381,7 +381,7 @@ impl Evaluator {
                     ),
                 ))
             }
-            Some(Value::Function { stmt, .. }) => match program.stmts.get(*stmt) {
+            Some(Value::Function { stmt, .. }) => match program.stmts.get(*stmt).map(|s| &**s) {
                 Some(Stmt {
                     kind:
                         StmtKind::FuncDef {
@@ -525,7 +525,7 @@ fn no_entry_error(task_name: &str) -> EvalError {
 /// The reference checks, while parsing, that a comprehension iterates over a
 /// tuple written in the source; a file that breaks the rule never runs.
 fn check_comprehension_ranges(program: &Program) -> R<()> {
-    let mut stmts: Vec<&Stmt> = program.stmts.iter().collect();
+    let mut stmts: Vec<&Stmt> = program.stmts.iter().map(|s| &**s).collect();
     let mut bad: Option<&Expr> = None;
     while let Some(s) = stmts.pop() {
         if let StmtKind::FuncDef { body, .. } = &s.kind {

@@ -1300,7 +1300,7 @@ fn deep_expressions_stop_at_the_nesting_limit() {
         };
     }
     let program = Program {
-        stmts: vec![Stmt {
+        stmts: vec![std::sync::Arc::new(Stmt {
             kind: StmtKind::Assign {
                 name: ast::Ident {
                     name: "x".into(),
@@ -1309,7 +1309,7 @@ fn deep_expressions_stop_at_the_nesting_limit() {
                 value: e,
             },
             span: Span::new(0, 1),
-        }],
+        })],
     };
     let err = Evaluator::new(&program, &machine(1, 4)).expect_err("too deep");
     assert_eq!(err.kind, EvalErrorKind::Nesting);

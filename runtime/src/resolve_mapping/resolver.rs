@@ -166,7 +166,7 @@ impl<'a> Resolver<'a> {
     }
 
     pub(super) fn stmt(&self, i: usize) -> Option<&'a Stmt> {
-        self.program.stmts.get(i)
+        self.program.stmts.get(i).map(|s| &**s)
     }
 
     /// A placement in the mapper's coordinates as the machine's processor

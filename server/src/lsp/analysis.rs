@@ -3,7 +3,7 @@
 //! version and shared (as an `Arc`) by every feature. Also the small queries
 //! every feature needs (token at an offset, enclosing function).
 
-use std::collections::HashMap;
+use mapwright_grammar::fast_hash::FastMap;
 
 use mapwright_grammar::ast::{Program, Stmt, StmtKind};
 use mapwright_grammar::check::{CheckMemo, Ty};
@@ -20,9 +20,9 @@ pub struct Analysis {
     pub index: LineIndex,
     pub resolved: Resolved,
     /// Inferred type of each symbol (index into `resolved.symbols`).
-    pub symbol_types: HashMap<usize, Ty>,
+    pub symbol_types: FastMap<usize, Ty>,
     /// Inferred return type of each function, by name.
-    pub returns: HashMap<String, Ty>,
+    pub returns: FastMap<String, Ty>,
     /// Syntax and semantic diagnostics, in source order (what
     /// `mapwright check` reports).
     pub diagnostics: Vec<Diagnostic>,
@@ -126,6 +126,7 @@ impl Analysis {
             .stmts
             .iter()
             .find(|s| s.span.start() <= offset && offset <= s.span.end())
+            .map(|s| &**s)
     }
 
     /// Names visible at `offset`: every global and function, plus the
@@ -151,6 +152,7 @@ impl Analysis {
             .stmts
             .iter()
             .find(|s| matches!(&s.kind, StmtKind::FuncDef { name: n, .. } if n.name == name))
+            .map(|s| &**s)
     }
 
     /// The source text of `span` with runs of whitespace collapsed and cut to

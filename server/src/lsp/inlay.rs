@@ -47,8 +47,12 @@ impl InlayHintProvider for ParameterNameHints {
 }
 
 /// Calls `f` on every expression of `stmts`, function bodies included.
-pub fn for_each_expr<'a>(stmts: &'a [Stmt], f: &mut dyn FnMut(&'a Expr)) {
+pub fn for_each_expr<'a, S: std::borrow::Borrow<Stmt>>(
+    stmts: &'a [S],
+    f: &mut dyn FnMut(&'a Expr),
+) {
     for s in stmts {
+        let s: &Stmt = s.borrow();
         for e in s.exprs() {
             e.walk(f);
         }

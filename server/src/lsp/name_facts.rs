@@ -54,7 +54,7 @@ pub enum NameRole {
 }
 
 /// Every task and region name in mapping statements, with its role.
-pub fn mapping_names(stmts: &[Stmt]) -> Vec<(Span, NameRole)> {
+pub fn mapping_names<S: std::borrow::Borrow<Stmt>>(stmts: &[S]) -> Vec<(Span, NameRole)> {
     let mut out = Vec::new();
     let tasks = |sel: &TaskSel, out: &mut Vec<(Span, NameRole)>| {
         if let TaskSel::Names(names) = sel {
@@ -67,7 +67,7 @@ pub fn mapping_names(stmts: &[Stmt]) -> Vec<(Span, NameRole)> {
         }
     };
     for s in stmts {
-        match &s.kind {
+        match &s.borrow().kind {
             StmtKind::Task { tasks: sel, .. }
             | StmtKind::IndexTaskMap { tasks: sel, .. }
             | StmtKind::SingleTaskMap { tasks: sel, .. } => tasks(sel, &mut out),

@@ -1,0 +1,115 @@
+//! A fast, unkeyed hasher for the front end's own tables.
+//!
+//! Why: the checker and the name resolution build and probe hash tables
+//! keyed by names, spans and symbol numbers on every keystroke (a few
+//! thousand entries for a 5,000-line file), and std's SipHash was a
+//! visible share of a keystroke's time. The keys come from the file being
+//! edited, on the user's own machine, so the protection a keyed hash gives
+//! against crafted collisions buys nothing here.
+//!
+//! How: the multiply-rotate step of rustc's `FxHasher`, eight bytes at a
+//! time. Iteration order of a [`FastMap`] is as unspecified as a
+//! `HashMap`'s; nothing in the front end depends on it.
+
+use std::collections::{HashMap, HashSet};
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// A `HashMap` with [`FastHasher`].
+pub type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<FastHasher>>;
+
+/// A `HashSet` with [`FastHasher`].
+pub type FastSet<T> = HashSet<T, BuildHasherDefault<FastHasher>>;
+
+/// An empty [`FastMap`] with room for `n` entries.
+pub fn map_with_capacity<K, V>(n: usize) -> FastMap<K, V> {
+    FastMap::with_capacity_and_hasher(n, BuildHasherDefault::default())
+}
+
+/// The hasher of [`FastMap`] (see the module doc).
+#[derive(Default, Clone, Copy)]
+pub struct FastHasher {
+    hash: u64,
+}
+
+const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+
+impl FastHasher {
+    #[inline]
+    fn add(&mut self, word: u64) {
+        self.hash = (self.hash.rotate_left(5) ^ word).wrapping_mul(SEED);
+    }
+}
+
+impl Hasher for FastHasher {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(c);
+            self.add(u64::from_le_bytes(w));
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut w = [0u8; 8];
+            w[..rest.len()].copy_from_slice(rest);
+            self.add(u64::from_le_bytes(w));
+        }
+    }
+
+    #[inline]
+    fn write_u8(&mut self, i: u8) {
+        self.add(u64::from(i));
+    }
+
+    #[inline]
+    fn write_u32(&mut self, i: u32) {
+        self.add(u64::from(i));
+    }
+
+    #[inline]
+    fn write_u64(&mut self, i: u64) {
+        self.add(i);
+    }
+
+    #[inline]
+    fn write_usize(&mut self, i: usize) {
+        self.add(i as u64);
+    }
+
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.hash
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::hash::{BuildHasher, Hash};
+
+    fn hash_of<T: Hash>(v: T) -> u64 {
+        BuildHasherDefault::<FastHasher>::default().hash_one(v)
+    }
+
+    #[test]
+    fn different_names_hash_differently_and_equal_names_alike() {
+        // `str` hashing appends a terminator, so "ab" + "c" and "a" + "bc"
+        // as tuples still differ; and the trailing partial word counts.
+        assert_eq!(hash_of("mgpu"), hash_of(String::from("mgpu")));
+        assert_ne!(hash_of("mgpu"), hash_of("mgpv"));
+        assert_ne!(hash_of("abcdefgh1"), hash_of("abcdefgh2"));
+        assert_ne!(hash_of(("ab", "c")), hash_of(("a", "bc")));
+        assert_ne!(hash_of(1usize), hash_of(2usize));
+    }
+
+    #[test]
+    fn a_map_keyed_by_many_names_finds_each() {
+        let mut m: FastMap<String, usize> = map_with_capacity(0);
+        for i in 0..5_000 {
+            m.insert(format!("name_{i}"), i);
+        }
+        assert!((0..5_000).all(|i| m.get(format!("name_{i}").as_str()) == Some(&i)));
+        assert_eq!(m.get("name_5000"), None);
+    }
+}
