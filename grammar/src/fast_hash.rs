@@ -1,4 +1,5 @@
-//! A fast, unkeyed hasher for the front end's own tables.
+//! A fast, unkeyed hasher for the front end's own tables, and the
+//! runtime's (the evaluator, the resolver and the simulator use it too).
 //!
 //! Why: the checker and the name resolution build and probe hash tables
 //! keyed by names, spans and symbol numbers on every keystroke (a few
@@ -53,7 +54,9 @@ impl Hasher for FastHasher {
         if !rest.is_empty() {
             let mut w = [0u8; 8];
             w[..rest.len()].copy_from_slice(rest);
-            self.add(u64::from_le_bytes(w));
+            // The length in the top bits: a short tail of zero bytes
+            // still changes the hash.
+            self.add(u64::from_le_bytes(w) ^ ((rest.len() as u64) << 59));
         }
     }
 

@@ -2,7 +2,7 @@
 //! (one per call, one per comprehension iteration) of which only the
 //! innermost is visible.
 
-use super::fast_hash::FastMap;
+use mapwright_grammar::fast_hash::FastMap;
 
 use mapwright_grammar::ast::Expr;
 use mapwright_grammar::Span;

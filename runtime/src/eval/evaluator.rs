@@ -1,7 +1,7 @@
 //! The public evaluator: runs the top level once, records the mapping
 //! statements, and maps launches by calling their entry functions.
 
-use super::fast_hash::FastMap;
+use mapwright_grammar::fast_hash::FastMap;
 use std::sync::Arc;
 
 use mapwright_grammar::ast::{Expr, ExprKind, ParamType, Program, Stmt, StmtKind};

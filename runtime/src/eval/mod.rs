@@ -95,15 +95,16 @@
 //! - [`calls`]: functions and calls.
 //! - [`machine_ops`]: machine-model operations and the properties of machine
 //!   models and tasks.
-//! - [`fast_hash`]: the deterministic fast hasher of the string-keyed tables
-//!   here, in the resolver and in the simulator.
+//!
+//! The string-keyed tables here, in the resolver and in the simulator hash
+//! with the front end's `mapwright_grammar::fast_hash` (unkeyed and
+//! deterministic: the keys are the mapper's own names).
 
 mod calls;
 mod env;
 mod error;
 mod evaluator;
 mod expr;
-pub(crate) mod fast_hash;
 mod interp;
 mod machine_ops;
 mod shape;

@@ -2,7 +2,7 @@
 //! and the layout errors (library constraints, conflicting layouts in one
 //! memory kind, shadowed statements).
 
-use crate::eval::fast_hash::FastMap;
+use mapwright_grammar::fast_hash::FastMap;
 use std::collections::BTreeMap;
 
 use mapwright_grammar::ast::{self, Constraint, StmtKind};

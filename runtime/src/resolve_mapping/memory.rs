@@ -2,7 +2,7 @@
 //! processor can reach, else the default mapper's best-bandwidth memory;
 //! and the W0304 warning on memories a processor cannot use.
 
-use crate::eval::fast_hash::FastSet;
+use mapwright_grammar::fast_hash::FastSet;
 use std::collections::{BTreeMap, BTreeSet};
 
 use mapwright_grammar::ast::{self, StmtKind};

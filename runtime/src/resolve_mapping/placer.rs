@@ -6,8 +6,8 @@ use mapwright_grammar::Span;
 
 use crate::app::Task;
 use crate::decisions::RuntimeFailure;
-use crate::eval::fast_hash::FastMap;
 use crate::machine::{Machine, ProcKind, RankView};
+use mapwright_grammar::fast_hash::FastMap;
 
 use super::placement::STEPS_PER_CALL;
 

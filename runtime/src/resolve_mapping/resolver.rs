@@ -2,7 +2,7 @@
 //! which a run meets things ([`Resolver::run`]), and the per-task loop that
 //! asks each decision in turn ([`Resolver::resolve_tasks`]).
 
-use crate::eval::fast_hash::FastSet;
+use mapwright_grammar::fast_hash::FastSet;
 use std::collections::BTreeSet;
 
 use mapwright_grammar::ast::{self, Stmt};

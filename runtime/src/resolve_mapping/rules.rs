@@ -2,7 +2,7 @@
 //! is filled with `unordered_map::insert`, so the first statement for a key
 //! wins.
 
-use crate::eval::fast_hash::{FastMap, FastSet};
+use mapwright_grammar::fast_hash::{FastMap, FastSet};
 
 use mapwright_grammar::ast::{self, Constraint, MemSel, ProcSel, RegionSel, StmtKind, TaskSel};
 use mapwright_grammar::Span;

@@ -26,7 +26,7 @@
 //! The loop is run twice and the second pass measured, so the copies are
 //! those of the steady state, not of the first touch.
 
-use crate::eval::fast_hash::FastMap;
+use mapwright_grammar::fast_hash::FastMap;
 
 use crate::app::FlowKind;
 use crate::app::Launch;

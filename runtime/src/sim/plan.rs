@@ -6,7 +6,7 @@
 //! Planning also finds the mapping failures Legion reports before a task
 //! runs: a launch point placed on a node or processor that does not exist.
 
-use crate::eval::fast_hash::FastMap;
+use mapwright_grammar::fast_hash::FastMap;
 
 use crate::app::{App, FlowKind, Launch, Privilege, RegionArg, Task};
 use crate::decisions::{

@@ -487,8 +487,8 @@ mod tests {
         out
     }
 
-    #[test]
-    fn sharing_the_program_between_evaluator_and_placer_changes_no_resolution() {
+    /// The public corpus's mapper files, sorted.
+    fn corpus_mappers() -> Vec<std::path::PathBuf> {
         let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus/public");
         let mut files: Vec<_> = std::fs::read_dir(&corpus)
             .expect("the shared corpus beside the checkout")
@@ -496,6 +496,12 @@ mod tests {
             .filter(|p| p.extension().is_some_and(|x| x == "mapper"))
             .collect();
         files.sort();
+        files
+    }
+
+    #[test]
+    fn sharing_the_program_between_evaluator_and_placer_changes_no_resolution() {
+        let files = corpus_mappers();
         let mut placed = 0;
         for app in ["circuit", "cannon"] {
             let t = target(Some(app), Some("p100x4"));
@@ -518,13 +524,7 @@ mod tests {
 
     #[test]
     fn merging_drops_exactly_the_duplicates_a_linear_scan_drops() {
-        let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus/public");
-        let mut files: Vec<_> = std::fs::read_dir(&corpus)
-            .expect("the shared corpus beside the checkout")
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.extension().is_some_and(|x| x == "mapper"))
-            .collect();
-        files.sort();
+        let files = corpus_mappers();
         let t = target(Some("circuit"), Some("p100x4"));
         let mut merged_with_resolution = 0;
         for path in files.iter().take(40) {
