@@ -363,8 +363,16 @@ impl CappedDiagnostics {
         }
     }
 
-    /// Counts one diagnostic over the cap, at `span`.
-    fn count_over(&mut self, span: Span) {
+    /// How many more diagnostics would be kept (0 once full).
+    pub fn room(&self) -> usize {
+        MAX_DIAGNOSTICS.saturating_sub(self.len())
+    }
+
+    /// Counts one diagnostic over the cap, at `span`: what
+    /// [`CappedDiagnostics::push`] does with a diagnostic once the list is
+    /// full, for a caller that then need not build it (its text and fixes
+    /// would be dropped at once).
+    pub fn count_over(&mut self, span: Span) {
         let (first, n) = self.dropped.unwrap_or((span, 0));
         self.dropped = Some((first.min(span), n + 1));
     }

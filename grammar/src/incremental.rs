@@ -437,7 +437,7 @@ fn shift_offset(offset: usize, delta: isize) -> usize {
     offset.saturating_add_signed(delta)
 }
 
-fn shift_span(span: &mut Span, delta: isize) {
+pub(crate) fn shift_span(span: &mut Span, delta: isize) {
     *span = Span::new(
         shift_offset(span.start(), delta),
         shift_offset(span.end(), delta),

@@ -10,7 +10,15 @@
 //! or deleted at random places, newlines, `;`, braces, and a name defined
 //! elsewhere in the file pasted in. The corpus files are covered by the
 //! property test in `grammar/tests/incremental_equivalence.rs`.
+//!
+//! These files reach the checker's cap on kept diagnostics, past which it
+//! only counts what it finds instead of building it: both analyses are
+//! also compared with `check_building_all`, the checker that builds every
+//! diagnostic and lets the cap drop them, on these files and on one whose
+//! statements alone fill the cap (so that replayed statements are over it).
 
+use mapwright_grammar::check::check_building_all;
+use mapwright_grammar::diagnostic::CAPPED_CODE;
 use mapwright_grammar::incremental::{reanalyze_remembering, reparse, Reparse};
 use mapwright_grammar::{analyze, analyze_remembering, parse, Analysis};
 use mapwright_tests::generated::{corpus_mappers, generated, keystrokes, Rng};
@@ -87,6 +95,16 @@ fn incremental_and_full_analysis_agree_on_generated_files() {
                 differ.is_empty(),
                 "seed {seed}, edit {step} ({how:?}, {reuse:?}): {differ:?} differ"
             );
+            assert_eq!(
+                full.checked.diagnostics,
+                check_building_all(&full.parsed, &next).diagnostics,
+                "seed {seed}, edit {step}: counting over the cap differs from building"
+            );
+            assert!(full
+                .checked
+                .diagnostics
+                .iter()
+                .any(|d| d.code == CAPPED_CODE));
             replayed += reuse.replayed;
             checked += reuse.checked;
             text = next;
@@ -149,4 +167,42 @@ fn bench_keystrokes_reparse_incrementally_on_generated_files() {
         full_parses * 20 < total && reused > 100 * reparsed,
         "{full_parses} of {total} full parses; {reparsed} statements parsed again, {reused} reused"
     );
+}
+
+/// A file whose statements alone raise more diagnostics than the cap keeps
+/// (1,100 `print`s with a missing argument, then a generated file): every
+/// statement after the cap is reached is replayed over it, and its
+/// diagnostics are only counted, at their moved spans. After each random
+/// edit the incremental check equals the check that builds every
+/// diagnostic.
+#[test]
+fn replays_over_the_cap_count_what_building_would_drop() {
+    let corpus = corpus_mappers();
+    let mut text = "print(\"{} {}\", 1);\n".repeat(1_100) + &generated(4, 5_000, &corpus);
+    let mut rng = Rng(0xCA9);
+    let mut analysis = analyze_remembering(&text);
+    // The whole-file passes' warnings (unused names, shadowed rules) are
+    // all over the cap: the statements filled it.
+    let kept = &analysis.checked.diagnostics;
+    assert!(
+        !kept
+            .iter()
+            .any(|d| ["W0213", "W0214", "W0218", "W0217"].contains(&d.code)),
+        "the statements do not fill the cap"
+    );
+    let mut replayed = 0;
+    for step in 0..8 {
+        let next = edit(&mut rng, &text);
+        let (inc, how, reuse) =
+            reanalyze_remembering(&analysis.parsed, &analysis.checked.memo, &text, &next);
+        let reference = check_building_all(&parse(&next), &next);
+        assert!(
+            inc.checked.diagnostics == reference.diagnostics,
+            "edit {step} ({how:?}, {reuse:?}): counting over the cap differs from building"
+        );
+        replayed += reuse.replayed;
+        text = next;
+        analysis = inc;
+    }
+    assert!(replayed > 1_000, "{replayed} statements replayed");
 }

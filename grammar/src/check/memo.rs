@@ -16,7 +16,9 @@
 //! text determines up to a shift of every span (top-level statements are
 //! parsed independently, see [`crate::incremental`]), and of those answers,
 //! so it would take the same path: the writes are replayed and the
-//! diagnostics moved by the statement's shift. Positions outside the
+//! diagnostics moved by the statement's shift (only those the cap on kept
+//! diagnostics keeps are copied; the others are counted at their moved
+//! span, as pushing them would). Positions outside the
 //! statement are recorded relative to its start, so a statement and the
 //! function it calls that moved together still match; line numbers are
 //! absolute, so a change to them re-checks the statement. Symbol indices
@@ -36,7 +38,7 @@ use std::sync::Arc;
 use super::{Checker, Ty};
 use crate::ast::{Stmt, StmtKind};
 use crate::diagnostic::{line_extent, Diagnostic};
-use crate::incremental::shift_diagnostic;
+use crate::incremental::{shift_diagnostic, shift_span};
 use crate::suggest::{closest, Suggestions};
 use crate::Span;
 
@@ -347,11 +349,24 @@ impl<'a> Checker<'a> {
             }
         }
         let delta = stmt.span.start() as isize - m.record.origin as isize;
-        self.diags.extend(m.record.diags.iter().map(|d| {
+        // Only those the cap keeps are copied; the others are counted at
+        // their (moved) span, as pushing them would.
+        let room = if self.build_all {
+            usize::MAX
+        } else {
+            self.capped.room().saturating_sub(self.diags.len())
+        };
+        let (kept, over) = m.record.diags.split_at(room.min(m.record.diags.len()));
+        self.diags.extend(kept.iter().map(|d| {
             let mut d = d.clone();
             shift_diagnostic(&mut d, 0, delta);
             d
         }));
+        for d in over {
+            let mut span = d.span;
+            shift_span(&mut span, delta);
+            self.left_out(span);
+        }
         true
     }
 

@@ -137,7 +137,15 @@ pub struct Checked {
 
 /// Checks a parsed program. Statements that did not parse are skipped.
 pub fn check(parsed: &Parsed, source: &str) -> Checked {
-    check_with(parsed, source, None, false).0
+    check_with(parsed, source, None, false, false).0
+}
+
+/// [`check`] building every diagnostic, also those the cap then drops (the
+/// checker otherwise only counts them, see `Checker::over_cap`): the
+/// reference for tests that the shortcut changes nothing.
+#[doc(hidden)]
+pub fn check_building_all(parsed: &Parsed, source: &str) -> Checked {
+    check_with(parsed, source, None, false, true).0
 }
 
 /// [`check`], remembering each statement's work in [`Checked::memo`], and
@@ -148,7 +156,7 @@ pub fn check_incremental(
     source: &str,
     previous: Option<Previous<'_>>,
 ) -> (Checked, Reuse) {
-    check_with(parsed, source, previous, true)
+    check_with(parsed, source, previous, true, false)
 }
 
 fn check_with(
@@ -156,6 +164,7 @@ fn check_with(
     source: &str,
     previous: Option<Previous<'_>>,
     remember: bool,
+    build_all: bool,
 ) -> (Checked, Reuse) {
     let program = &parsed.program;
     let resolved = resolve(program);
@@ -165,6 +174,7 @@ fn check_with(
         resolved: &resolved,
         diags: Vec::new(),
         capped: CappedDiagnostics::default(),
+        build_all,
         tape: None,
         stmt_start: 0,
         stmt_index: 0,
@@ -251,6 +261,8 @@ struct Checker<'a> {
     /// `capped` when it ends (in order, so the cap keeps the same ones).
     diags: Vec<Diagnostic>,
     capped: CappedDiagnostics,
+    /// Build every diagnostic, even over the cap ([`check_building_all`]).
+    build_all: bool,
     /// What the statement being checked reads and writes, while recording.
     tape: Option<Vec<memo::Event>>,
     /// Start and index of the top-level statement being checked.
@@ -293,6 +305,23 @@ struct Env {
 impl<'a> Checker<'a> {
     fn line(&self, offset: usize) -> usize {
         self.lines.line_of(offset) + 1
+    }
+
+    /// True once the kept diagnostics and the pending ones fill the cap:
+    /// a diagnostic raised from now on is only counted (the cap keeps the
+    /// first ones), so the replay and the whole-file passes count its span
+    /// with [`Checker::left_out`] instead of building or copying it. A big
+    /// file with many mistakes reaches the cap before the whole-file passes
+    /// run, and building each of their diagnostics (messages, notes, fixes)
+    /// on every keystroke only to drop it was most of their time.
+    fn over_cap(&self) -> bool {
+        !self.build_all && self.diags.len() >= self.capped.room()
+    }
+
+    /// Counts a diagnostic at `span` that the cap leaves out (see
+    /// [`Checker::over_cap`]): the same count and first span as pushing it.
+    fn left_out(&mut self, span: Span) {
+        self.capped.count_over(span);
     }
 
     /// Moves the pending diagnostics into the capped list.

@@ -3,7 +3,9 @@
 //! you mean" fixes), unused names, and mapping rules shadowed by an earlier
 //! rule with the same key. They read the resolved names and the program as
 //! a whole, so they always run over the whole file (cheap next to typing
-//! each statement, which [`super::memo`] reuses).
+//! each statement, which [`super::memo`] reuses). Once the cap on kept
+//! diagnostics is reached, what they find is only counted, not built (see
+//! `Checker::over_cap`).
 
 use crate::fast_hash::{FastMap, FastSet};
 use std::sync::Arc;
@@ -41,6 +43,10 @@ impl<'a> Checker<'a> {
                 first.insert(&name.name, (name.span, is_func));
                 continue;
             };
+            if self.over_cap() {
+                self.left_out(name.span);
+                continue;
+            }
             let prev_line = self.line(prev.start());
             if !is_func {
                 let what = if prev_is_func { "function" } else { "global" };
@@ -91,6 +97,11 @@ impl<'a> Checker<'a> {
         );
         let mut seen: FastSet<&str> = FastSet::default();
         for (name, span) in &self.resolved.unresolved {
+            if self.over_cap() {
+                // (`seen` matters no more: every later one is over too.)
+                self.left_out(*span);
+                continue;
+            }
             let mut d = Diagnostic::error("E0201", *span, format!("`{name}` not found"))
                 .with_label("undefined name")
                 .with_note(format!("the reference aborts with \"{name} not found\""));
@@ -124,6 +135,10 @@ impl<'a> Checker<'a> {
                 let sym = &self.resolved.symbols[r.symbol];
                 if sym.kind == SymbolKind::Function {
                     continue; // reported by the entry-function check
+                }
+                if self.over_cap() {
+                    self.left_out(r.span);
+                    continue;
                 }
                 let line = sym.defs.first().map(|d| self.line(d.start())).unwrap_or(0);
                 self.emit(
@@ -171,6 +186,10 @@ impl<'a> Checker<'a> {
                     ("W0214", "parameter")
                 }
             };
+            if self.over_cap() {
+                self.left_out(def);
+                continue;
+            }
             self.emit(
                 Diagnostic::warning(code, def, format!("unused {what} `{}`", sym.name))
                     .with_label("never used")
@@ -193,6 +212,7 @@ impl<'a> Checker<'a> {
                     None => {
                         first.insert(*key, stmt.span);
                     }
+                    Some(_) if self.over_cap() => self.left_out(stmt.span),
                     Some(&prev) => {
                         let line = self.line(prev.start());
                         let shown = key.shown();

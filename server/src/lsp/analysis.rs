@@ -23,9 +23,10 @@ pub struct Analysis {
     pub symbol_types: FastMap<usize, Ty>,
     /// Inferred return type of each function, by name.
     pub returns: FastMap<String, Ty>,
-    /// Syntax and semantic diagnostics, in source order (what
-    /// `mapwright check` reports).
-    pub diagnostics: Vec<Diagnostic>,
+    /// The semantic diagnostics, in source order. The syntax ones stay in
+    /// `parsed` (the next re-parse reuses them from there):
+    /// [`Analysis::diagnostics`] lists both.
+    pub check_diagnostics: Vec<Diagnostic>,
     /// Each statement's check, reused by the analysis of the next edit.
     pub check_memo: CheckMemo,
 }
@@ -50,11 +51,6 @@ impl Analysis {
 
     fn from_front_end(text: &str, front: mapwright_grammar::Analysis) -> Analysis {
         let mapwright_grammar::Analysis { parsed, checked } = front;
-        // As `mapwright_grammar::Analysis::diagnostics`, but the check's
-        // diagnostics are moved, not copied (nothing else keeps them).
-        let mut diagnostics = parsed.diagnostics.clone();
-        diagnostics.extend(checked.diagnostics);
-        diagnostics.sort_by_key(|d| (d.span.start(), d.span.end()));
         Analysis {
             text: text.to_string(),
             index: LineIndex::new(text),
@@ -62,9 +58,24 @@ impl Analysis {
             resolved: checked.resolved,
             symbol_types: checked.symbol_types,
             returns: checked.returns,
-            diagnostics,
+            check_diagnostics: checked.diagnostics,
             check_memo: checked.memo,
         }
+    }
+
+    /// Syntax and semantic diagnostics, in source order (what `mapwright
+    /// check` reports, as `mapwright_grammar::Analysis::diagnostics` orders
+    /// them: a stable sort by span, syntax first at equal spans). Borrowed:
+    /// a copy of the parse's diagnostics on every keystroke (hundreds in a
+    /// big file with many mistakes, each with its texts and fixes) was a
+    /// large part of the analysis's time, and of its memory.
+    pub fn diagnostics(&self) -> Vec<&Diagnostic> {
+        let mut all =
+            Vec::with_capacity(self.parsed.diagnostics.len() + self.check_diagnostics.len());
+        all.extend(&self.parsed.diagnostics);
+        all.extend(&self.check_diagnostics);
+        all.sort_by_key(|d| (d.span.start(), d.span.end()));
+        all
     }
 
     /// The inferred type of symbol `id`, if known.
@@ -207,7 +218,10 @@ mod tests {
             let inc = Analysis::after_edit(&prev, &after);
             let full = Analysis::new(&after);
             assert_eq!(inc.parsed.program, full.parsed.program);
-            assert_eq!(inc.diagnostics, full.diagnostics);
+            assert_eq!(inc.diagnostics(), full.diagnostics());
+            // The same list, in the same order, as the front end's.
+            let front = mapwright_grammar::analyze(&after).diagnostics();
+            assert_eq!(full.diagnostics(), front.iter().collect::<Vec<_>>());
             assert_eq!(inc.resolved.symbols, full.resolved.symbols);
             assert_eq!(inc.resolved.references, full.resolved.references);
             assert_eq!(inc.symbol_types, full.symbol_types);

@@ -369,7 +369,7 @@ pub fn merged_diagnostic_refs<'a>(
     a: &'a Analysis,
     resolution: Option<&'a Resolution>,
 ) -> Vec<&'a Diagnostic> {
-    let mut all: Vec<&Diagnostic> = a.diagnostics.iter().collect();
+    let mut all: Vec<&Diagnostic> = a.diagnostics();
     if let Some(d) = resolution.and_then(|r| r.decisions.as_ref()) {
         // A resolution diagnostic equal to one already listed is dropped.
         // Equal diagnostics have equal spans, so each is compared only with
@@ -448,7 +448,7 @@ mod tests {
     /// The merge as it was written first: a linear scan of the list for
     /// each resolution diagnostic. The reference for the span-keyed merge.
     fn merged_by_linear_scan<'a>(a: &'a Analysis, r: &'a Resolution) -> Vec<&'a Diagnostic> {
-        let mut all: Vec<&Diagnostic> = a.diagnostics.iter().collect();
+        let mut all: Vec<&Diagnostic> = a.diagnostics();
         for diag in r.decisions.iter().flat_map(|d| &d.diagnostics) {
             if !all.contains(&diag) {
                 all.push(diag);
@@ -534,8 +534,8 @@ mod tests {
             // Duplicates to drop: a copy of an analysis diagnostic, and a
             // resolution diagnostic listed twice.
             if let Some(d) = r.decisions.as_mut() {
-                if let Some(first) = a.diagnostics.first() {
-                    d.diagnostics.push(first.clone());
+                if let Some(first) = a.diagnostics().first() {
+                    d.diagnostics.push((*first).clone());
                 }
                 if let Some(own) = d.diagnostics.first().cloned() {
                     d.diagnostics.push(own);
