@@ -120,6 +120,11 @@ pub struct Program {
 }
 
 impl Program {
+    /// The top-level statement at `index` (a function value's `stmt`).
+    pub fn stmt(&self, index: usize) -> Option<&Stmt> {
+        self.stmts.get(index).map(|s| &**s)
+    }
+
     /// The functions `IndexTaskMap`/`SingleTaskMap` statements name, in
     /// statement order (repeats kept).
     pub fn mapping_function_names(&self) -> Vec<&str> {

@@ -242,6 +242,22 @@ pub fn sort_by_span(list: &mut [Diagnostic]) {
     }
 }
 
+/// The syntax and the semantic diagnostics of a file as one list in source
+/// order (what `mapwright check` reports): a stable sort by span, so at
+/// equal spans the syntax ones come first. Borrowed, for a caller that
+/// keeps the two lists apart (the language server reuses the syntax ones
+/// across edits).
+pub fn in_source_order<'a>(
+    syntax: &'a [Diagnostic],
+    check: &'a [Diagnostic],
+) -> Vec<&'a Diagnostic> {
+    let mut all = Vec::with_capacity(syntax.len() + check.len());
+    all.extend(syntax);
+    all.extend(check);
+    all.sort_by_key(|d| (d.span.start(), d.span.end()));
+    all
+}
+
 /// Most diagnostics kept for one stage of one file (lexing and parsing
 /// together; checking): past this a file is noise, not code, and a
 /// diagnostic per bad byte would cost far more memory than the input (about

@@ -44,27 +44,43 @@ pub fn format(source: &str) -> String {
 pub fn format_file(source: &str) -> (String, bool) {
     let parsed = parse_for_format(source);
     let has_errors = !parsed.error_offsets.is_empty();
-    if parsed.program.stmts.is_empty() || parsed.capped {
-        return (source.to_string(), has_errors);
-    }
-    let errors = parsed.error_offsets;
-    let mut f = Formatter::new(source, &parsed.program, &parsed.comments, errors);
-    f.block(&parsed.program.stmts, 0, source.len(), None);
-    (f.finish(), has_errors)
+    let formatted = format_program(
+        source,
+        &parsed.program,
+        &parsed.comments,
+        parsed.error_offsets,
+        parsed.capped,
+    );
+    (formatted, has_errors)
 }
 
 /// Formats a file that has already been parsed.
 pub fn format_parsed(source: &str, parsed: &Parsed) -> String {
-    if parsed.program.stmts.is_empty() || too_many_errors(parsed) {
-        return source.to_string();
-    }
-    let mut f = Formatter::new(
+    format_program(
         source,
         &parsed.program,
         &parsed.comments,
         error_offsets(parsed),
-    );
-    f.block(&parsed.program.stmts, 0, source.len(), None);
+        too_many_errors(parsed),
+    )
+}
+
+/// Formats the whole of `program` (parsed from `source`, with its
+/// `comments`), copying verbatim the statements where an error starts; the
+/// source unchanged when it has no statements or more errors than were
+/// reported (`capped`).
+fn format_program(
+    source: &str,
+    program: &Program,
+    comments: &[Token],
+    error_offsets: Vec<usize>,
+    capped: bool,
+) -> String {
+    if program.stmts.is_empty() || capped {
+        return source.to_string();
+    }
+    let mut f = Formatter::new(source, program, comments, error_offsets);
+    f.block(&program.stmts, 0, source.len(), None);
     f.finish()
 }
 

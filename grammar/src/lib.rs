@@ -52,10 +52,10 @@ pub struct Analysis {
 impl Analysis {
     /// Syntax and semantic diagnostics together, in source order.
     pub fn diagnostics(&self) -> Vec<Diagnostic> {
-        let mut all = self.parsed.diagnostics.clone();
-        all.extend(self.checked.diagnostics.iter().cloned());
-        crate::diagnostic::sort_by_span(&mut all);
-        all
+        crate::diagnostic::in_source_order(&self.parsed.diagnostics, &self.checked.diagnostics)
+            .into_iter()
+            .cloned()
+            .collect()
     }
 
     /// [`Analysis::diagnostics`], dropping the rest of the analysis first

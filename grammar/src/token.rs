@@ -497,7 +497,7 @@ impl<'a> TokenStream<'a> {
         }
     }
 
-    /// The same stream, keeping only the code, severity and span of each
+    /// The same stream, keeping only the span and severity of each
     /// lexical diagnostic ([`CappedDiagnostics::light`]).
     pub(crate) fn light_diagnostics(mut self) -> TokenStream<'a> {
         self.diagnostics = CappedDiagnostics::light();

@@ -130,7 +130,7 @@ impl<'p, 's> Interp<'p, 's> {
                     ..
                 },
             ..
-        }) = program.stmts.get(stmt).map(|s| &**s)
+        }) = program.stmt(stmt)
         else {
             return self.fail(EvalErrorKind::NotAFunction, span, "unknown function");
         };

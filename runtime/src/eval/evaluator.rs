@@ -381,7 +381,7 @@ impl Evaluator {
                     ),
                 ))
             }
-            Some(Value::Function { stmt, .. }) => match program.stmts.get(*stmt).map(|s| &**s) {
+            Some(Value::Function { stmt, .. }) => match program.stmt(*stmt) {
                 Some(Stmt {
                     kind:
                         StmtKind::FuncDef {

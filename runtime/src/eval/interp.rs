@@ -228,7 +228,7 @@ impl<'p, 's> Interp<'p, 's> {
             table.entry(key).or_insert_with(|| func.name.clone());
         }
         let ok = matches!(
-            self.program.stmts.get(stmt).map(|s| &**s),
+            self.program.stmt(stmt),
             Some(Stmt { kind: StmtKind::FuncDef { params, .. }, .. })
                 if params.len() == 1 && params.first().is_some_and(|p| p.ty == ParamType::Task)
         );

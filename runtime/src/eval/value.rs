@@ -242,7 +242,7 @@ pub(super) fn reference_print(v: &Value, program: &Program, out: &mut String, de
             if let Some(Stmt {
                 kind: StmtKind::FuncDef { params, .. },
                 ..
-            }) = program.stmts.get(*stmt).map(|s| &**s)
+            }) = program.stmt(*stmt)
             {
                 out.push_str(&format!("ArgLstNode: {}\n", params.len()));
                 for (i, p) in params.iter().enumerate() {

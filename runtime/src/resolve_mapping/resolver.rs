@@ -166,7 +166,7 @@ impl<'a> Resolver<'a> {
     }
 
     pub(super) fn stmt(&self, i: usize) -> Option<&'a Stmt> {
-        self.program.stmts.get(i).map(|s| &**s)
+        self.program.stmt(i)
     }
 
     /// A placement in the mapper's coordinates as the machine's processor

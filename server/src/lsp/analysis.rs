@@ -70,12 +70,10 @@ impl Analysis {
     /// big file with many mistakes, each with its texts and fixes) was a
     /// large part of the analysis's time, and of its memory.
     pub fn diagnostics(&self) -> Vec<&Diagnostic> {
-        let mut all =
-            Vec::with_capacity(self.parsed.diagnostics.len() + self.check_diagnostics.len());
-        all.extend(&self.parsed.diagnostics);
-        all.extend(&self.check_diagnostics);
-        all.sort_by_key(|d| (d.span.start(), d.span.end()));
-        all
+        mapwright_grammar::diagnostic::in_source_order(
+            &self.parsed.diagnostics,
+            &self.check_diagnostics,
+        )
     }
 
     /// The inferred type of symbol `id`, if known.
