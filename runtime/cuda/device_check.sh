@@ -12,11 +12,19 @@
 #   5. runs all nine benchmarks with the expert and a default mapper on the
 #      GPU (`mapwright run --backend cuda --json`), each checked against the
 #      CPU reference, with the simulator's prediction for the same problem;
+#   5b. runs the experts again on the uncalibrated description (the
+#      simulator's uncalibrated prediction) and a failing mapper (cannon's
+#      expert with F_order layouts);
+#   5c. runs `mapwright optimize --backend cuda --iterations 10` from three
+#      naive starts (circuit, pennant, cannon), time-boxed;
 #   6. writes $OUT/cuda_report.md (figures and tables), $OUT/runs.json,
-#      $OUT/machine.json, $OUT/calibration.json and $OUT/device_check.log.
+#      $OUT/machine.json, $OUT/machine-uncalibrated.json,
+#      $OUT/calibration.json, $OUT/raw.tar.gz (every run's output) and
+#      $OUT/device_check.log.
 #
 # Environment: OUT (default ./cuda-out), MAPWRIGHT_CUDA_SCALE (default 1/64
-# of each benchmark's data), RUN_TIMEOUT per run in seconds (default 120).
+# of each benchmark's data), RUN_TIMEOUT per run in seconds (default 120),
+# DEADLINE for the whole check in seconds (default 500).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-$PWD/cuda-out}
@@ -27,6 +35,10 @@ RUN_TIMEOUT=${RUN_TIMEOUT:-120}
 export MAPWRIGHT_CUDA_SCALE=${MAPWRIGHT_CUDA_SCALE:-1/64}
 WORK=$(mktemp -d)
 elapsed() { echo "$(( $(date +%s) - START ))s"; }
+# Seconds the whole check may take (the device lease is short): the later,
+# optional steps shrink or are skipped to leave time for the report.
+DEADLINE=${DEADLINE:-500}
+left() { echo $(( DEADLINE - ($(date +%s) - START) )); }
 
 echo "== device_check $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(hostname)"
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv 2>&1 | tee "$WORK/gpus.csv"
@@ -91,6 +103,9 @@ LOGICAL=4
 timeout 180 "$BIN" calibrate --backend cuda --logical-gpus $LOGICAL --out "$OUT/machine.json" --report "$OUT/calibration.json"
 MACHINE_ARGS=()
 [ -s "$OUT/machine.json" ] && MACHINE_ARGS=(--machine "$OUT/machine.json")
+# The same machine from the device attributes alone (datasheet rates), for
+# the simulator's uncalibrated predictions.
+timeout 60 "$BIN" calibrate --backend cuda --uncalibrated --logical-gpus $LOGICAL --out "$OUT/machine-uncalibrated.json"
 
 # 5. The nine benchmarks, expert and default mappers.
 printf 'Task * GPU,OMP,CPU;\nRegion * * GPU FBMEM;\nRegion * * * SYSMEM;\n' > "$WORK/default-legion.mapper"
@@ -108,6 +123,41 @@ for app in circuit stencil pennant cannon summa pumma johnson solomonik cosma; d
   done
 done
 
+# 5b. The experts again on the uncalibrated description (a second measurement
+# of each, and the uncalibrated prediction), and a failing mapper: cannon's
+# expert with F_order layouts, which cuBLAS's column-major GEMM rejects.
+for app in circuit stencil pennant cannon summa pumma johnson solomonik cosma; do
+  expert=$(ls runtime/apps/experts/ | grep -E "^(legion-$app|taco-${app}(MM)?-cuda)\.mapper$" | head -1)
+  [ "$(left)" -lt 150 ] && { echo "== $app / expert, uncalibrated: skipped, $(left)s left"; continue; }
+  echo "== $app / expert, uncalibrated machine [$(elapsed)]"
+  timeout "$RUN_TIMEOUT" "$BIN" run "runtime/apps/experts/$expert" --app "$app" --machine "$OUT/machine-uncalibrated.json" \
+    --backend cuda --json --no-normalize > "$WORK/runs/$app-uncal.json" 2> "$WORK/runs/$app-uncal.err"
+  echo "   exit $?"
+done
+sed 's/C_order/F_order/g' runtime/apps/experts/taco-cannonMM-cuda.mapper > "$WORK/cannon-f-order.mapper"
+echo "== cannon / F_order [$(elapsed)]"
+timeout "$RUN_TIMEOUT" "$BIN" run "$WORK/cannon-f-order.mapper" --app cannon "${MACHINE_ARGS[@]}" --backend cuda --json --no-normalize \
+  > "$WORK/runs/cannon-forder.json" 2> "$WORK/runs/cannon-forder.err"
+echo "   exit $?"
+
+# 5c. The optimizer on the GPU: three naive starts (a Legion app, a Regent
+# app, a DISTAL GEMM), 10 proposals each, every candidate run on the GPU.
+mkdir -p "$WORK/optimize"
+cp "$WORK/default-legion.mapper" "$WORK/optimize/circuit.mapper"
+cp "$WORK/default-legion.mapper" "$WORK/optimize/pennant.mapper"
+cp server/examples/naive-cannon.mapper "$WORK/optimize/cannon.mapper"
+n=3
+for app in circuit pennant cannon; do
+  budget=$(( ($(left) - 20) / n )); n=$((n - 1))
+  [ "$budget" -gt 150 ] && budget=150
+  [ "$budget" -lt 15 ] && { echo "== optimize $app: skipped, $(left)s left"; continue; }
+  echo "== optimize $app (at most ${budget}s) [$(elapsed)]"
+  timeout $((budget + 20)) "$BIN" optimize "$WORK/optimize/$app.mapper" --app "$app" "${MACHINE_ARGS[@]}" --backend cuda \
+    --iterations 10 --time-budget "$budget" --json > "$WORK/optimize/$app.json" 2> "$WORK/optimize/$app.err"
+  echo "   exit $? $(tail -c 300 "$WORK/optimize/$app.err")"
+done
+tar -C "$WORK" -czf "$OUT/raw.tar.gz" runs optimize cannon-f-order.mapper gpus.csv 2>/dev/null
+
 # 6. The report.
 echo "== report [$(elapsed)]"
 python3 - "$WORK" "$OUT" <<'PY'
@@ -123,7 +173,19 @@ for app in apps:
         except Exception as e:
             err = open(p.replace(".json", ".err")).read() if os.path.exists(p.replace(".json", ".err")) else ""
             runs[f"{app}/{which}"] = {"status": "no_result", "error": (err or str(e))[-500:]}
-json.dump(runs, open(os.path.join(out, "runs.json"), "w"), indent=1)
+def load(p):
+    try:
+        return json.load(open(p))
+    except Exception as e:
+        q = p.replace(".json", ".err")
+        err = open(q).read() if os.path.exists(q) else ""
+        return {"status": "no_result", "error": (err or str(e))[-500:]}
+for app in apps:
+    runs[f"{app}/expert-uncalibrated"] = load(os.path.join(work, "runs", f"{app}-uncal.json"))
+runs["cannon/expert-F_order"] = load(os.path.join(work, "runs", "cannon-forder.json"))
+opts = {app: load(os.path.join(work, "optimize", f"{app}.json")) for app in ("circuit", "pennant", "cannon")}
+json.dump({"runs": runs, "optimize": {a: {k: v for k, v in o.items() if k != "records"} for a, o in opts.items()}},
+          open(os.path.join(out, "runs.json"), "w"), indent=1)
 gpus = open(os.path.join(work, "gpus.csv")).read().strip().splitlines()
 cal = {}
 try:
@@ -162,6 +224,8 @@ L.append("| app | mapper | status | measured s | predicted s | predicted / measu
 L.append("| --- | --- | --- | --- | --- | --- | --- |")
 for key, r in runs.items():
     app, which = key.split("/")
+    if which not in ("expert", "default"):
+        continue
     st = r.get("status")
     m = r.get("elapsed_s"); p = r.get("predicted_elapsed_s")
     ratio = f"{p/m:.2f}" if m and p else ""
@@ -177,7 +241,32 @@ for app in apps:
     def sp(a, b):
         return f"{b/a:.2f}x" if a and b else "n/a"
     L.append(f"| {app} | {sp(e.get('elapsed_s'), d.get('elapsed_s'))} | {sp(e.get('predicted_elapsed_s'), d.get('predicted_elapsed_s'))} |")
-bad = [k for k, r in runs.items() if r.get("status") in ("wrong_result", "no_result", "error", "internal_error")]
+L.append("")
+L.append("## Simulator prediction error per app, expert mappers (predicted / measured)\n")
+L.append("| app | measured s (calibrated run) | calibrated prediction | ratio | measured s (second run) | uncalibrated prediction | ratio |")
+L.append("| --- | --- | --- | --- | --- | --- | --- |")
+def fmt(v):
+    return "" if v is None else f"{v:.6f}"
+def rat(p, m):
+    return f"{p/m:.2f}" if p and m else "n/a"
+for app in apps:
+    c, u = runs.get(f"{app}/expert", {}), runs.get(f"{app}/expert-uncalibrated", {})
+    L.append(f"| {app} | {fmt(c.get('elapsed_s'))} | {fmt(c.get('predicted_elapsed_s'))} | {rat(c.get('predicted_elapsed_s'), c.get('elapsed_s'))} "
+             f"| {fmt(u.get('elapsed_s'))} | {fmt(u.get('predicted_elapsed_s'))} | {rat(u.get('predicted_elapsed_s'), u.get('elapsed_s'))} |")
+f = runs.get("cannon/expert-F_order", {})
+L.append("")
+L.append(f"## A failing mapper: cannon's expert with F_order layouts\n\nstatus: {f.get('status')}\n\n```\n{(f.get('raw_output') or f.get('error') or '').strip()[-800:]}\n```\n")
+L.append("## optimize --backend cuda --iterations 10 (search proposer)\n")
+L.append("| app | start | status | best normalized | best iteration | trajectory (best normalized after each proposal) |")
+L.append("| --- | --- | --- | --- | --- | --- |")
+for app, o in opts.items():
+    traj = " ".join(f"{v:.3f}" for v in o.get("trajectory", []))
+    start = "server/examples/naive-cannon.mapper" if app == "cannon" else "default-legion"
+    st = "ran" if "trajectory" in o else o.get("status")
+    L.append(f"| {app} | {start} | {st} | {o.get('best_normalized')} | {o.get('best_iteration')} | {traj} |")
+    if "trajectory" not in o:
+        L.append(f"\n```\n{o.get('error', '')[-400:]}\n```\n")
+bad = [k for k, r in runs.items() if r.get("status") in ("wrong_result", "no_result", "error", "internal_error") and k != "cannon/expert-F_order"]
 L.append("")
 L.append(f"Runs that failed to produce a checked result: {', '.join(bad) if bad else 'none'}.")
 if bad:

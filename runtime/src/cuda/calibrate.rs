@@ -45,8 +45,13 @@ impl Report {
     pub fn summary(&self) -> String {
         let c = &self.calibration;
         let g = self.gpus.first();
+        let what = if self.gemm_n == 0 {
+            "described (nothing measured)"
+        } else {
+            "calibrated"
+        };
         let mut s = format!(
-            "calibrated {} x {}\n",
+            "{what} {} x {}\n",
             self.gpus.len(),
             g.map_or("GPU", |g| g.name.as_str())
         );
@@ -128,6 +133,33 @@ pub fn calibrate(quick: bool) -> Result<Report, CudaError> {
     guard("calibrating", || measure(&mut d, quick))
 }
 
+/// Describes this machine from the device attributes and `/proc` alone,
+/// measuring nothing: the uncalibrated description the simulator's
+/// predictions are compared against calibrated ones with.
+pub fn describe() -> Result<Report, CudaError> {
+    let d = Gpus::open()?;
+    Ok(report(d.infos.clone(), Calibration::default(), 0))
+}
+
+/// The report of `cal` measured on `gpus` (GEMM size `gemm_n`, 0 when none
+/// was measured), with GPU 0's peaks.
+fn report(gpus: Vec<GpuInfo>, cal: Calibration, gemm_n: u64) -> Report {
+    let g0 = &gpus[0];
+    let (p64, p32) = peak_gflops(g0);
+    let tensor = matches!(g0.cc, (8, 0) | (9, 0)).then_some(2.0 * p64);
+    let machine = machine_from(&gpus, &host_info(), &cal);
+    Report {
+        peak_fp64_gflops: p64,
+        peak_fp64_tensor_gflops: tensor,
+        peak_fp32_gflops: p32,
+        peak_mem_gbps: peak_mem_gbps(g0),
+        gemm_n,
+        calibration: cal,
+        gpus,
+        machine,
+    }
+}
+
 fn measure(d: &mut Gpus, quick: bool) -> Result<Report, CudaError> {
     let gpus = d.infos.clone();
     let mib = 1u64 << 20;
@@ -205,21 +237,7 @@ fn measure(d: &mut Gpus, quick: bool) -> Result<Report, CudaError> {
         d.sync()?;
     }
     cal.launch_us = Some(t0.elapsed().as_secs_f64() / f64::from(count) * 1e6);
-
-    let g0 = &gpus[0];
-    let (p64, p32) = peak_gflops(g0);
-    let tensor = matches!(g0.cc, (8, 0) | (9, 0)).then_some(2.0 * p64);
-    let machine = machine_from(&gpus, &host_info(), &cal);
-    Ok(Report {
-        peak_fp64_gflops: p64,
-        peak_fp64_tensor_gflops: tensor,
-        peak_fp32_gflops: p32,
-        peak_mem_gbps: peak_mem_gbps(g0),
-        gemm_n: n,
-        calibration: cal,
-        gpus,
-        machine,
-    })
+    Ok(report(gpus, cal, n))
 }
 
 #[cfg(test)]

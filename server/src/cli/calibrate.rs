@@ -39,6 +39,11 @@ pub struct CalibrateArgs {
     /// stream), for mappers written for more GPUs per node than there are.
     #[arg(long, value_name = "N")]
     pub logical_gpus: Option<u32>,
+    /// Measure nothing: describe the machine from the device attributes
+    /// alone (datasheet rates), to compare the simulator's predictions
+    /// with and without calibration.
+    #[arg(long, conflicts_with = "quick")]
+    pub uncalibrated: bool,
 }
 
 #[cfg(not(feature = "cuda"))]
@@ -56,7 +61,12 @@ pub fn run(args: CalibrateArgs) -> anyhow::Result<ExitCode> {
 pub fn run(args: CalibrateArgs) -> anyhow::Result<ExitCode> {
     use anyhow::Context;
     let CalibrateBackend::Cuda = args.backend;
-    let mut report = match mapwright_runtime::cuda::calibrate::calibrate(args.quick) {
+    let measured = if args.uncalibrated {
+        mapwright_runtime::cuda::calibrate::describe()
+    } else {
+        mapwright_runtime::cuda::calibrate::calibrate(args.quick)
+    };
+    let mut report = match measured {
         Ok(r) => r,
         Err(e) => {
             eprintln!("error: {e}");
