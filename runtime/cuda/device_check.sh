@@ -24,7 +24,9 @@
 #
 # Environment: OUT (default ./cuda-out), MAPWRIGHT_CUDA_SCALE (default 1/64
 # of each benchmark's data), RUN_TIMEOUT per run in seconds (default 120),
-# DEADLINE for the whole check in seconds (default 500).
+# DEADLINE for the whole check in seconds (default 500), SKIP_OPTIMIZE
+# (set: no optimize runs), MAPWRIGHT_CUDA_VERIFY (0: no CPU reference check,
+# for larger scales).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-$PWD/cuda-out}
@@ -150,6 +152,7 @@ n=3
 for app in circuit pennant cannon; do
   budget=$(( ($(left) - 20) / n )); n=$((n - 1))
   [ "$budget" -gt 150 ] && budget=150
+  [ -n "${SKIP_OPTIMIZE:-}" ] && { echo "== optimize $app: skipped (SKIP_OPTIMIZE)"; continue; }
   [ "$budget" -lt 15 ] && { echo "== optimize $app: skipped, $(left)s left"; continue; }
   echo "== optimize $app (at most ${budget}s) [$(elapsed)]"
   timeout $((budget + 20)) "$BIN" optimize "$WORK/optimize/$app.mapper" --app "$app" "${MACHINE_ARGS[@]}" --backend cuda \
@@ -197,6 +200,7 @@ L.append("# cuda backend device check\n")
 L.append(f"Date: {datetime.datetime.utcnow().strftime('%Y-%m-%d %H:%M UTC')}  ")
 L.append(f"GPU: {gpus[1] if len(gpus) > 1 else 'unknown'}  ")
 L.append(f"Problem scale: {os.environ.get('MAPWRIGHT_CUDA_SCALE')} of each benchmark's data  ")
+L.append(f"CPU reference check: {'off' if os.environ.get('MAPWRIGHT_CUDA_VERIFY') == '0' else 'on'}  ")
 try:
     mname = json.load(open(os.path.join(out, "machine.json")))["name"]
 except Exception:
