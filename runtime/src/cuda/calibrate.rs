@@ -45,16 +45,24 @@ impl Report {
     pub fn summary(&self) -> String {
         let c = &self.calibration;
         let g = self.gpus.first();
-        let what = if self.gemm_n == 0 {
-            "described (nothing measured)"
-        } else {
-            "calibrated"
-        };
-        let mut s = format!(
-            "{what} {} x {}\n",
-            self.gpus.len(),
-            g.map_or("GPU", |g| g.name.as_str())
-        );
+        let name = g.map_or("GPU", |g| g.name.as_str());
+        if self.gemm_n == 0 {
+            return format!(
+                "described {} x {name} from its attributes (nothing measured)\n  \
+                 peaks: {:.0} GB/s memory, {:.2} TFLOP/s FP64{}\n",
+                self.gpus.len(),
+                self.peak_mem_gbps,
+                self.peak_fp64_tensor_gflops
+                    .unwrap_or(self.peak_fp64_gflops)
+                    / 1e3,
+                if self.peak_fp64_tensor_gflops.is_some() {
+                    " (tensor cores)"
+                } else {
+                    ""
+                }
+            );
+        }
+        let mut s = format!("calibrated {} x {name}\n", self.gpus.len());
         let f = |v: Option<f64>| v.map_or("n/a".to_string(), |x| format!("{x:.1}"));
         s.push_str(&format!(
             "  host->device {} GB/s, device->host {} GB/s (pinned)\n",
@@ -252,6 +260,22 @@ mod tests {
                 r.machine.validate().unwrap();
                 assert!(r.calibration.dgemm_gflops.unwrap() > 0.0);
                 eprintln!("{}", r.summary());
+            }
+            Err(e) => {
+                eprintln!("SKIPPED: {e}");
+                assert!(e.to_string().starts_with("no CUDA driver/GPU found: "));
+            }
+        }
+    }
+
+    /// The uncalibrated description measures nothing and says so.
+    #[test]
+    fn description_without_measuring_or_skip() {
+        match describe() {
+            Ok(r) => {
+                r.machine.validate().unwrap();
+                assert_eq!(r.calibration, Calibration::default());
+                assert!(r.summary().contains("nothing measured"), "{}", r.summary());
             }
             Err(e) => {
                 eprintln!("SKIPPED: {e}");
