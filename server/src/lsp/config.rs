@@ -85,6 +85,9 @@ pub struct DiagnosticsSettings {
     pub enable: bool,
     /// Quiet time after the last keystroke before diagnostics are computed.
     pub debounce_ms: u64,
+    /// Most diagnostics sent to the editor per document (0: all); see
+    /// [`super::publish_limit`] for which are chosen.
+    pub max_published: usize,
 }
 
 impl Default for DiagnosticsSettings {
@@ -92,6 +95,7 @@ impl Default for DiagnosticsSettings {
         DiagnosticsSettings {
             enable: true,
             debounce_ms: 50,
+            max_published: super::publish_limit::DEFAULT_MAX_PUBLISHED,
         }
     }
 }

@@ -52,20 +52,24 @@ pub fn apply_change(
     change: &lsp::TextDocumentContentChangeEvent,
     enc: Encoding,
 ) {
-    apply_change_indexed(text, change, enc, None)
+    apply_change_indexed(text, change, enc, None);
 }
 
 /// [`apply_change`] with the line index of `text` if one is at hand (the
 /// analysis of the version being edited has it: building it again is a
-/// pass over the whole text on every keystroke).
+/// pass over the whole text on every keystroke). Returns the byte offset
+/// where a ranged change starts (`None` for a whole-text change).
 pub fn apply_change_indexed(
     text: &mut String,
     change: &lsp::TextDocumentContentChangeEvent,
     enc: Encoding,
     index: Option<&LineIndex>,
-) {
+) -> Option<usize> {
     match change.range {
-        None => *text = change.text.clone(),
+        None => {
+            *text = change.text.clone();
+            None
+        }
         Some(r) => {
             let built;
             let index = match index {
@@ -78,6 +82,7 @@ pub fn apply_change_indexed(
             let s = span(index, r, enc);
             // `LineIndex::offset` only returns character boundaries.
             text.replace_range(s.start()..s.end(), &change.text);
+            Some(s.start())
         }
     }
 }

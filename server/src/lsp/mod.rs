@@ -38,6 +38,9 @@
 //!   writer.
 //! - [`resolve_thread`]  the one warm thread that resolves documents against
 //!   their application while publishing (and gives memory back when idle).
+//! - [`publish_limit`]   which diagnostics are sent when there are too many
+//!   (`diagnostics.maxPublished`, a byte budget; errors, then those nearest
+//!   the last edit) and the `I0001` note counting the rest.
 //! - [`publish_cache`]   the JSON of each published diagnostic of the
 //!   document published last, reused by its next publish for every
 //!   diagnostic that did not change.
@@ -116,6 +119,7 @@ pub mod proto;
 pub mod provider_api;
 pub mod providers;
 pub mod publish_cache;
+pub mod publish_limit;
 pub mod recent;
 pub mod resolve_thread;
 pub mod selection;

@@ -35,6 +35,10 @@ pub struct Document {
     pub uri: Url,
     pub version: i32,
     pub text: String,
+    /// Byte offset of the last edit (where the user is typing; 0 for a
+    /// document as opened): diagnostics nearest it are published first
+    /// when there are too many (see [`super::publish_limit`]).
+    pub focus: usize,
     analysis: AnalysisSlot,
     /// The last analysed earlier version, to re-analyse from incrementally;
     /// dropped once this version's analysis exists.
@@ -49,6 +53,7 @@ impl Document {
             uri,
             version,
             text,
+            focus: 0,
             analysis: AnalysisSlot::default(),
             base: Mutex::new(None),
             resolution: ResolutionSlot::default(),
@@ -59,12 +64,14 @@ impl Document {
     /// `prev`'s analysis or, if `prev` was never analysed, from the one
     /// `prev` would have started from (from scratch if neither is in
     /// memory).
-    pub fn edited(prev: &Document, version: i32, text: String) -> Document {
+    /// `focus` is where the edit was (see [`Document::focus`]).
+    pub fn edited(prev: &Document, version: i32, text: String, focus: usize) -> Document {
         let base = prev
             .analysis
             .held()
             .or_else(|| prev.base.lock().unwrap_or_else(|e| e.into_inner()).clone());
-        let doc = Document::new(prev.uri.clone(), version, text);
+        let mut doc = Document::new(prev.uri.clone(), version, text);
+        doc.focus = focus.min(doc.text.len());
         *doc.base.lock().unwrap_or_else(|e| e.into_inner()) = base;
         doc
     }
@@ -274,14 +281,17 @@ impl State {
         // The first change applies to the text of the current version,
         // whose analysis (if still in memory) has its line index.
         let analysis = entry.analysis.held().filter(|a| a.text.len() == text.len());
+        let mut focus = entry.focus;
         for (i, c) in changes.iter().enumerate() {
             let index = analysis.as_ref().filter(|_| i == 0).map(|a| &a.index);
-            apply_change_indexed(&mut text, c, enc, index);
+            if let Some(at) = apply_change_indexed(&mut text, c, enc, index) {
+                focus = at;
+            }
         }
         // The document takes the editor's version, even a lower one: later
         // versioned edits and diagnostics must match what the editor has.
         // (Stale results are recognised by identity, not by version.)
-        let doc = Arc::new(Document::edited(&entry, version, text));
+        let doc = Arc::new(Document::edited(&entry, version, text, focus));
         *entry = doc.clone();
         if version <= have {
             Change::OutOfOrder { doc, have }

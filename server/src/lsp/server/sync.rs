@@ -14,6 +14,7 @@ use crate::lsp::analysis::Analysis;
 use crate::lsp::config::PROJECT_FILE;
 use crate::lsp::convert::{self};
 use crate::lsp::outbox::PublishBuilder;
+use crate::lsp::publish_limit;
 use crate::lsp::resolve_thread;
 use crate::lsp::state::{Change, Document, State};
 use crate::lsp::target::{merged_diagnostic_refs, Target};
@@ -427,7 +428,10 @@ where
     T: Default + Send + 'static,
     F: FnOnce(&Document, &Analysis, &[&mapwright_grammar::Diagnostic]) -> T + Send + 'static,
 {
-    let enabled = state.settings().diagnostics.enable;
+    let (enabled, max_published) = {
+        let s = state.settings();
+        (s.diagnostics.enable, s.diagnostics.max_published)
+    };
     let target = if enabled {
         state.target(&doc.uri)
     } else {
@@ -451,7 +455,16 @@ where
                 let a = doc.analysis();
                 let resolution = target.as_ref().map(|t| doc.resolution(t));
                 let all = merged_diagnostic_refs(&a, resolution.as_deref());
-                let converted = convert(&doc, &a, &all);
+                // Too many for the editor: the most useful ones, and a note
+                // counting the rest (see `publish_limit`).
+                let chosen = publish_limit::select(all, max_published, doc.focus, &a.index);
+                let note = (chosen.omitted > 0)
+                    .then(|| publish_limit::omitted_note(chosen.omitted, max_published));
+                let mut sent = chosen.kept;
+                if let Some(note) = &note {
+                    sent.insert(0, note);
+                }
+                let converted = convert(&doc, &a, &sent);
                 let more = match &target {
                     Some(t) => target_problems(t, project_uri.as_ref()),
                     None => Vec::new(),
