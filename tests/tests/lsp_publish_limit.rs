@@ -37,6 +37,14 @@ fn lines(diags: &[Value]) -> Vec<u64> {
         .collect()
 }
 
+/// How many of `lines` are within 300 lines of `line`.
+fn near_to(lines: &[u64], line: usize) -> usize {
+    lines
+        .iter()
+        .filter(|&&l| l.abs_diff(line as u64) < 300)
+        .count()
+}
+
 #[test]
 fn a_big_file_publishes_the_nearest_under_the_limit_and_counts_the_rest() {
     let text = big_file();
@@ -103,11 +111,7 @@ fn a_big_file_publishes_the_nearest_under_the_limit_and_counts_the_rest() {
     let after = s.diagnostics(&uri, 2);
     let before_lines = lines(&first);
     let after_lines = lines(&after);
-    let near = |ls: &[u64]| {
-        ls.iter()
-            .filter(|&&l| l.abs_diff(at_line as u64) < 300)
-            .count()
-    };
+    let near = |ls: &[u64]| near_to(ls, at_line);
     assert!(
         near(&after_lines) > near(&before_lines),
         "near line {at_line}: {} before, {} after",
@@ -115,6 +119,26 @@ fn a_big_file_publishes_the_nearest_under_the_limit_and_counts_the_rest() {
         near(&after_lines)
     );
     assert!(after.iter().any(is_note));
+
+    // A client that syncs the whole text: the edit is where the texts
+    // start to differ.
+    let mut edited = text.clone();
+    edited.insert(offset, '\n');
+    let at_line = 1_000;
+    let offset2: usize = edited
+        .split_inclusive('\n')
+        .take(at_line)
+        .map(str::len)
+        .sum();
+    edited.insert(offset2, '\n');
+    s.change_full(&uri, 3, &edited);
+    let moved = lines(&s.diagnostics(&uri, 3));
+    assert!(
+        near_to(&moved, at_line) > near_to(&after_lines, at_line),
+        "near line {at_line}: {} before, {} after",
+        near_to(&after_lines, at_line),
+        near_to(&moved, at_line)
+    );
     s.shutdown();
     all_server.shutdown();
 }

@@ -284,6 +284,15 @@ impl State {
         let mut focus = entry.focus;
         for (i, c) in changes.iter().enumerate() {
             let index = analysis.as_ref().filter(|_| i == 0).map(|a| &a.index);
+            if c.range.is_none() {
+                // A whole-text change (clients that sync in full): the
+                // edit is where the texts start to differ.
+                focus = text
+                    .bytes()
+                    .zip(c.text.bytes())
+                    .take_while(|(a, b)| a == b)
+                    .count();
+            }
             if let Some(at) = apply_change_indexed(&mut text, c, enc, index) {
                 focus = at;
             }
