@@ -41,13 +41,16 @@ pub struct Selection<'a> {
 /// limit) and [`BUDGET_BYTES`], preferring errors, then diagnostics near
 /// `focus` (the byte offset of the last edit). The checker's own `I0001`
 /// notes (they count what the checker did not keep) are always sent.
+/// `uri_len` is the length of the document's URI, which each related note
+/// repeats.
 pub fn select<'a>(
     all: Vec<&'a Diagnostic>,
     max: usize,
     focus: usize,
     index: &LineIndex,
+    uri_len: usize,
 ) -> Selection<'a> {
-    if max == 0 || (all.len() <= max && fits(&all)) {
+    if max == 0 || (all.len() <= max && fits(&all, uri_len)) {
         return Selection {
             kept: all,
             omitted: 0,
@@ -74,7 +77,7 @@ pub fn select<'a>(
     let mut kept = Vec::with_capacity(max.min(total));
     let (mut bytes, mut counted) = (0, 0);
     for (class, _, i, d) in ranked {
-        let size = estimated_json_bytes(d);
+        let size = estimated_json_bytes(d, uri_len);
         if class != 0 {
             if counted >= max || bytes + size > BUDGET_BYTES {
                 break;
@@ -118,28 +121,29 @@ fn severity_rank(s: Severity) -> usize {
     }
 }
 
-fn fits(all: &[&Diagnostic]) -> bool {
+fn fits(all: &[&Diagnostic], uri_len: usize) -> bool {
     let mut bytes = 0;
     all.iter().all(|d| {
-        bytes += estimated_json_bytes(d);
+        bytes += estimated_json_bytes(d, uri_len);
         bytes <= BUDGET_BYTES
     })
 }
 
 /// About the bytes of `d`'s LSP JSON with every optional field: its texts
 /// plus what every diagnostic carries (range, severity, code and its
-/// documentation link, source, version; measured at 230-300 bytes on the
-/// benchmark's files) and, per related note, its location.
-pub fn estimated_json_bytes(d: &Diagnostic) -> usize {
+/// documentation link, source, version: 230-300 bytes on the benchmark's
+/// files) and, per related note, its location (the document's URI, of
+/// `uri_len` bytes, and a range).
+pub fn estimated_json_bytes(d: &Diagnostic, uri_len: usize) -> usize {
     const FIXED: usize = 300;
-    const PER_RELATED: usize = 200;
+    const PER_RELATED: usize = 120;
     FIXED
         + d.message.len()
         + d.label.as_ref().map_or(0, |l| l.len() + 4)
         + d.notes.iter().map(|n| n.len() + 4).sum::<usize>()
         + d.related
             .iter()
-            .map(|r| PER_RELATED + r.message.len())
+            .map(|r| PER_RELATED + uri_len + r.message.len())
             .sum::<usize>()
 }
 
@@ -172,7 +176,7 @@ mod tests {
         let text = text_of_lines(50);
         let all = diags(&text, 3);
         let index = LineIndex::new(&text);
-        let sel = select(all.iter().collect(), 200, 0, &index);
+        let sel = select(all.iter().collect(), 200, 0, &index, 30);
         assert_eq!(sel.omitted, 0);
         assert_eq!(sel.kept.len(), 50);
         assert!(sel
@@ -187,7 +191,7 @@ mod tests {
         let all = diags(&text, 10); // 100 errors, 900 warnings
         let index = LineIndex::new(&text);
         let focus = index.line_span(700).0;
-        let sel = select(all.iter().collect(), 150, focus, &index);
+        let sel = select(all.iter().collect(), 150, focus, &index, 30);
         assert_eq!(sel.kept.len(), 150);
         assert_eq!(sel.omitted, 850);
         let errors = sel.kept.iter().filter(|d| d.is_error()).count();
@@ -218,8 +222,8 @@ mod tests {
                 d
             })
             .collect();
-        let sel = select(all.iter().collect(), 200, 0, &index);
-        let bytes: usize = sel.kept.iter().map(|d| estimated_json_bytes(d)).sum();
+        let sel = select(all.iter().collect(), 200, 0, &index, 30);
+        let bytes: usize = sel.kept.iter().map(|d| estimated_json_bytes(d, 30)).sum();
         assert!(bytes <= BUDGET_BYTES);
         assert!(sel.kept.len() < 200 && !sel.kept.is_empty());
         assert_eq!(sel.kept.len() + sel.omitted, 1000);
@@ -232,8 +236,11 @@ mod tests {
         let mut all = diags(&text, 1);
         all.push(Diagnostic::info(CAPPED_CODE, Span::at(5), "1 more"));
         all.sort_by_key(|d| d.span.start());
-        assert_eq!(select(all.iter().collect(), 0, 0, &index).kept.len(), 401);
-        let sel = select(all.iter().collect(), 10, 0, &index);
+        assert_eq!(
+            select(all.iter().collect(), 0, 0, &index, 30).kept.len(),
+            401
+        );
+        let sel = select(all.iter().collect(), 10, 0, &index, 30);
         assert_eq!(sel.kept.len(), 11);
         assert!(sel.kept.iter().any(|d| d.code == CAPPED_CODE));
         assert_eq!(sel.omitted, 390);

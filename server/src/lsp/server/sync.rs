@@ -457,7 +457,13 @@ where
                 let all = merged_diagnostic_refs(&a, resolution.as_deref());
                 // Too many for the editor: the most useful ones, and a note
                 // counting the rest (see `publish_limit`).
-                let chosen = publish_limit::select(all, max_published, doc.focus, &a.index);
+                let chosen = publish_limit::select(
+                    all,
+                    max_published,
+                    doc.focus,
+                    &a.index,
+                    doc.uri.as_str().len(),
+                );
                 let note = (chosen.omitted > 0)
                     .then(|| publish_limit::omitted_note(chosen.omitted, max_published));
                 let mut sent = chosen.kept;
