@@ -242,6 +242,14 @@ mod tests {
             .unwrap();
         assert_eq!(s.diagnostics.debounce_ms, 5);
         assert!(s.diagnostics.enable);
+        assert_eq!(s.diagnostics.max_published, 200);
+        let all = s
+            .merged(&serde_json::json!({"diagnostics": {"maxPublished": 0}}))
+            .unwrap();
+        assert_eq!(
+            (all.diagnostics.max_published, all.diagnostics.debounce_ms),
+            (0, 5)
+        );
         let s = s
             .merged(&serde_json::json!({"completion": {"snippets": false}, "app": "circuit"}))
             .unwrap();
