@@ -90,7 +90,8 @@ pub(crate) struct FormatParse {
 /// what the formatter needs (it reads the tokens again as it goes). A file
 /// full of errors then holds no diagnostic text (see bench/memory).
 pub(crate) fn parse_for_format(source: &str) -> FormatParse {
-    let (program, _, comments, diagnostics) = parse_parts(source, false, true, true);
+    let (program, _, comments, diagnostics) =
+        parse_parts(source, false, true, CappedDiagnostics::light);
     let (light, dropped) = diagnostics.into_light();
     let mut error_offsets: Vec<usize> = light
         .iter()
@@ -106,9 +107,29 @@ pub(crate) fn parse_for_format(source: &str) -> FormatParse {
     }
 }
 
-fn parse_with(source: &str, keep_tokens: bool, keep_comments: bool) -> Parsed {
+/// [`parse_tree`] with its diagnostics packed
+/// ([`CappedDiagnostics::packed`]) and sorted, apart from the tree (whose
+/// [`Parsed::diagnostics`] is left empty): for a caller that only reports
+/// them (see [`crate::report`]).
+pub(crate) fn parse_tree_packed(source: &str) -> (Parsed, crate::packed::PackedDiagnostics) {
     let (program, tokens, comments, diagnostics) =
-        parse_parts(source, keep_tokens, keep_comments, false);
+        parse_parts(source, false, false, CappedDiagnostics::packed);
+    let parsed = Parsed {
+        program,
+        diagnostics: Vec::new(),
+        tokens,
+        comments,
+    };
+    (parsed, diagnostics.into_packed())
+}
+
+fn parse_with(source: &str, keep_tokens: bool, keep_comments: bool) -> Parsed {
+    let (program, tokens, comments, diagnostics) = parse_parts(
+        source,
+        keep_tokens,
+        keep_comments,
+        CappedDiagnostics::default,
+    );
     let mut diagnostics = diagnostics.into_vec();
     crate::diagnostic::sort_by_span(&mut diagnostics);
     Parsed {
@@ -120,19 +141,16 @@ fn parse_with(source: &str, keep_tokens: bool, keep_comments: bool) -> Parsed {
 }
 
 /// The tree, the tokens (if kept), the comments (if kept) and the lexical
-/// and syntax diagnostics in one capped list (light if `light`), unsorted.
+/// and syntax diagnostics in one capped list (`list` makes each empty
+/// list: full, light or packed), unsorted.
 fn parse_parts(
     source: &str,
     keep_tokens: bool,
     keep_comments: bool,
-    light: bool,
+    list: fn() -> CappedDiagnostics,
 ) -> (Program, Vec<Token>, Vec<Token>, CappedDiagnostics) {
-    let mut stream = TokenStream::new(source, keep_comments);
-    let mut diags = CappedDiagnostics::default();
-    if light {
-        stream = stream.light_diagnostics();
-        diags = CappedDiagnostics::light();
-    }
+    let stream = TokenStream::new(source, keep_comments).collecting_into(list());
+    let diags = list();
     let mut p = Parser {
         src: source,
         toks: RefCell::new(TokenWindow::new(stream, keep_tokens)),
