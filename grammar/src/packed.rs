@@ -11,7 +11,6 @@
 //! list never exists as values.
 
 use crate::diagnostic::{Applicability, Diagnostic, Fix, Related, Severity, TextEdit};
-use crate::fast_hash::FastMap;
 use crate::Span;
 
 /// Diagnostics as bytes, in the order pushed (see the module doc).
@@ -26,10 +25,18 @@ pub struct PackedDiagnostics {
     /// The distinct texts, one after another, and where each ends.
     texts: String,
     text_ends: Vec<u32>,
-    /// Text by its hash, to store a repeated text once. On a collision the
-    /// second text is stored again (correct, only not shared).
-    text_ids: FastMap<u64, u32>,
+    /// Recently stored texts by their hash (a direct-mapped cache of
+    /// [`TEXT_CACHE`] slots, text number + 1, 0 when empty), so that a
+    /// repeated text is stored once. Fixed-size, not a map of every text:
+    /// most texts are either shared by many diagnostics (a label, a note, a
+    /// fix title) or by none (a message naming its variable), and a map
+    /// would hold an entry for each of the latter too. A text whose slot
+    /// was taken by another is stored again: correct, only not shared.
+    text_cache: Vec<u16>,
 }
+
+/// Slots of [`PackedDiagnostics::text_cache`].
+const TEXT_CACHE: usize = 256;
 
 impl PackedDiagnostics {
     /// How many diagnostics are held.
@@ -172,7 +179,7 @@ impl PackedDiagnostics {
         self.texts.shrink_to_fit();
         self.text_ends.shrink_to_fit();
         // Finished: no more texts to look up.
-        self.text_ids = FastMap::default();
+        self.text_cache = Vec::new();
     }
 
     fn byte_push(&mut self, b: u8) {
@@ -205,14 +212,19 @@ impl PackedDiagnostics {
     fn text(&mut self, text: &str) {
         use std::hash::{BuildHasher, BuildHasherDefault};
         let hash = BuildHasherDefault::<crate::fast_hash::FastHasher>::default().hash_one(text);
-        let id = match self.text_ids.get(&hash) {
-            Some(&id) if self.text_at(id as usize) == text => id,
-            seen => {
+        if self.text_cache.is_empty() {
+            self.text_cache = vec![0; TEXT_CACHE];
+        }
+        let slot = (hash >> 56) as usize % TEXT_CACHE;
+        let id = match self.text_cache[slot].checked_sub(1) {
+            Some(id) if self.text_at(usize::from(id)) == text => u32::from(id),
+            _ => {
                 self.texts.push_str(text);
                 self.text_ends.push(self.texts.len() as u32);
                 let id = self.text_ends.len() as u32 - 1;
-                if seen.is_none() {
-                    self.text_ids.insert(hash, id);
+                // Past 65,535 texts the later ones are not cached.
+                if let Ok(cached) = u16::try_from(id + 1) {
+                    self.text_cache[slot] = cached;
                 }
                 id
             }

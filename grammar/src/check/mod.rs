@@ -226,7 +226,17 @@ fn check_with(
         in_progress: Vec::new(),
         globals: FastMap::default(),
         lines: crate::line_index::LineStarts::new(source),
-        late_globals: {
+        // Read only inside functions (and by the memo's replay): a file
+        // without functions, checked once, does not build it (one entry
+        // per global; see bench/memory).
+        late_globals: if !remember
+            && !program
+                .stmts
+                .iter()
+                .any(|st| matches!(st.kind, StmtKind::FuncDef { .. }))
+        {
+            FastMap::default()
+        } else {
             let mut g = FastMap::default();
             for st in &program.stmts {
                 match &st.kind {

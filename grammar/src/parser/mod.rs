@@ -110,7 +110,8 @@ pub(crate) fn parse_for_format(source: &str) -> FormatParse {
 /// [`parse_tree`] with its diagnostics packed
 /// ([`CappedDiagnostics::packed`]) and sorted, apart from the tree (whose
 /// [`Parsed::diagnostics`] is left empty): for a caller that only reports
-/// them (see [`crate::report`]).
+/// them (see [`crate::report`]). Top-level statements that fail to parse
+/// are left out of the tree: the resolver and the checker skip them.
 pub(crate) fn parse_tree_packed(source: &str) -> (Parsed, crate::packed::PackedDiagnostics) {
     let (program, tokens, comments, diagnostics) =
         parse_parts(source, false, false, CappedDiagnostics::packed);
@@ -149,6 +150,9 @@ fn parse_parts(
     keep_comments: bool,
     list: fn() -> CappedDiagnostics,
 ) -> (Program, Vec<Token>, Vec<Token>, CappedDiagnostics) {
+    // Only a packed list's caller reports and nothing else (see
+    // `Parser::keep_error_stmts`).
+    let keep_error_stmts = !list().is_packed();
     let stream = TokenStream::new(source, keep_comments).collecting_into(list());
     let diags = list();
     let mut p = Parser {
@@ -157,6 +161,7 @@ fn parse_parts(
         pos: 0,
         diags,
         python_semis: None,
+        keep_error_stmts,
         depth: 0,
     };
     let program = p.program();
@@ -208,6 +213,7 @@ pub(crate) fn parse_resumed(
         pos,
         diags: CappedDiagnostics::default(),
         python_semis: None,
+        keep_error_stmts: true,
         depth: 0,
     };
     let stmts = p.statements(stop);
@@ -270,6 +276,11 @@ struct Parser<'a> {
     diags: CappedDiagnostics,
     /// Inside a Python-style body: where `;` would go, instead of diagnostics.
     python_semis: Option<Vec<usize>>,
+    /// Whether a top-level statement that fails to parse is kept in the
+    /// tree as [`StmtKind::Error`]: always, but for a caller that only
+    /// reports the diagnostics ([`parse_tree_packed`]), whose later passes
+    /// skip such statements (a 120-byte block per broken line otherwise).
+    keep_error_stmts: bool,
     /// Current expression nesting: one per recursive production entered and
     /// one per link of a left-deep chain built in a loop (`a.b.c`, `f(1)(2)`,
     /// `a[0][1]`, `a + b + c`). Bounded, so that hostile input can exhaust

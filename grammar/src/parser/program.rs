@@ -60,10 +60,12 @@ impl<'a> Parser<'a> {
                         Some(first) => first.to(Span::at(self.prev_end())),
                         None => self.span_from(start),
                     };
-                    stmts.push(Arc::new(Stmt {
-                        kind: StmtKind::Error,
-                        span,
-                    }));
+                    if self.keep_error_stmts {
+                        stmts.push(Arc::new(Stmt {
+                            kind: StmtKind::Error,
+                            span,
+                        }));
+                    }
                 }
             }
         }
