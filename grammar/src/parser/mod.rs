@@ -326,6 +326,47 @@ fn mem_kind(k: T) -> Option<MemKind> {
     })
 }
 
+/// `stmt` with no spare room in its lists. A list grows to room for four
+/// at its second element (`Vec`'s first growth), and most of the tree's
+/// lists hold one or two: a processor list, a call's arguments, a short
+/// body. The tree is most of what `check` and `fmt` hold (see
+/// bench/memory), so each list is cut to its length once parsed
+/// (expression lists where they are built).
+fn fit(mut stmt: Stmt) -> Stmt {
+    fn fit_sel(sel: &mut TaskSel) {
+        if let TaskSel::Names(names) = sel {
+            names.shrink_to_fit();
+        }
+    }
+    match &mut stmt.kind {
+        StmtKind::Task { tasks, procs } => {
+            fit_sel(tasks);
+            procs.shrink_to_fit();
+        }
+        StmtKind::Region { task, mems, .. } => {
+            fit_sel(task);
+            mems.shrink_to_fit();
+        }
+        StmtKind::Layout {
+            task, constraints, ..
+        } => {
+            fit_sel(task);
+            constraints.shrink_to_fit();
+        }
+        StmtKind::IndexTaskMap { tasks, .. } | StmtKind::SingleTaskMap { tasks, .. } => {
+            fit_sel(tasks)
+        }
+        StmtKind::ControlReplicate { tasks } => tasks.shrink_to_fit(),
+        StmtKind::Print { args, .. } => args.shrink_to_fit(),
+        StmtKind::FuncDef { params, body, .. } => {
+            params.shrink_to_fit();
+            body.shrink_to_fit();
+        }
+        _ => {}
+    }
+    stmt
+}
+
 /// The value of an integer literal; saturates instead of overflowing.
 fn int_value(text: &str) -> i64 {
     text.parse::<i64>().unwrap_or(i64::MAX)

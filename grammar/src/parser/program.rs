@@ -51,7 +51,7 @@ impl<'a> Parser<'a> {
                 stmts.reserve_exact((stmts.len() / 4).max(4));
             }
             match self.top_stmt() {
-                Ok(stmt) => stmts.push(Arc::new(stmt)),
+                Ok(stmt) => stmts.push(Arc::new(fit(stmt))),
                 Err(Failed) => {
                     // Taken before recovery, which may forget the token.
                     let first = self.tok(start).map(|t| t.span);
