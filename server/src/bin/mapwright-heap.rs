@@ -201,7 +201,6 @@ fn phases(path: &str) -> ExitCode {
     show("report (check's path)", live() - base);
     show("  its peak", ALLOCATOR.peak.load(Relaxed) - base);
     drop(report);
-    let parsed = g::parse_tree(&source);
     eprintln!(
         "sizes: Token {} Stmt {} StmtKind {} Expr {} ExprKind {} Ident {} Diagnostic {} Symbol {}",
         std::mem::size_of::<g::token::Token>(),
@@ -213,6 +212,5 @@ fn phases(path: &str) -> ExitCode {
         std::mem::size_of::<g::Diagnostic>(),
         std::mem::size_of::<g::resolve::Symbol>(),
     );
-    drop(parsed);
     ExitCode::SUCCESS
 }
