@@ -81,6 +81,13 @@ fn streaming_parse_agrees_on_the_corpus_and_past_the_diagnostics_cap() {
         "p = {}\nTask * GPU;\nq = 1 +\n",
         "(1 + ".repeat(3000)
     ));
+    // `check` (`report`) leaves broken top-level statements out of its
+    // tree, but a missing machine is inserted where the first statement
+    // starts, broken or not (found by `mutated_corpus_files_never_panic`).
+    sources.push(
+        "def f task) {\n  return mgpu[0];\n}\n\ndef g(Task t) {\n  return mgpu[0];\n}\n".into(),
+    );
+    sources.push("Task GPU\n$ @\nx = mgpu[0];\n".into());
     for source in &sources {
         if let Err(e) = streaming_agrees(source) {
             panic!("{}", &e[..e.len().min(400)]);

@@ -111,7 +111,8 @@ pub(crate) fn parse_for_format(source: &str) -> FormatParse {
 /// ([`CappedDiagnostics::packed`]) and sorted, apart from the tree (whose
 /// [`Parsed::diagnostics`] is left empty): for a caller that only reports
 /// them (see [`crate::report`]). Top-level statements that fail to parse
-/// are left out of the tree: the resolver and the checker skip them.
+/// are left out of the tree, but for the first statement: the resolver and
+/// the checker skip them, and read only where the first one starts.
 pub(crate) fn parse_tree_packed(source: &str) -> (Parsed, crate::packed::PackedDiagnostics) {
     let (program, tokens, comments, diagnostics) =
         parse_parts(source, false, false, CappedDiagnostics::packed);
@@ -279,7 +280,8 @@ struct Parser<'a> {
     /// Whether a top-level statement that fails to parse is kept in the
     /// tree as [`StmtKind::Error`]: always, but for a caller that only
     /// reports the diagnostics ([`parse_tree_packed`]), whose later passes
-    /// skip such statements (a 120-byte block per broken line otherwise).
+    /// skip such statements (a 120-byte block per broken line otherwise)
+    /// but for the first statement's start.
     keep_error_stmts: bool,
     /// Current expression nesting: one per recursive production entered and
     /// one per link of a left-deep chain built in a loop (`a.b.c`, `f(1)(2)`,

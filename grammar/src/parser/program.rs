@@ -60,7 +60,9 @@ impl<'a> Parser<'a> {
                         Some(first) => first.to(Span::at(self.prev_end())),
                         None => self.span_from(start),
                     };
-                    if self.keep_error_stmts {
+                    // The first statement stays, broken or not: where it
+                    // starts is where the checker inserts a missing global.
+                    if self.keep_error_stmts || stmts.is_empty() {
                         stmts.push(Arc::new(Stmt {
                             kind: StmtKind::Error,
                             span,
