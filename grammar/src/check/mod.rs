@@ -31,6 +31,7 @@ use crate::Span;
 
 mod memo;
 mod names;
+mod symbol_types;
 
 pub use memo::{CheckMemo, Previous, Reuse};
 
@@ -221,7 +222,7 @@ fn check_with(
         stmt_index: 0,
         previous_suggestions: previous.and_then(|p| p.memo.suggestions()),
         suggestions: None,
-        symbol_types: FastMap::default(),
+        symbol_types: symbol_types::SymbolTypes::with_symbols(resolved.symbols.len()),
         returns: FastMap::default(),
         in_progress: Vec::new(),
         globals: FastMap::default(),
@@ -302,7 +303,7 @@ fn check_with(
     let checked = Checked {
         diagnostics,
         resolved,
-        symbol_types,
+        symbol_types: symbol_types.into_map(),
         returns,
         memo,
     };
@@ -327,7 +328,7 @@ struct Checker<'a> {
     /// The previous check's suggestions for undefined names, and this one's.
     previous_suggestions: Option<Arc<Suggestions>>,
     suggestions: Option<Arc<Suggestions>>,
-    symbol_types: FastMap<usize, Ty>,
+    symbol_types: symbol_types::SymbolTypes,
     returns: FastMap<String, Ty>,
     /// Functions whose return type is being inferred (recursion guard).
     in_progress: Vec<String>,
