@@ -7,6 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::packed::PackedDiagnostics;
 use crate::Span;
 
 /// How serious a diagnostic is.
@@ -293,6 +294,9 @@ pub struct CappedDiagnostics {
     /// In a light list ([`CappedDiagnostics::light`]): the span and
     /// severity of each diagnostic kept, instead of `kept`.
     light: Option<Vec<LightDiagnostic>>,
+    /// In a packed list ([`CappedDiagnostics::packed`]): the diagnostics
+    /// kept, as bytes, instead of `kept`.
+    packed: Option<PackedDiagnostics>,
 }
 
 impl CappedDiagnostics {
@@ -309,9 +313,32 @@ impl CappedDiagnostics {
         }
     }
 
+    /// An empty list that keeps its diagnostics packed
+    /// ([`PackedDiagnostics`], read back with
+    /// [`CappedDiagnostics::into_packed`]): for a caller that only reports
+    /// them, so that a file full of errors holds a few bytes per error
+    /// instead of a 152-byte diagnostic and its texts. Which diagnostics are
+    /// kept, and the count of those left out, are the same as in a full
+    /// list.
+    pub fn packed() -> Self {
+        CappedDiagnostics {
+            packed: Some(PackedDiagnostics::default()),
+            ..CappedDiagnostics::default()
+        }
+    }
+
+    /// True for a list made by [`CappedDiagnostics::packed`].
+    pub fn is_packed(&self) -> bool {
+        self.packed.is_some()
+    }
+
     /// How many diagnostics are kept.
     fn len(&self) -> usize {
-        self.light.as_ref().map_or(self.kept.len(), Vec::len)
+        match (&self.light, &self.packed) {
+            (Some(light), _) => light.len(),
+            (None, Some(packed)) => packed.len(),
+            (None, None) => self.kept.len(),
+        }
     }
 
     /// Adds the diagnostics of a later stage of the same kind of list
@@ -322,16 +349,23 @@ impl CappedDiagnostics {
             kept,
             dropped,
             light,
+            packed,
         } = other;
         let n = kept.len() + light.as_ref().map_or(0, Vec::len);
         let room = MAX_DIAGNOSTICS.saturating_sub(self.len()).min(n);
         // Exact room: merging allocates once, not by doubling.
-        match &mut self.light {
-            Some(l) => l.reserve_exact(room),
-            None => self.kept.reserve_exact(room),
+        match (&mut self.light, &self.packed) {
+            (Some(l), _) => l.reserve_exact(room),
+            (None, Some(_)) => {}
+            (None, None) => self.kept.reserve_exact(room),
         }
         for d in kept {
             self.push(d);
+        }
+        if let Some(packed) = packed {
+            for i in 0..packed.len() {
+                self.push(packed.get(i));
+            }
         }
         for (span, severity) in light.unwrap_or_default() {
             self.push_light(span, severity);
@@ -356,11 +390,13 @@ impl CappedDiagnostics {
     pub fn push(&mut self, d: Diagnostic) {
         if self.light.is_some() {
             self.push_light(d.span, d.severity);
-        } else if self.kept.len() < MAX_DIAGNOSTICS {
+        } else if self.len() >= MAX_DIAGNOSTICS {
+            self.count_over(d.span);
+        } else if let Some(packed) = &mut self.packed {
+            packed.push(&d);
+        } else {
             grow_gently(&mut self.kept);
             self.kept.push(d);
-        } else {
-            self.count_over(d.span);
         }
     }
 
@@ -374,8 +410,7 @@ impl CappedDiagnostics {
             light.push((span, severity));
         } else {
             // A light list appended to a full one: only this much is known.
-            self.kept
-                .push(Diagnostic::new("", severity, span, String::new()));
+            self.push(Diagnostic::new("", severity, span, String::new()));
         }
     }
 
@@ -408,22 +443,45 @@ impl CappedDiagnostics {
     /// there were, if any.
     pub fn into_vec(self) -> Vec<Diagnostic> {
         let mut out = self.kept;
+        if let Some(packed) = self.packed {
+            out = (0..packed.len()).map(|i| packed.get(i)).collect();
+        }
         if let Some((span, n)) = self.dropped {
             // One more, not a doubling of a full list (1,000 x 152 bytes).
             out.reserve_exact(1);
-            out.push(
-                Diagnostic::info(
-                    CAPPED_CODE,
-                    span,
-                    format!("{n} more diagnostic(s) not reported, the first of them here"),
-                )
-                .with_note(format!(
-                    "at most {MAX_DIAGNOSTICS} are reported per file and stage; fix the ones above first"
-                )),
-            );
+            out.push(summary(span, n));
         }
         out
     }
+
+    /// [`CappedDiagnostics::into_vec`] sorted by span
+    /// ([`sort_by_span`]), packed ([`CappedDiagnostics::packed`]; a full
+    /// list is packed here).
+    pub fn into_packed(self) -> PackedDiagnostics {
+        let mut out = self.packed.unwrap_or_default();
+        for d in &self.kept {
+            out.push(d);
+        }
+        if let Some((span, n)) = self.dropped {
+            out.push(&summary(span, n));
+        }
+        out.sort_by_span();
+        out.shrink_to_fit();
+        out
+    }
+}
+
+/// The final `I0001` of a list that left `n` diagnostics out, the first at
+/// `span`.
+fn summary(span: Span, n: usize) -> Diagnostic {
+    Diagnostic::info(
+        CAPPED_CODE,
+        span,
+        format!("{n} more diagnostic(s) not reported, the first of them here"),
+    )
+    .with_note(format!(
+        "at most {MAX_DIAGNOSTICS} are reported per file and stage; fix the ones above first"
+    ))
 }
 
 #[cfg(test)]

@@ -12,7 +12,7 @@
 use std::collections::HashMap;
 
 use crate::ast::{Expr, ExprKind, Program, Stmt, StmtKind};
-use crate::diagnostic::TextEdit;
+use crate::diagnostic::{CappedDiagnostics, TextEdit};
 use std::collections::VecDeque;
 
 use crate::parser::{parse, parse_for_format, Parsed};
@@ -80,6 +80,10 @@ fn format_program(
         return source.to_string();
     }
     let mut f = Formatter::new(source, program, comments, error_offsets);
+    // The output is about the input's size: room for it and a little
+    // more at once, instead of doublings that end up to twice the size
+    // and hold the old and new buffers while they copy (see bench/memory).
+    f.out.reserve_exact(source.len() + source.len() / 16 + 16);
     f.block(&program.stmts, 0, source.len(), None);
     f.finish()
 }
@@ -181,7 +185,10 @@ impl<'a> TokenCursor<'a> {
     fn new(src: &'a str) -> TokenCursor<'a> {
         TokenCursor {
             src,
-            stream: TokenStream::new(src, false),
+            // The parse already reported the lexical diagnostics: of this
+            // second lexing's, only span and severity are kept, not the
+            // messages of every bad character again (see bench/memory).
+            stream: TokenStream::new(src, false).collecting_into(CappedDiagnostics::light()),
             ahead: VecDeque::new(),
             from: 0,
         }

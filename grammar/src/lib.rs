@@ -9,6 +9,8 @@
 //!   [`parse`] keeps the tokens; [`parse_tree`] forgets them as it goes.
 //! - [`span`]        byte ranges, stored as two `u32` (8 bytes in every node).
 //! - [`diagnostic`]  diagnostics as data: code, severity, span, message, fixes.
+//! - [`packed`]      diagnostics packed into bytes, for a caller that only
+//!   reports them ([`report`]).
 //! - [`fast_hash`]   the unkeyed hasher of the checker's and resolver's tables.
 //! - [`line_index`]  byte offset <-> (line, UTF-8 / UTF-16 column).
 //! - [`incremental`] re-parse after an edit: only the top-level statements
@@ -31,6 +33,7 @@ pub mod fast_hash;
 pub mod format;
 pub mod incremental;
 pub mod line_index;
+pub mod packed;
 pub mod parser;
 pub mod resolve;
 pub mod span;
@@ -95,4 +98,41 @@ pub fn analyze_tree(source: &str) -> Analysis {
     let parsed = parse_tree(source);
     let checked = check::check(&parsed, source);
     Analysis { parsed, checked }
+}
+
+/// The diagnostics of a file as `mapwright check` reports them without an
+/// application: syntax and semantic, packed ([`packed`]), read back one at
+/// a time in source order by [`Report::diagnostics`].
+#[derive(Debug, Clone, Default)]
+pub struct Report {
+    syntax: packed::PackedDiagnostics,
+    check: packed::PackedDiagnostics,
+}
+
+impl Report {
+    /// The diagnostics in the order [`Analysis::into_diagnostics`] gives
+    /// them, built one at a time.
+    pub fn diagnostics(&self) -> impl Iterator<Item = Diagnostic> + '_ {
+        packed::merged(&self.syntax, &self.check)
+    }
+
+    /// How many diagnostics there are.
+    pub fn len(&self) -> usize {
+        self.syntax.len() + self.check.len()
+    }
+
+    /// True when there are none.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// [`analyze_tree`]'s diagnostics (`analyze_tree(source).into_diagnostics()`,
+/// the same values in the same order), kept packed while the file is parsed
+/// and checked, and nothing else of the analysis: a file full of mistakes
+/// holds a few bytes per diagnostic instead of several hundred.
+pub fn report(source: &str) -> Report {
+    let (parsed, syntax) = parser::parse_tree_packed(source);
+    let check = check::check_packed(&parsed, source);
+    Report { syntax, check }
 }

@@ -497,10 +497,12 @@ impl<'a> TokenStream<'a> {
         }
     }
 
-    /// The same stream, keeping only the span and severity of each
-    /// lexical diagnostic ([`CappedDiagnostics::light`]).
-    pub(crate) fn light_diagnostics(mut self) -> TokenStream<'a> {
-        self.diagnostics = CappedDiagnostics::light();
+    /// The same stream, collecting its lexical diagnostics into `list`
+    /// (empty: a light list, [`CappedDiagnostics::light`], keeps only the
+    /// span and severity of each; a packed one packs them) instead of a
+    /// full list.
+    pub(crate) fn collecting_into(mut self, list: CappedDiagnostics) -> TokenStream<'a> {
+        self.diagnostics = list;
         self
     }
 
@@ -522,7 +524,7 @@ impl<'a> TokenStream<'a> {
 
     /// The comments (empty if not kept) and the lexical diagnostics as the
     /// capped list they were collected in (light if
-    /// [`TokenStream::light_diagnostics`] made it so).
+    /// [`TokenStream::collecting_into`] made it so).
     pub(crate) fn finish_capped(self) -> (Vec<Token>, CappedDiagnostics) {
         (self.comments.unwrap_or_default(), self.diagnostics)
     }

@@ -490,11 +490,7 @@ impl<'a> Checker<'a> {
                     .iter()
                     .find(|(old, _)| old == id)
                     .map_or(*id, |(_, new)| *new);
-                if *replace {
-                    self.symbol_types.insert(id, *ty);
-                } else {
-                    self.symbol_types.entry(id).or_insert(*ty);
-                }
+                self.symbol_types.set(id, *ty, *replace);
             }
             Write::Return { name, ty } => {
                 self.returns.entry(name.to_string()).or_insert(*ty);
@@ -652,11 +648,7 @@ impl<'a> Checker<'a> {
 
     pub(super) fn write_symbol_type(&mut self, id: usize, ty: Ty, replace: bool) {
         self.note(Event::Write(Write::SymbolType { id, ty, replace }));
-        if replace {
-            self.symbol_types.insert(id, ty);
-        } else {
-            self.symbol_types.entry(id).or_insert(ty);
-        }
+        self.symbol_types.set(id, ty, replace);
     }
 
     pub(super) fn write_return(&mut self, name: &str, ty: Ty) {

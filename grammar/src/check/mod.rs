@@ -23,6 +23,7 @@ use serde::Serialize;
 
 use crate::ast::*;
 use crate::diagnostic::{CappedDiagnostics, Diagnostic, Fix};
+use crate::packed::PackedDiagnostics;
 use crate::parser::Parsed;
 use crate::resolve::{resolve, Resolved};
 use crate::suggest::Suggestions;
@@ -30,6 +31,7 @@ use crate::Span;
 
 mod memo;
 mod names;
+mod symbol_types;
 
 pub use memo::{CheckMemo, Previous, Reuse};
 
@@ -137,7 +139,30 @@ pub struct Checked {
 
 /// Checks a parsed program. Statements that did not parse are skipped.
 pub fn check(parsed: &Parsed, source: &str) -> Checked {
-    check_with(parsed, source, None, false, false).0
+    check_with(
+        parsed,
+        source,
+        None,
+        false,
+        false,
+        CappedDiagnostics::default(),
+    )
+    .0
+}
+
+/// [`check`]'s diagnostics only, packed and sorted by span (see
+/// [`crate::report`]); the checker's tables are dropped before they are
+/// sorted.
+pub(crate) fn check_packed(parsed: &Parsed, source: &str) -> PackedDiagnostics {
+    let (_, _, packed) = check_with(
+        parsed,
+        source,
+        None,
+        false,
+        false,
+        CappedDiagnostics::packed(),
+    );
+    packed.unwrap_or_default()
 }
 
 /// [`check`] building every diagnostic, also those the cap then drops (the
@@ -145,7 +170,15 @@ pub fn check(parsed: &Parsed, source: &str) -> Checked {
 /// reference for tests that the shortcut changes nothing.
 #[doc(hidden)]
 pub fn check_building_all(parsed: &Parsed, source: &str) -> Checked {
-    check_with(parsed, source, None, false, true).0
+    check_with(
+        parsed,
+        source,
+        None,
+        false,
+        true,
+        CappedDiagnostics::default(),
+    )
+    .0
 }
 
 /// [`check`], remembering each statement's work in [`Checked::memo`], and
@@ -156,7 +189,15 @@ pub fn check_incremental(
     source: &str,
     previous: Option<Previous<'_>>,
 ) -> (Checked, Reuse) {
-    check_with(parsed, source, previous, true, false)
+    let (checked, reuse, _) = check_with(
+        parsed,
+        source,
+        previous,
+        true,
+        false,
+        CappedDiagnostics::default(),
+    );
+    (checked, reuse)
 }
 
 fn check_with(
@@ -165,7 +206,8 @@ fn check_with(
     previous: Option<Previous<'_>>,
     remember: bool,
     build_all: bool,
-) -> (Checked, Reuse) {
+    capped: CappedDiagnostics,
+) -> (Checked, Reuse, Option<PackedDiagnostics>) {
     let program = &parsed.program;
     let resolved = resolve(program);
     let mut c = Checker {
@@ -173,19 +215,29 @@ fn check_with(
         program,
         resolved: &resolved,
         diags: Vec::new(),
-        capped: CappedDiagnostics::default(),
+        capped,
         build_all,
         tape: None,
         stmt_start: 0,
         stmt_index: 0,
         previous_suggestions: previous.and_then(|p| p.memo.suggestions()),
         suggestions: None,
-        symbol_types: FastMap::default(),
+        symbol_types: symbol_types::SymbolTypes::with_symbols(resolved.symbols.len()),
         returns: FastMap::default(),
         in_progress: Vec::new(),
         globals: FastMap::default(),
         lines: crate::line_index::LineStarts::new(source),
-        late_globals: {
+        // Read only inside functions (and by the memo's replay): a file
+        // without functions, checked once, does not build it (one entry
+        // per global; see bench/memory).
+        late_globals: if !remember
+            && !program
+                .stmts
+                .iter()
+                .any(|st| matches!(st.kind, StmtKind::FuncDef { .. }))
+        {
+            FastMap::default()
+        } else {
             let mut g = FastMap::default();
             for st in &program.stmts {
                 match &st.kind {
@@ -241,16 +293,21 @@ fn check_with(
     if remember {
         memo.keep_suggestions(suggestions);
     }
+    if capped.is_packed() {
+        // Only the diagnostics are wanted: the tables go first.
+        drop((resolved, symbol_types, returns, memo));
+        return (Checked::default(), reuse, Some(capped.into_packed()));
+    }
     let mut diagnostics = capped.into_vec();
     crate::diagnostic::sort_by_span(&mut diagnostics);
     let checked = Checked {
         diagnostics,
         resolved,
-        symbol_types,
+        symbol_types: symbol_types.into_map(),
         returns,
         memo,
     };
-    (checked, reuse)
+    (checked, reuse, None)
 }
 
 struct Checker<'a> {
@@ -271,7 +328,7 @@ struct Checker<'a> {
     /// The previous check's suggestions for undefined names, and this one's.
     previous_suggestions: Option<Arc<Suggestions>>,
     suggestions: Option<Arc<Suggestions>>,
-    symbol_types: FastMap<usize, Ty>,
+    symbol_types: symbol_types::SymbolTypes,
     returns: FastMap<String, Ty>,
     /// Functions whose return type is being inferred (recursion guard).
     in_progress: Vec<String>,

@@ -180,7 +180,7 @@ impl<'a> Checker<'a> {
                 SymbolKind::Local => ("W0214", "local variable"),
                 SymbolKind::LoopVar => continue,
                 SymbolKind::Parameter => {
-                    if self.symbol_types.get(&id) == Some(&Ty::Task) {
+                    if self.symbol_types.get(id) == Some(Ty::Task) {
                         continue; // entry functions must take the task even if unused
                     }
                     ("W0214", "parameter")

@@ -80,6 +80,8 @@ impl<'a> Parser<'a> {
             while self.eat(T::Comma).is_some() {
                 items.push(self.expr()?);
             }
+            // A list in the tree keeps no spare room (see `fit`).
+            items.shrink_to_fit();
             let close = self.expect(T::RParen, "`,` or `)`")?;
             return Ok(Expr {
                 kind: ExprKind::Tuple(items),
@@ -201,6 +203,7 @@ impl<'a> Parser<'a> {
                     while self.eat(T::Comma).is_some() {
                         args.push(self.expr()?);
                     }
+                    args.shrink_to_fit();
                     let close = self.expect(T::RParen, "`,` or `)`")?;
                     let span = e.span.to(close);
                     e = Expr {
@@ -314,6 +317,7 @@ impl<'a> Parser<'a> {
         while self.eat(T::Comma).is_some() {
             indices.push(self.expr()?);
         }
+        indices.shrink_to_fit();
         let close = self.expect(T::RBracket, "`,` or `]`")?;
         let span = base.span.to(close);
         Ok(Expr {

@@ -69,7 +69,7 @@ impl<'a> Parser<'a> {
                 _ => {
                     let start = self.pos;
                     match self.body_stmt() {
-                        Ok(s) => body.push(s),
+                        Ok(s) => body.push(fit(s)),
                         Err(Failed) => {
                             self.recover_body(start);
                             let span = self.span_from(start);
@@ -233,7 +233,7 @@ impl<'a> Parser<'a> {
             }
             let start = self.pos;
             match self.body_stmt() {
-                Ok(s) => body.push(s),
+                Ok(s) => body.push(fit(s)),
                 Err(Failed) => {
                     clean = false;
                     self.recover_body(start);

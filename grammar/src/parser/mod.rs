@@ -90,7 +90,8 @@ pub(crate) struct FormatParse {
 /// what the formatter needs (it reads the tokens again as it goes). A file
 /// full of errors then holds no diagnostic text (see bench/memory).
 pub(crate) fn parse_for_format(source: &str) -> FormatParse {
-    let (program, _, comments, diagnostics) = parse_parts(source, false, true, true);
+    let (program, _, comments, diagnostics) =
+        parse_parts(source, false, true, CappedDiagnostics::light);
     let (light, dropped) = diagnostics.into_light();
     let mut error_offsets: Vec<usize> = light
         .iter()
@@ -106,9 +107,31 @@ pub(crate) fn parse_for_format(source: &str) -> FormatParse {
     }
 }
 
-fn parse_with(source: &str, keep_tokens: bool, keep_comments: bool) -> Parsed {
+/// [`parse_tree`] with its diagnostics packed
+/// ([`CappedDiagnostics::packed`]) and sorted, apart from the tree (whose
+/// [`Parsed::diagnostics`] is left empty): for a caller that only reports
+/// them (see [`crate::report`]). Top-level statements that fail to parse
+/// are left out of the tree, but for the first statement: the resolver and
+/// the checker skip them, and read only where the first one starts.
+pub(crate) fn parse_tree_packed(source: &str) -> (Parsed, crate::packed::PackedDiagnostics) {
     let (program, tokens, comments, diagnostics) =
-        parse_parts(source, keep_tokens, keep_comments, false);
+        parse_parts(source, false, false, CappedDiagnostics::packed);
+    let parsed = Parsed {
+        program,
+        diagnostics: Vec::new(),
+        tokens,
+        comments,
+    };
+    (parsed, diagnostics.into_packed())
+}
+
+fn parse_with(source: &str, keep_tokens: bool, keep_comments: bool) -> Parsed {
+    let (program, tokens, comments, diagnostics) = parse_parts(
+        source,
+        keep_tokens,
+        keep_comments,
+        CappedDiagnostics::default,
+    );
     let mut diagnostics = diagnostics.into_vec();
     crate::diagnostic::sort_by_span(&mut diagnostics);
     Parsed {
@@ -120,25 +143,26 @@ fn parse_with(source: &str, keep_tokens: bool, keep_comments: bool) -> Parsed {
 }
 
 /// The tree, the tokens (if kept), the comments (if kept) and the lexical
-/// and syntax diagnostics in one capped list (light if `light`), unsorted.
+/// and syntax diagnostics in one capped list (`list` makes each empty
+/// list: full, light or packed), unsorted.
 fn parse_parts(
     source: &str,
     keep_tokens: bool,
     keep_comments: bool,
-    light: bool,
+    list: fn() -> CappedDiagnostics,
 ) -> (Program, Vec<Token>, Vec<Token>, CappedDiagnostics) {
-    let mut stream = TokenStream::new(source, keep_comments);
-    let mut diags = CappedDiagnostics::default();
-    if light {
-        stream = stream.light_diagnostics();
-        diags = CappedDiagnostics::light();
-    }
+    // Only a packed list's caller reports and nothing else (see
+    // `Parser::keep_error_stmts`).
+    let keep_error_stmts = !list().is_packed();
+    let stream = TokenStream::new(source, keep_comments).collecting_into(list());
+    let diags = list();
     let mut p = Parser {
         src: source,
         toks: RefCell::new(TokenWindow::new(stream, keep_tokens)),
         pos: 0,
         diags,
         python_semis: None,
+        keep_error_stmts,
         depth: 0,
     };
     let program = p.program();
@@ -190,6 +214,7 @@ pub(crate) fn parse_resumed(
         pos,
         diags: CappedDiagnostics::default(),
         python_semis: None,
+        keep_error_stmts: true,
         depth: 0,
     };
     let stmts = p.statements(stop);
@@ -252,6 +277,12 @@ struct Parser<'a> {
     diags: CappedDiagnostics,
     /// Inside a Python-style body: where `;` would go, instead of diagnostics.
     python_semis: Option<Vec<usize>>,
+    /// Whether a top-level statement that fails to parse is kept in the
+    /// tree as [`StmtKind::Error`]: always, but for a caller that only
+    /// reports the diagnostics ([`parse_tree_packed`]), whose later passes
+    /// skip such statements (a 120-byte block per broken line otherwise)
+    /// but for the first statement's start.
+    keep_error_stmts: bool,
     /// Current expression nesting: one per recursive production entered and
     /// one per link of a left-deep chain built in a loop (`a.b.c`, `f(1)(2)`,
     /// `a[0][1]`, `a + b + c`). Bounded, so that hostile input can exhaust
@@ -295,6 +326,47 @@ fn mem_kind(k: T) -> Option<MemKind> {
         T::MemVirtual => MemKind::VIRTUAL,
         _ => return None,
     })
+}
+
+/// `stmt` with no spare room in its lists. A list grows to room for four
+/// at its second element (`Vec`'s first growth), and most of the tree's
+/// lists hold one or two: a processor list, a call's arguments, a short
+/// body. The tree is most of what `check` and `fmt` hold (see
+/// bench/memory), so each list is cut to its length once parsed
+/// (expression lists where they are built).
+fn fit(mut stmt: Stmt) -> Stmt {
+    fn fit_sel(sel: &mut TaskSel) {
+        if let TaskSel::Names(names) = sel {
+            names.shrink_to_fit();
+        }
+    }
+    match &mut stmt.kind {
+        StmtKind::Task { tasks, procs } => {
+            fit_sel(tasks);
+            procs.shrink_to_fit();
+        }
+        StmtKind::Region { task, mems, .. } => {
+            fit_sel(task);
+            mems.shrink_to_fit();
+        }
+        StmtKind::Layout {
+            task, constraints, ..
+        } => {
+            fit_sel(task);
+            constraints.shrink_to_fit();
+        }
+        StmtKind::IndexTaskMap { tasks, .. } | StmtKind::SingleTaskMap { tasks, .. } => {
+            fit_sel(tasks)
+        }
+        StmtKind::ControlReplicate { tasks } => tasks.shrink_to_fit(),
+        StmtKind::Print { args, .. } => args.shrink_to_fit(),
+        StmtKind::FuncDef { params, body, .. } => {
+            params.shrink_to_fit();
+            body.shrink_to_fit();
+        }
+        _ => {}
+    }
+    stmt
 }
 
 /// The value of an integer literal; saturates instead of overflowing.

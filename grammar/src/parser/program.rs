@@ -51,7 +51,7 @@ impl<'a> Parser<'a> {
                 stmts.reserve_exact((stmts.len() / 4).max(4));
             }
             match self.top_stmt() {
-                Ok(stmt) => stmts.push(Arc::new(stmt)),
+                Ok(stmt) => stmts.push(Arc::new(fit(stmt))),
                 Err(Failed) => {
                     // Taken before recovery, which may forget the token.
                     let first = self.tok(start).map(|t| t.span);
@@ -60,10 +60,14 @@ impl<'a> Parser<'a> {
                         Some(first) => first.to(Span::at(self.prev_end())),
                         None => self.span_from(start),
                     };
-                    stmts.push(Arc::new(Stmt {
-                        kind: StmtKind::Error,
-                        span,
-                    }));
+                    // The first statement stays, broken or not: where it
+                    // starts is where the checker inserts a missing global.
+                    if self.keep_error_stmts || stmts.is_empty() {
+                        stmts.push(Arc::new(Stmt {
+                            kind: StmtKind::Error,
+                            span,
+                        }));
+                    }
                 }
             }
         }

@@ -171,7 +171,10 @@ fn live() -> usize {
 fn phases(path: &str) -> ExitCode {
     use mapwright_grammar as g;
     let base = live();
-    let source = std::fs::read_to_string(path).unwrap_or_default();
+    // As `mapwright check` reads it: invalid UTF-8 replaced, not refused.
+    let bytes = std::fs::read(path).unwrap_or_default();
+    let source = String::from_utf8_lossy(&bytes).into_owned();
+    drop(bytes);
     let n = source.len().max(1) as f64;
     let show = |what: &str, bytes: usize| {
         eprintln!("{what:28} {bytes:>12} B {:>7.2}x", bytes as f64 / n);
@@ -190,6 +193,14 @@ fn phases(path: &str) -> ExitCode {
     show("+ check (resolve included)", live() - base);
     show("  peak so far", ALLOCATOR.peak.load(Relaxed) - base);
     drop(checked);
+    drop(parsed);
+    // What `mapwright check` runs without an application.
+    let peak_from = live();
+    ALLOCATOR.peak.store(peak_from, Relaxed);
+    let report = g::report(&source);
+    show("report (check's path)", live() - base);
+    show("  its peak", ALLOCATOR.peak.load(Relaxed) - base);
+    drop(report);
     eprintln!(
         "sizes: Token {} Stmt {} StmtKind {} Expr {} ExprKind {} Ident {} Diagnostic {} Symbol {}",
         std::mem::size_of::<g::token::Token>(),
@@ -201,6 +212,5 @@ fn phases(path: &str) -> ExitCode {
         std::mem::size_of::<g::Diagnostic>(),
         std::mem::size_of::<g::resolve::Symbol>(),
     );
-    drop(parsed);
     ExitCode::SUCCESS
 }

@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use clap::Args;
-use mapwright_grammar::{analyze, analyze_tree, Diagnostic, LineIndex, Severity};
+use mapwright_grammar::{analyze, report, Diagnostic, LineIndex, Severity};
 use mapwright_runtime::app::App;
 use mapwright_runtime::machine::Machine;
 use mapwright_runtime::resolve_mapping::resolve_mapping;
@@ -70,23 +70,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
         };
         let target = resolution_target(path, args.app.as_deref(), args.machine.as_deref())?;
         let mut fatal = None;
-        // Only the resolution reads the tokens: without an application
-        // they are forgotten statement by statement (`analyze_tree`), and
-        // the analysis is dropped before rendering (see bench/memory).
-        let diagnostics: Vec<Diagnostic> = match target {
-            Some((app, machine)) => {
-                let analysis = analyze(&source);
-                let decisions = resolve_mapping(&analysis, &source, &app, &machine);
-                fatal = decisions.fatal;
-                let mut all = analysis.into_diagnostics();
-                all.extend(decisions.diagnostics);
-                all.sort_by_key(|d| (d.span.start(), d.span.end()));
-                all
-            }
-            None => analyze_tree(&source).into_diagnostics(),
-        };
-        let index = LineIndex::new(&source);
-        for d in &diagnostics {
+        let mut emit = |d: &Diagnostic, index: &LineIndex| {
             match d.severity {
                 Severity::Error => errors += 1,
                 Severity::Warning => warnings += 1,
@@ -94,9 +78,33 @@ pub fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
             }
             match args.format {
                 OutputFormat::Human => {
-                    println!("{}", render_diagnostic(d, display, &source, &index, style))
+                    println!("{}", render_diagnostic(d, display, &source, index, style))
                 }
-                OutputFormat::Json => json.push(diagnostic_json(d, display, &index, &source)),
+                OutputFormat::Json => json.push(diagnostic_json(d, display, index, &source)),
+            }
+        };
+        match target {
+            // Only the resolution reads the tokens, and the whole analysis.
+            Some((app, machine)) => {
+                let analysis = analyze(&source);
+                let decisions = resolve_mapping(&analysis, &source, &app, &machine);
+                fatal = decisions.fatal;
+                let mut all = analysis.into_diagnostics();
+                all.extend(decisions.diagnostics);
+                all.sort_by_key(|d| (d.span.start(), d.span.end()));
+                let index = LineIndex::new(&source);
+                for d in &all {
+                    emit(d, &index);
+                }
+            }
+            // Without an application only the diagnostics are kept, packed,
+            // and each is built back when it is printed (see bench/memory).
+            None => {
+                let report = report(&source);
+                let index = LineIndex::new(&source);
+                for d in report.diagnostics() {
+                    emit(&d, &index);
+                }
             }
         }
         if let (Some(f), OutputFormat::Human) = (fatal, args.format) {

@@ -1,0 +1,397 @@
+//! Diagnostics packed into bytes, for a caller that only reports them
+//! (`mapwright check`): a [`Diagnostic`] is 152 bytes plus its message,
+//! label, notes and fixes (300-450 bytes in all), and 1 KB of bad lines
+//! carries about 190 of them, so holding them as values costs 40-90 times
+//! the input. Packed, a diagnostic is a few bytes of varints, and its texts
+//! are stored once per distinct text (a file full of the same mistake
+//! repeats the same message, label, note and fix title).
+//!
+//! [`PackedDiagnostics::get`] builds the diagnostic back, equal to the one
+//! pushed; a reporter reads them one at a time ([`merged`]), so the whole
+//! list never exists as values.
+
+use crate::diagnostic::{Applicability, Diagnostic, Fix, Related, Severity, TextEdit};
+use crate::Span;
+
+/// Diagnostics as bytes, in the order pushed (see the module doc).
+#[derive(Debug, Clone, Default)]
+pub struct PackedDiagnostics {
+    /// The records, one after another (see [`PackedDiagnostics::push`]).
+    bytes: Vec<u8>,
+    /// Where each record starts in `bytes`, in the list's order.
+    starts: Vec<u32>,
+    /// The distinct codes (a handful per file), by index.
+    codes: Vec<&'static str>,
+    /// The distinct texts, one after another, and where each ends.
+    texts: String,
+    text_ends: Vec<u32>,
+    /// Recently stored texts by their hash (a direct-mapped cache of
+    /// [`TEXT_CACHE`] slots, text number + 1, 0 when empty), so that a
+    /// repeated text is stored once. Fixed-size, not a map of every text:
+    /// most texts are either shared by many diagnostics (a label, a note, a
+    /// fix title) or by none (a message naming its variable), and a map
+    /// would hold an entry for each of the latter too. A text whose slot
+    /// was taken by another is stored again: correct, only not shared.
+    text_cache: Vec<u16>,
+}
+
+/// Slots of [`PackedDiagnostics::text_cache`].
+const TEXT_CACHE: usize = 256;
+
+impl PackedDiagnostics {
+    /// How many diagnostics are held.
+    pub fn len(&self) -> usize {
+        self.starts.len()
+    }
+
+    /// True when none are held.
+    pub fn is_empty(&self) -> bool {
+        self.starts.is_empty()
+    }
+
+    /// Adds `d` at the end of the list.
+    pub fn push(&mut self, d: &Diagnostic) {
+        self.starts.push(self.bytes.len() as u32);
+        let code = match self.codes.iter().position(|c| *c == d.code) {
+            Some(i) => i,
+            None => {
+                self.codes.push(d.code);
+                self.codes.len() - 1
+            }
+        };
+        self.varint(code as u64);
+        self.bytes.push(severity_byte(d.severity));
+        self.span(d.span);
+        self.text(&d.message);
+        match &d.label {
+            None => self.varint(0),
+            Some(label) => {
+                self.varint(1);
+                self.text(label);
+            }
+        }
+        self.varint(d.related.len() as u64);
+        for r in &d.related {
+            self.span(r.span);
+            self.text(&r.message);
+        }
+        self.varint(d.notes.len() as u64);
+        for note in &d.notes {
+            self.text(note);
+        }
+        self.varint(d.fixes.len() as u64);
+        for fix in &d.fixes {
+            self.text(&fix.title);
+            self.bytes.push(match fix.applicability {
+                Applicability::Safe => 0,
+                Applicability::Unsafe => 1,
+            });
+            self.varint(fix.edits.len() as u64);
+            for edit in &fix.edits {
+                self.span(edit.span);
+                self.text(&edit.text);
+            }
+        }
+    }
+
+    /// The `i`th diagnostic, built back as it was pushed.
+    ///
+    /// # Panics
+    ///
+    /// If `i` is out of range (callers index below [`PackedDiagnostics::len`]).
+    pub fn get(&self, i: usize) -> Diagnostic {
+        let mut r = Reader {
+            packed: self,
+            at: self.starts[i] as usize,
+        };
+        let code = self.codes.get(r.varint()).copied().unwrap_or("");
+        let severity = r.severity();
+        let span = r.span();
+        let mut d = Diagnostic::new(code, severity, span, r.text());
+        if r.varint() == 1 {
+            d.label = Some(r.text());
+        }
+        d.related = (0..r.varint())
+            .map(|_| Related {
+                span: r.span(),
+                message: r.text(),
+            })
+            .collect();
+        d.notes = (0..r.varint()).map(|_| r.text()).collect();
+        d.fixes = (0..r.varint())
+            .map(|_| {
+                let title = r.text();
+                let applicability = match r.byte() {
+                    0 => Applicability::Safe,
+                    _ => Applicability::Unsafe,
+                };
+                let edits = (0..r.varint())
+                    .map(|_| TextEdit {
+                        span: r.span(),
+                        text: r.text(),
+                    })
+                    .collect();
+                Fix {
+                    title,
+                    edits,
+                    applicability,
+                }
+            })
+            .collect();
+        d
+    }
+
+    /// The `i`th diagnostic's span, without building it.
+    fn span_of(&self, i: usize) -> Span {
+        let mut r = Reader {
+            packed: self,
+            at: self.starts[i] as usize,
+        };
+        r.varint();
+        r.byte();
+        r.span()
+    }
+
+    /// The `i`th diagnostic's sort key: its span's start, then its end.
+    fn key(&self, i: usize) -> (usize, usize) {
+        let s = self.span_of(i);
+        (s.start(), s.end())
+    }
+
+    /// Sorts the list by span (start, then end), keeping the order of those
+    /// at the same span, as [`crate::diagnostic::sort_by_span`] does: only
+    /// the record starts move.
+    pub fn sort_by_span(&mut self) {
+        let n = self.starts.len();
+        if (1..n).all(|i| self.key(i - 1) <= self.key(i)) {
+            return;
+        }
+        let mut order: Vec<u32> = (0..n as u32).collect();
+        order.sort_by_key(|&i| self.key(i as usize));
+        let starts: Vec<u32> = order.iter().map(|&i| self.starts[i as usize]).collect();
+        self.starts = starts;
+    }
+
+    /// Frees the spare capacity of a finished list.
+    pub fn shrink_to_fit(&mut self) {
+        self.bytes.shrink_to_fit();
+        self.starts.shrink_to_fit();
+        self.texts.shrink_to_fit();
+        self.text_ends.shrink_to_fit();
+        // Finished: no more texts to look up.
+        self.text_cache = Vec::new();
+    }
+
+    fn byte_push(&mut self, b: u8) {
+        self.bytes.push(b);
+    }
+
+    /// LEB128: seven bits a byte, low first.
+    fn varint(&mut self, mut v: u64) {
+        loop {
+            let low = (v & 0x7f) as u8;
+            v >>= 7;
+            if v == 0 {
+                self.byte_push(low);
+                return;
+            }
+            self.byte_push(low | 0x80);
+        }
+    }
+
+    fn span(&mut self, span: Span) {
+        self.varint(span.start() as u64);
+        // The end as a length (small), or past the start by wrapping when
+        // a stale span ends before it starts.
+        self.varint(u64::from(
+            (span.end() as u32).wrapping_sub(span.start() as u32),
+        ));
+    }
+
+    /// Stores `text` (once per distinct text) and writes its number.
+    fn text(&mut self, text: &str) {
+        use std::hash::{BuildHasher, BuildHasherDefault};
+        let hash = BuildHasherDefault::<crate::fast_hash::FastHasher>::default().hash_one(text);
+        if self.text_cache.is_empty() {
+            self.text_cache = vec![0; TEXT_CACHE];
+        }
+        let slot = (hash >> 56) as usize % TEXT_CACHE;
+        let id = match self.text_cache[slot].checked_sub(1) {
+            Some(id) if self.text_at(usize::from(id)) == text => u32::from(id),
+            _ => {
+                self.texts.push_str(text);
+                self.text_ends.push(self.texts.len() as u32);
+                let id = self.text_ends.len() as u32 - 1;
+                // Past 65,535 texts the later ones are not cached.
+                if let Ok(cached) = u16::try_from(id + 1) {
+                    self.text_cache[slot] = cached;
+                }
+                id
+            }
+        };
+        self.varint(u64::from(id));
+    }
+
+    fn text_at(&self, id: usize) -> &str {
+        let start = match id {
+            0 => 0,
+            _ => self.text_ends.get(id - 1).copied().unwrap_or(0) as usize,
+        };
+        let end = self.text_ends.get(id).copied().unwrap_or(0) as usize;
+        self.texts.get(start..end).unwrap_or("")
+    }
+}
+
+fn severity_byte(s: Severity) -> u8 {
+    match s {
+        Severity::Error => 0,
+        Severity::Warning => 1,
+        Severity::Info => 2,
+        Severity::Hint => 3,
+    }
+}
+
+/// Reads one record back (see [`PackedDiagnostics::get`]).
+struct Reader<'a> {
+    packed: &'a PackedDiagnostics,
+    at: usize,
+}
+
+impl Reader<'_> {
+    fn byte(&mut self) -> u8 {
+        let b = self.packed.bytes.get(self.at).copied().unwrap_or(0);
+        self.at += 1;
+        b
+    }
+
+    fn varint(&mut self) -> usize {
+        let mut v = 0u64;
+        let mut shift = 0;
+        loop {
+            let b = self.byte();
+            v |= u64::from(b & 0x7f) << shift;
+            shift += 7;
+            if b & 0x80 == 0 || shift >= 64 {
+                return v as usize;
+            }
+        }
+    }
+
+    fn severity(&mut self) -> Severity {
+        match self.byte() {
+            0 => Severity::Error,
+            1 => Severity::Warning,
+            2 => Severity::Info,
+            _ => Severity::Hint,
+        }
+    }
+
+    fn span(&mut self) -> Span {
+        let start = self.varint() as u32;
+        let len = self.varint() as u32;
+        Span::new(start as usize, start.wrapping_add(len) as usize)
+    }
+
+    fn text(&mut self) -> String {
+        let id = self.varint();
+        self.packed.text_at(id).to_string()
+    }
+}
+
+/// The diagnostics of two lists each sorted by span, one at a time, in the
+/// order a stable sort of the first list followed by the second would give
+/// (at equal spans the first list's come first): what
+/// [`crate::Analysis::into_diagnostics`] returns, without building the list.
+pub fn merged<'a>(
+    first: &'a PackedDiagnostics,
+    second: &'a PackedDiagnostics,
+) -> impl Iterator<Item = Diagnostic> + 'a {
+    let (mut i, mut j) = (0, 0);
+    std::iter::from_fn(move || {
+        let take_first = match (i < first.len(), j < second.len()) {
+            (false, false) => return None,
+            (true, false) => true,
+            (false, true) => false,
+            (true, true) => first.key(i) <= second.key(j),
+        };
+        if take_first {
+            i += 1;
+            Some(first.get(i - 1))
+        } else {
+            j += 1;
+            Some(second.get(j - 1))
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample(i: usize) -> Diagnostic {
+        let span = Span::new(300 - i * 7 % 300, 300 - i * 7 % 300 + i % 5);
+        let d = Diagnostic::error("E0100", span, format!("message {}", i % 3));
+        match i % 4 {
+            0 => d.with_label("here").with_note("a note"),
+            1 => d
+                .with_related(Span::at(i), "first defined here")
+                .with_fix(Fix::unsafe_(
+                    "remove",
+                    vec![(Span::new(1, 9), String::new())],
+                )),
+            2 => Diagnostic::warning("W0214", span, "unused").with_fix(Fix::safe(
+                "use `z`",
+                vec![
+                    (Span::at(70_000), "z".into()),
+                    (Span::new(5, 6), "é".into()),
+                ],
+            )),
+            _ => d,
+        }
+    }
+
+    #[test]
+    fn every_diagnostic_comes_back_equal() {
+        let mut packed = PackedDiagnostics::default();
+        let all: Vec<Diagnostic> = (0..200).map(sample).collect();
+        for d in &all {
+            packed.push(d);
+        }
+        packed.shrink_to_fit();
+        assert_eq!(packed.len(), all.len());
+        for (i, d) in all.iter().enumerate() {
+            assert_eq!(&packed.get(i), d, "{i}");
+        }
+        // A stale span that ends before it starts survives too.
+        let mut odd = PackedDiagnostics::default();
+        let d = Diagnostic::error("E0001", Span::new(10, 3), "");
+        odd.push(&d);
+        assert_eq!(odd.get(0), d);
+    }
+
+    #[test]
+    fn sorting_and_merging_equal_a_stable_sort_of_the_values() {
+        let first: Vec<Diagnostic> = (0..120).map(sample).collect();
+        let second: Vec<Diagnostic> = (50..190).map(sample).collect();
+        let pack = |list: &[Diagnostic]| {
+            let mut p = PackedDiagnostics::default();
+            list.iter().for_each(|d| p.push(d));
+            p.sort_by_span();
+            p
+        };
+        let (a, b) = (pack(&first), pack(&second));
+        let mut expected: Vec<Diagnostic> = first.into_iter().chain(second).collect();
+        expected.sort_by_key(|d| (d.span.start(), d.span.end()));
+        let got: Vec<Diagnostic> = merged(&a, &b).collect();
+        assert_eq!(got, expected);
+    }
+
+    #[test]
+    fn repeated_texts_are_stored_once() {
+        let mut packed = PackedDiagnostics::default();
+        for i in 0..100 {
+            packed.push(&sample(4 * i));
+        }
+        assert_eq!(packed.text_ends.len(), 5, "{:?}", packed.texts);
+    }
+}
