@@ -182,20 +182,16 @@ impl PackedDiagnostics {
         self.text_cache = Vec::new();
     }
 
-    fn byte_push(&mut self, b: u8) {
-        self.bytes.push(b);
-    }
-
     /// LEB128: seven bits a byte, low first.
     fn varint(&mut self, mut v: u64) {
         loop {
             let low = (v & 0x7f) as u8;
             v >>= 7;
             if v == 0 {
-                self.byte_push(low);
+                self.bytes.push(low);
                 return;
             }
-            self.byte_push(low | 0x80);
+            self.bytes.push(low | 0x80);
         }
     }
 

@@ -109,12 +109,17 @@ MACHINE_ARGS=()
 # the simulator's uncalibrated predictions.
 timeout 60 "$BIN" calibrate --backend cuda --uncalibrated --logical-gpus $LOGICAL --out "$OUT/machine-uncalibrated.json"
 
+# The expert mapper file of an app (runtime/apps/experts/).
+expert_of() {
+  ls runtime/apps/experts/ | grep -E "^(legion-$1|taco-${1}(MM)?-cuda)\.mapper$" | head -1
+}
+
 # 5. The nine benchmarks, expert and default mappers.
 printf 'Task * GPU,OMP,CPU;\nRegion * * GPU FBMEM;\nRegion * * * SYSMEM;\n' > "$WORK/default-legion.mapper"
 printf 'Task * GPU,OMP,CPU;\nRegion * * GPU FBMEM;\nRegion * * * SYSMEM;\nLayout * * * SOA C_order;\n' > "$WORK/default-distal.mapper"
 mkdir -p "$WORK/runs"
 for app in circuit stencil pennant cannon summa pumma johnson solomonik cosma; do
-  expert=$(ls runtime/apps/experts/ | grep -E "^(legion-$app|taco-${app}(MM)?-cuda)\.mapper$" | head -1)
+  expert=$(expert_of "$app")
   case $app in circuit|stencil|pennant) def=default-legion ;; *) def=default-distal ;; esac
   for which in expert default; do
     if [ $which = expert ]; then file=runtime/apps/experts/$expert; else file=$WORK/$def.mapper; fi
@@ -129,7 +134,7 @@ done
 # of each, and the uncalibrated prediction), and a failing mapper: cannon's
 # expert with F_order layouts, which cuBLAS's column-major GEMM rejects.
 for app in circuit stencil pennant cannon summa pumma johnson solomonik cosma; do
-  expert=$(ls runtime/apps/experts/ | grep -E "^(legion-$app|taco-${app}(MM)?-cuda)\.mapper$" | head -1)
+  expert=$(expert_of "$app")
   [ "$(left)" -lt 150 ] && { echo "== $app / expert, uncalibrated: skipped, $(left)s left"; continue; }
   echo "== $app / expert, uncalibrated machine [$(elapsed)]"
   timeout "$RUN_TIMEOUT" "$BIN" run "runtime/apps/experts/$expert" --app "$app" --machine "$OUT/machine-uncalibrated.json" \
@@ -167,22 +172,18 @@ python3 - "$WORK" "$OUT" <<'PY'
 import json, os, sys, glob, datetime
 work, out = sys.argv[1], sys.argv[2]
 apps = ["circuit", "stencil", "pennant", "cannon", "summa", "pumma", "johnson", "solomonik", "cosma"]
-runs = {}
-for app in apps:
-    for which in ("expert", "default"):
-        p = os.path.join(work, "runs", f"{app}-{which}.json")
-        try:
-            runs[f"{app}/{which}"] = json.load(open(p))
-        except Exception as e:
-            err = open(p.replace(".json", ".err")).read() if os.path.exists(p.replace(".json", ".err")) else ""
-            runs[f"{app}/{which}"] = {"status": "no_result", "error": (err or str(e))[-500:]}
 def load(p):
+    """A run's JSON, or its error output when it gave none."""
     try:
         return json.load(open(p))
     except Exception as e:
         q = p.replace(".json", ".err")
         err = open(q).read() if os.path.exists(q) else ""
         return {"status": "no_result", "error": (err or str(e))[-500:]}
+runs = {}
+for app in apps:
+    for which in ("expert", "default"):
+        runs[f"{app}/{which}"] = load(os.path.join(work, "runs", f"{app}-{which}.json"))
 for app in apps:
     runs[f"{app}/expert-uncalibrated"] = load(os.path.join(work, "runs", f"{app}-uncal.json"))
 runs["cannon/expert-F_order"] = load(os.path.join(work, "runs", "cannon-forder.json"))

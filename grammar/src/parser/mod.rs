@@ -151,11 +151,11 @@ fn parse_parts(
     keep_comments: bool,
     list: fn() -> CappedDiagnostics,
 ) -> (Program, Vec<Token>, Vec<Token>, CappedDiagnostics) {
+    let diags = list();
     // Only a packed list's caller reports and nothing else (see
     // `Parser::keep_error_stmts`).
-    let keep_error_stmts = !list().is_packed();
+    let keep_error_stmts = !diags.is_packed();
     let stream = TokenStream::new(source, keep_comments).collecting_into(list());
-    let diags = list();
     let mut p = Parser {
         src: source,
         toks: RefCell::new(TokenWindow::new(stream, keep_tokens)),

@@ -58,31 +58,30 @@ pub fn select<'a>(
     }
     let focus_line = index.line_of(focus);
     let total = all.len();
-    // Priority: the capped-notes first (always kept), then by severity,
-    // then by lines away from the edit, then in source order.
-    let mut ranked: Vec<(usize, usize, usize, &Diagnostic)> = all
+    // Priority: the capped-notes first (always kept), then by severity
+    // (`Severity` orders errors first), then by lines away from the edit,
+    // then in source order.
+    let mut ranked: Vec<(bool, Severity, usize, usize, &Diagnostic)> = all
         .into_iter()
         .enumerate()
         .map(|(i, d)| {
-            let class = if d.code == CAPPED_CODE {
-                0
-            } else {
-                1 + severity_rank(d.severity)
-            };
             let line = index.line_of(d.span.start());
-            (class, line.abs_diff(focus_line), i, d)
+            let counted = d.code != CAPPED_CODE;
+            (counted, d.severity, line.abs_diff(focus_line), i, d)
         })
         .collect();
-    ranked.sort_unstable_by_key(|&(class, distance, i, _)| (class, distance, i));
+    ranked.sort_unstable_by_key(|&(counted, severity, distance, i, _)| {
+        (counted, severity, distance, i)
+    });
     let mut kept = Vec::with_capacity(max.min(total));
-    let (mut bytes, mut counted) = (0, 0);
-    for (class, _, i, d) in ranked {
+    let (mut bytes, mut sent) = (0, 0);
+    for (counted, _, _, i, d) in ranked {
         let size = estimated_json_bytes(d, uri_len);
-        if class != 0 {
-            if counted >= max || bytes + size > BUDGET_BYTES {
+        if counted {
+            if sent >= max || bytes + size > BUDGET_BYTES {
                 break;
             }
-            counted += 1;
+            sent += 1;
         }
         bytes += size;
         kept.push((i, d));
@@ -110,15 +109,6 @@ pub fn omitted_note(omitted: usize, max: usize) -> Diagnostic {
         ),
     )
     .with_note("`mapwright check FILE` lists every diagnostic")
-}
-
-fn severity_rank(s: Severity) -> usize {
-    match s {
-        Severity::Error => 0,
-        Severity::Warning => 1,
-        Severity::Info => 2,
-        Severity::Hint => 3,
-    }
 }
 
 fn fits(all: &[&Diagnostic], uri_len: usize) -> bool {
