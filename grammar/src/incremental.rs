@@ -70,9 +70,30 @@ pub enum Reparse {
 /// where the edit between the two texts cannot have changed it. Always equal
 /// to `parse(new_source)`.
 pub fn reparse(old: &Parsed, old_source: &str, new_source: &str) -> (Parsed, Reparse) {
-    match try_reparse(old, old_source, new_source) {
-        Some(result) => result,
+    match plan(old, old_source, new_source) {
+        Some(splice) => assemble(old.clone(), splice, new_source),
         None => (parse(new_source), Reparse::Full),
+    }
+}
+
+/// [`reparse`] that takes the old parse: the statements, tokens and
+/// diagnostics after the edit are moved and shifted in place instead of
+/// copied, and the old parse is not freed (on a 5,000-line file, copying
+/// the rest of the file and then freeing the old parse was most of the
+/// re-parse's time). Statements shared with another parse (an `Arc` held
+/// elsewhere) are copied. Returns the parse, how it was made, and the old
+/// parse when it was not used (a full parse), for the caller to free.
+pub fn reparse_owned(
+    old: Parsed,
+    old_source: &str,
+    new_source: &str,
+) -> (Parsed, Reparse, Option<Parsed>) {
+    match plan(&old, old_source, new_source) {
+        Some(splice) => {
+            let (parsed, how) = assemble(old, splice, new_source);
+            (parsed, how, None)
+        }
+        None => (parse(new_source), Reparse::Full, Some(old)),
     }
 }
 
@@ -129,7 +150,24 @@ pub fn changed_range(old: &str, new: &str) -> (usize, usize, usize) {
     (prefix, ob.len() - suffix, nb.len() - suffix)
 }
 
-fn try_reparse(old: &Parsed, old_source: &str, new_source: &str) -> Option<(Parsed, Reparse)> {
+/// What [`plan`] decided: where the new parse of the edited window goes
+/// in the old parse, and that new parse.
+struct Splice {
+    edit: Edit,
+    /// The first old statement and token parsed again, and its offset.
+    first: usize,
+    first_token: usize,
+    from: usize,
+    resume: Resume,
+    /// The old diagnostics before the window, and from its end on.
+    prefix_diags: usize,
+    suffix_diags: usize,
+    sub: crate::parser::Resumed,
+}
+
+/// Plans the incremental re-parse of `old` (see the module doc), or
+/// `None` where only a full parse is sure to be right.
+fn plan(old: &Parsed, old_source: &str, new_source: &str) -> Option<Splice> {
     let stmts = &old.program.stmts;
     // A parse without tokens (`parse_tree`) cannot be spliced; a capped
     // parse (its final `I0001` counts diagnostics it did not keep) cannot
@@ -171,83 +209,111 @@ fn try_reparse(old: &Parsed, old_source: &str, new_source: &str) -> Option<(Pars
         offset: usize::MAX,
     });
 
-    let shifted = |d: &crate::Diagnostic| {
-        let mut d = d.clone();
-        shift_diagnostic(&mut d, edit.old_end, edit.delta);
-        d
-    };
+    if first == 0 && sub.stmts.is_empty() && resume.stmt == stmts.len() {
+        return None; // an empty file: the full parse reports it (E0109)
+    }
+
     let prefix_diags = old.diagnostics.partition_point(|d| d.span.start() < from);
     let suffix_diags = old
         .diagnostics
         .partition_point(|d| d.span.start() < resume.offset);
-    let reused_diags = || {
-        old.diagnostics[..prefix_diags]
-            .iter()
-            .chain(&old.diagnostics[suffix_diags..])
-    };
+    let mut reused_diags = old.diagnostics[..prefix_diags]
+        .iter()
+        .chain(&old.diagnostics[suffix_diags..]);
     // Past the cap the full parse would have dropped some: let it decide.
     let total = prefix_diags + sub.diagnostics.len() + (old.diagnostics.len() - suffix_diags);
     if total >= MAX_DIAGNOSTICS
         || sub.diagnostics.iter().any(|d| d.code == CAPPED_CODE)
-        || reused_diags().any(|d| {
+        || reused_diags.any(|d| {
             d.code == LEGACY_MAP_CODE
                 && edit.may_change_wrapper_definition(d, old_source, new_source)
         })
     {
         return None;
     }
-    let mut diagnostics: Vec<crate::Diagnostic> = Vec::with_capacity(total);
-    diagnostics.extend(old.diagnostics[..prefix_diags].iter().map(shifted));
-    diagnostics.extend(sub.diagnostics);
-    let suffix_start = diagnostics.len();
-    diagnostics.extend(old.diagnostics[suffix_diags..].iter().map(shifted));
+    Some(Splice {
+        edit,
+        first,
+        first_token,
+        from,
+        resume,
+        prefix_diags,
+        suffix_diags,
+        sub,
+    })
+}
 
-    let mut new_stmts = Vec::with_capacity(first + sub.stmts.len() + stmts.len() - resume.stmt);
-    new_stmts.extend_from_slice(&stmts[..first]);
+/// The new parse: `old` with the window replaced by its new parse and
+/// everything after it moved by the edit's length change. Moves and shifts
+/// in place what `old` alone holds (a statement shared with another parse
+/// is copied first), so an owned old parse costs neither a copy of the
+/// rest of the file nor freeing the old one.
+fn assemble(old: Parsed, splice: Splice, new_source: &str) -> (Parsed, Reparse) {
+    let Splice {
+        edit,
+        first,
+        first_token,
+        from,
+        resume,
+        prefix_diags,
+        suffix_diags,
+        sub,
+    } = splice;
+    let Parsed {
+        program,
+        mut diagnostics,
+        mut tokens,
+        mut comments,
+    } = old;
+    let reused_stmts = first + (program.stmts.len() - resume.stmt);
     let reparsed_stmts = sub.stmts.len();
-    new_stmts.extend(sub.stmts);
-    // Those after the edit move by its length: copied and shifted, unless
-    // the edit kept the length.
-    new_stmts.extend(stmts[resume.stmt..].iter().map(|s| {
-        if edit.delta == 0 {
-            return s.clone();
+
+    // Diagnostics: the prefix stays (its spans past the edit move), the
+    // window's are the new parse's, the suffix moves.
+    let suffix: Vec<crate::Diagnostic> = diagnostics.drain(suffix_diags..).collect();
+    diagnostics.truncate(prefix_diags);
+    let suffix_start = prefix_diags + sub.diagnostics.len();
+    diagnostics.reserve(sub.diagnostics.len() + suffix.len());
+    diagnostics.extend(sub.diagnostics);
+    diagnostics.extend(suffix);
+
+    // Statements after the window move by the edit's length (in place
+    // where this parse alone holds them).
+    let mut stmts = program.stmts;
+    let tail: Vec<Arc<Stmt>> = stmts.drain(resume.stmt..).collect();
+    stmts.truncate(first);
+    stmts.reserve(sub.stmts.len() + tail.len());
+    stmts.extend(sub.stmts);
+    stmts.extend(tail.into_iter().map(|mut s| {
+        if edit.delta != 0 {
+            shift_stmt(Arc::make_mut(&mut s), edit.delta);
         }
-        let mut s = Stmt::clone(s);
-        shift_stmt(&mut s, edit.delta);
-        Arc::new(s)
+        s
     }));
-    if new_stmts.is_empty() {
-        return None; // an empty file: the full parse reports it (E0109)
-    }
 
-    let mut tokens =
-        Vec::with_capacity(first_token + sub.tokens.len() + old.tokens.len() - resume.token);
-    tokens.extend_from_slice(&old.tokens[..first_token]);
-    tokens.extend(sub.tokens);
-    tokens.extend(
-        old.tokens[resume.token..]
-            .iter()
-            .map(|t| shifted_token(t, edit.delta)),
+    splice_tokens(
+        &mut tokens,
+        first_token,
+        resume.token,
+        sub.tokens,
+        edit.delta,
+    );
+    let comments_before = comments.partition_point(|c| c.span.start() < from);
+    let comments_after = comments.partition_point(|c| c.span.start() < resume.offset);
+    splice_tokens(
+        &mut comments,
+        comments_before,
+        comments_after,
+        sub.comments,
+        edit.delta,
     );
 
-    let comments_before = old.comments.partition_point(|c| c.span.start() < from);
-    let comments_after = old
-        .comments
-        .partition_point(|c| c.span.start() < resume.offset);
-    let mut comments = Vec::with_capacity(old.comments.len() + sub.comments.len());
-    comments.extend_from_slice(&old.comments[..comments_before]);
-    comments.extend(sub.comments);
-    comments.extend(
-        old.comments[comments_after..]
-            .iter()
-            .map(|t| shifted_token(t, edit.delta)),
-    );
-
-    // A reused keyword-as-name diagnostic's fix renames the word in the
-    // whole file: ask the new tokens again.
+    // The reused diagnostics move; a keyword-as-name diagnostic's fix
+    // renames the word in the whole file: ask the new tokens again.
     let (prefix, rest) = diagnostics.split_at_mut(prefix_diags);
     let suffix = &mut rest[suffix_start - prefix_diags..];
     for d in prefix.iter_mut().chain(suffix.iter_mut()) {
+        shift_diagnostic(d, edit.old_end, edit.delta);
         if d.code == KEYWORD_AS_NAME_CODE && !d.fixes.is_empty() {
             rename_everywhere(d, &tokens, new_source);
         }
@@ -255,16 +321,33 @@ fn try_reparse(old: &Parsed, old_source: &str, new_source: &str) -> Option<(Pars
 
     let stats = Reparse::Incremental {
         reparsed_stmts,
-        reused_stmts: first + (stmts.len() - resume.stmt),
+        reused_stmts,
         reparsed_bytes: sub.end - from,
     };
     let parsed = Parsed {
-        program: Program { stmts: new_stmts },
+        program: Program { stmts },
         diagnostics,
         tokens,
         comments,
     };
-    Some((parsed, stats))
+    (parsed, stats)
+}
+
+/// Replaces `tokens[from..to]` by `window`, moving the tokens after it by
+/// `delta`.
+fn splice_tokens(
+    tokens: &mut Vec<Token>,
+    from: usize,
+    to: usize,
+    window: Vec<Token>,
+    delta: isize,
+) {
+    if delta != 0 {
+        tokens[to..]
+            .iter_mut()
+            .for_each(|t| shift_span(&mut t.span, delta));
+    }
+    tokens.splice(from..to, window);
 }
 
 /// The diagnostic code of a keyword used as a name (its fix renames every

@@ -20,7 +20,7 @@ use std::cell::Cell;
 use std::path::Path;
 
 use mapwright_grammar::check::{check, Checked};
-use mapwright_grammar::incremental::{reanalyze_remembering, reparse, Reparse};
+use mapwright_grammar::incremental::{reanalyze_remembering, reparse, reparse_owned, Reparse};
 use mapwright_grammar::token::TokenKind;
 use mapwright_grammar::{analyze, analyze_remembering, parse, Parsed};
 use proptest::prelude::*;
@@ -156,6 +156,16 @@ fn same_checked(a: &Checked, b: &Checked) -> Result<(), String> {
     Ok(())
 }
 
+/// A copy of `parsed` whose statements are its own (not shared `Arc`s), as
+/// the language server hands its old parse to [`reparse_owned`].
+fn deep_copy(parsed: &Parsed) -> Parsed {
+    let mut copy = parsed.clone();
+    for s in &mut copy.program.stmts {
+        *s = std::sync::Arc::new(mapwright_grammar::ast::Stmt::clone(s));
+    }
+    copy
+}
+
 /// Applies `edits` to `text` one by one, each analysed incrementally from
 /// the previous analysis (re-parse and memoised check) and in full: the
 /// two must agree after every edit.
@@ -163,6 +173,12 @@ fn analyses_agree(mut text: String, edits: &[Edit]) -> Result<(), TestCaseError>
     let mut analysis = analyze_remembering(&text);
     for e in edits {
         let next = apply(&text, e);
+        let (owned, _, _) = reparse_owned(deep_copy(&analysis.parsed), &text, &next);
+        if let Err(why) = same_parse(&owned, &parse(&next)) {
+            return Err(TestCaseError::fail(format!(
+                "consuming re-parse: {why} after {e:?}\n--- before\n{text}\n--- after\n{next}"
+            )));
+        }
         let (inc, how, reuse) =
             reanalyze_remembering(&analysis.parsed, &analysis.checked.memo, &text, &next);
         let full = analyze(&next);
@@ -202,6 +218,12 @@ proptest! {
                 INCREMENTAL_EDITS.with(|n| n.set(n.get() + 1));
             }
             let full = parse(&next);
+            // The consuming re-parse, given a parse that alone holds its
+            // statements (so they are shifted in place), makes the same.
+            let (owned, _, _) = reparse_owned(deep_copy(&parsed), &text, &next);
+            if let Err(why) = same_parse(&owned, &full) {
+                return Err(TestCaseError::fail(format!("consuming re-parse: {why} after {e:?}")));
+            }
             if let Err(why) = same_parse(&inc, &full).and_then(|_| same_check(&inc, &full, &next)) {
                 return Err(TestCaseError::fail(format!(
                     "{why} after {e:?} ({how:?})\n--- before\n{text}\n--- after\n{next}"

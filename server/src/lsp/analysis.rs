@@ -6,8 +6,10 @@
 use mapwright_grammar::fast_hash::FastMap;
 
 use mapwright_grammar::ast::{Program, Stmt, StmtKind};
-use mapwright_grammar::check::{CheckMemo, Ty};
-use mapwright_grammar::incremental::reanalyze_remembering;
+use std::sync::Arc;
+
+use mapwright_grammar::check::{check_incremental, CheckMemo, Previous, Ty};
+use mapwright_grammar::incremental::{reanalyze_remembering, reparse_owned};
 use mapwright_grammar::resolve::{Resolved, Scope, SymbolKind};
 use mapwright_grammar::token::{Token, TokenKind};
 use mapwright_grammar::{analyze_remembering, Diagnostic, LineIndex, Parsed, Span};
@@ -47,6 +49,40 @@ impl Analysis {
     pub fn after_edit(prev: &Analysis, text: &str) -> Analysis {
         let (front, _, _) = reanalyze_remembering(&prev.parsed, &prev.check_memo, &prev.text, text);
         Analysis::from_front_end(text, front)
+    }
+
+    /// [`Analysis::after_edit`] that consumes `prev` where nothing else
+    /// holds it (no request is using it): its parse is then moved and
+    /// shifted in place rather than copied, and what is left of it is freed
+    /// on the dropping thread (see `incremental::reparse_owned`). Equal to
+    /// [`Analysis::after_edit`] either way.
+    pub fn after_edit_consuming(prev: Arc<Analysis>, text: &str) -> Analysis {
+        // The recently-used list holds it too; its version is superseded.
+        super::analysis_cache::release(&prev);
+        let prev = match Arc::try_unwrap(prev) {
+            Ok(prev) => prev,
+            Err(shared) => return Analysis::after_edit(&shared, text),
+        };
+        let Analysis {
+            text: old_text,
+            parsed,
+            check_memo,
+            index,
+            resolved,
+            symbol_types,
+            returns,
+            check_diagnostics,
+        } = prev;
+        let rest = (index, resolved, symbol_types, returns, check_diagnostics);
+        super::analysis_cache::drop_in_background(Box::new(rest));
+        let (parsed, _, unused) = reparse_owned(parsed, &old_text, text);
+        let previous = Previous {
+            memo: &check_memo,
+            source: &old_text,
+        };
+        let (checked, _) = check_incremental(&parsed, text, Some(previous));
+        super::analysis_cache::drop_in_background(Box::new((old_text, check_memo, unused)));
+        Analysis::from_front_end(text, mapwright_grammar::Analysis { parsed, checked })
     }
 
     fn from_front_end(text: &str, front: mapwright_grammar::Analysis) -> Analysis {

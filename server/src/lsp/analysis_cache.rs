@@ -46,15 +46,20 @@ fn keep_recent(a: &Arc<Analysis>) {
 /// successor is computed for the publish, and freeing its tree (tens of
 /// thousands of nodes) was about 7 % of the server's time on a 5,000-line file
 /// (`perf`, see the README's keystroke benchmark); the publish need not
-/// wait for it. If the thread cannot be started, they are dropped here.
+/// wait for it.
 fn drop_elsewhere(evicted: VecDeque<Arc<Analysis>>) {
-    type Batch = VecDeque<Arc<Analysis>>;
-    static DROPPER: OnceLock<Option<Mutex<Sender<Batch>>>> = OnceLock::new();
-    if evicted.is_empty() {
-        return;
+    if !evicted.is_empty() {
+        drop_in_background(Box::new(evicted));
     }
+}
+
+/// Drops `garbage` on the server's dropping thread (see [`drop_elsewhere`]),
+/// or here if that thread cannot be started.
+pub fn drop_in_background(garbage: Box<dyn Send>) {
+    type Garbage = Box<dyn Send>;
+    static DROPPER: OnceLock<Option<Mutex<Sender<Garbage>>>> = OnceLock::new();
     let dropper = DROPPER.get_or_init(|| {
-        let (tx, rx) = channel::<Batch>();
+        let (tx, rx) = channel::<Garbage>();
         std::thread::Builder::new()
             .name("mapwright-drop".into())
             .spawn(move || {
@@ -69,12 +74,20 @@ fn drop_elsewhere(evicted: VecDeque<Arc<Analysis>>) {
         Some(tx) => tx
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .send(evicted)
+            .send(garbage)
             .err()
             .map(|e| e.0),
-        None => Some(evicted),
+        None => Some(garbage),
     };
     drop(unsent);
+}
+
+/// Takes `a` out of the recently-used list: its document version was
+/// superseded, and the analysis of the next version is about to be made
+/// from it, consuming it where nothing else holds it (see
+/// `Analysis::after_edit_consuming`).
+pub fn release(a: &Arc<Analysis>) {
+    drop(RECENT.take(a));
 }
 
 /// How many of the analyses, most recent first, whose documents' text

@@ -46,4 +46,12 @@ impl<T> RecentlyUsed<T> {
             recent.split_off(keep)
         }
     }
+
+    /// Takes `value` out of the list, if it is there (its last user is
+    /// about to consume it).
+    pub fn take(&self, value: &Arc<T>) -> Option<Arc<T>> {
+        let mut recent = self.list.lock().unwrap_or_else(|e| e.into_inner());
+        let i = recent.iter().position(|x| Arc::ptr_eq(x, value))?;
+        recent.remove(i)
+    }
 }

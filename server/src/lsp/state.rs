@@ -95,7 +95,7 @@ impl Document {
         self.analysis.get_or_analyse(|| {
             let base = self.base.lock().unwrap_or_else(|e| e.into_inner()).take();
             match base {
-                Some(prev) => Analysis::after_edit(&prev, &self.text),
+                Some(prev) => Analysis::after_edit_consuming(prev, &self.text),
                 None => Analysis::new(&self.text),
             }
         })
