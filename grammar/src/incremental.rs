@@ -132,18 +132,12 @@ pub fn reanalyze_remembering(
 /// from their common prefix and suffix (on char boundaries).
 pub fn changed_range(old: &str, new: &str) -> (usize, usize, usize) {
     let (ob, nb) = (old.as_bytes(), new.as_bytes());
-    let mut prefix = ob.iter().zip(nb).take_while(|(a, b)| a == b).count();
+    let mut prefix = common_prefix(ob, nb);
     while !old.is_char_boundary(prefix) || !new.is_char_boundary(prefix) {
         prefix -= 1;
     }
     let max_suffix = ob.len().min(nb.len()) - prefix;
-    let mut suffix = ob
-        .iter()
-        .rev()
-        .zip(nb.iter().rev())
-        .take(max_suffix)
-        .take_while(|(a, b)| a == b)
-        .count();
+    let mut suffix = common_suffix(&ob[ob.len() - max_suffix..], &nb[nb.len() - max_suffix..]);
     while !old.is_char_boundary(ob.len() - suffix) || !new.is_char_boundary(nb.len() - suffix) {
         suffix -= 1;
     }
@@ -363,6 +357,41 @@ fn rename_everywhere(d: &mut crate::Diagnostic, tokens: &[Token], source: &str) 
         .into_iter()
         .map(|(span, text)| crate::diagnostic::TextEdit { span, text })
         .collect();
+}
+
+/// Compared a block at a time (the slices' `==` is a `memcmp`), then a
+/// byte at a time: a keystroke compares the whole text twice, and a byte
+/// loop over 200 KB was 2 % of its analysis.
+const BLOCK: usize = 64;
+
+/// The length of the longest common prefix of `a` and `b`.
+fn common_prefix(a: &[u8], b: &[u8]) -> usize {
+    let n = a.len().min(b.len());
+    let mut i = 0;
+    while i + BLOCK <= n && a[i..i + BLOCK] == b[i..i + BLOCK] {
+        i += BLOCK;
+    }
+    i + a[i..n]
+        .iter()
+        .zip(&b[i..n])
+        .take_while(|(x, y)| x == y)
+        .count()
+}
+
+/// The length of the longest common suffix of `a` and `b`.
+fn common_suffix(a: &[u8], b: &[u8]) -> usize {
+    let n = a.len().min(b.len());
+    let (a, b) = (&a[a.len() - n..], &b[b.len() - n..]);
+    let mut i = 0;
+    while i + BLOCK <= n && a[n - i - BLOCK..n - i] == b[n - i - BLOCK..n - i] {
+        i += BLOCK;
+    }
+    i + a[..n - i]
+        .iter()
+        .rev()
+        .zip(b[..n - i].iter().rev())
+        .take_while(|(x, y)| x == y)
+        .count()
 }
 
 fn shifted_token(t: &Token, delta: isize) -> Token {
@@ -844,6 +873,36 @@ mod tests {
         let new_src = src.replace("Task c CPU;", "Task c CPU;\ndef g_m(Task t) { return 1; }");
         let (parsed, _) = reparse(&old, src, &new_src);
         assert_same_parse(&parsed, &new_src);
+    }
+
+    #[test]
+    fn block_comparisons_agree_with_byte_loops() {
+        let naive_prefix = |a: &[u8], b: &[u8]| a.iter().zip(b).take_while(|(x, y)| x == y).count();
+        let naive_suffix = |a: &[u8], b: &[u8]| {
+            a.iter()
+                .rev()
+                .zip(b.iter().rev())
+                .take_while(|(x, y)| x == y)
+                .count()
+        };
+        let base: Vec<u8> = (0..300u32).map(|i| (i * 7 % 251) as u8).collect();
+        for len in [0, 1, 63, 64, 65, 128, 200, 300] {
+            for at in [0, 1, 62, 63, 64, 65, 127, 128, 199, 250, 299] {
+                let a = &base[..len];
+                let mut b = a.to_vec();
+                if at < len {
+                    b[at] ^= 0xff;
+                }
+                for b in [
+                    b.clone(),
+                    b[..len.saturating_sub(3)].to_vec(),
+                    [b.as_slice(), b"xyz"].concat(),
+                ] {
+                    assert_eq!(common_prefix(a, &b), naive_prefix(a, &b), "{len} {at}");
+                    assert_eq!(common_suffix(a, &b), naive_suffix(a, &b), "{len} {at}");
+                }
+            }
+        }
     }
 
     #[test]

@@ -25,11 +25,18 @@ pub struct LineCol {
 /// The start of every line of a text, without the text: line numbers
 /// for a pass that has the text at hand anyway (the checker), at 8 bytes
 /// a line instead of a copy of the text.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LineStarts {
     /// Byte offset of the start of every line; `starts[0] == 0`.
     starts: Vec<usize>,
     text_len: usize,
+}
+
+impl Default for LineStarts {
+    /// The line starts of the empty text.
+    fn default() -> Self {
+        LineStarts::new("")
+    }
 }
 
 impl LineStarts {
@@ -60,6 +67,11 @@ impl LineStarts {
         self.starts.len()
     }
 
+    /// The length of the text these are the line starts of.
+    pub fn text_len(&self) -> usize {
+        self.text_len
+    }
+
     /// Zero-based line containing byte `offset` (clamped to the text).
     pub fn line_of(&self, offset: usize) -> usize {
         let offset = offset.min(self.text_len);
@@ -82,6 +94,19 @@ impl LineIndex {
         LineIndex {
             text: text.to_string(),
             lines: LineStarts::new(text),
+        }
+    }
+
+    /// The index of `text` from its line starts, made already (by the
+    /// checker, see `check::Checked::lines`); made again if they are not
+    /// `text`'s.
+    pub fn with_line_starts(text: &str, lines: LineStarts) -> LineIndex {
+        if lines.text_len() != text.len() {
+            return LineIndex::new(text);
+        }
+        LineIndex {
+            text: text.to_string(),
+            lines,
         }
     }
 

@@ -135,6 +135,9 @@ pub struct Checked {
     /// Each statement's work, for the next [`check_incremental`] (empty
     /// after [`check`]).
     pub memo: CheckMemo,
+    /// The line starts of the checked text (the language server's line
+    /// index reuses them rather than finding them again).
+    pub lines: crate::line_index::LineStarts,
 }
 
 /// Checks a parsed program. Statements that did not parse are skipped.
@@ -288,6 +291,7 @@ fn check_with(
         symbol_types,
         returns,
         suggestions,
+        lines,
         ..
     } = c;
     if remember {
@@ -306,6 +310,7 @@ fn check_with(
         symbol_types: symbol_types.into_map(),
         returns,
         memo,
+        lines,
     };
     (checked, reuse, None)
 }

@@ -89,7 +89,7 @@ impl Analysis {
         let mapwright_grammar::Analysis { parsed, checked } = front;
         Analysis {
             text: text.to_string(),
-            index: LineIndex::new(text),
+            index: LineIndex::with_line_starts(text, checked.lines),
             parsed,
             resolved: checked.resolved,
             symbol_types: checked.symbol_types,
