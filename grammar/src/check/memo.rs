@@ -199,10 +199,12 @@ pub(super) struct OldRecords<'p> {
     /// distance (an edit adds or removes a statement or none, so all but a
     /// few statements find theirs there at the first try).
     skew: Cell<isize>,
-    /// The records by their statement's text, made when a statement's
-    /// record is not where [`OldRecords::skew`] says (on a keystroke, one
-    /// or two statements; building it for every check was 3 % of a
-    /// keystroke's analysis on a 5,000-line file).
+    /// How many statements in a row, up to the last one, replayed nothing.
+    misses: Cell<usize>,
+    /// The records by their statement's text, made when two statements in
+    /// a row find no record near where [`OldRecords::skew`] says (the
+    /// statement being edited finds none anywhere; building this for every
+    /// check was 3 % of a keystroke's analysis on a 5,000-line file).
     by_text: OnceCell<FastMap<&'p str, Vec<usize>>>,
 }
 
@@ -212,6 +214,7 @@ impl<'p> OldRecords<'p> {
             source: previous.source,
             stmts: &previous.memo.stmts,
             skew: Cell::new(0),
+            misses: Cell::new(0),
             by_text: OnceCell::new(),
         }
     }
@@ -220,12 +223,17 @@ impl<'p> OldRecords<'p> {
         self.source.get(m.span.start()..m.span.end())
     }
 
-    /// The record at the last replay's distance from the `index`-th
-    /// recorded statement, if its text is `text`.
-    fn guess(&self, index: usize, text: &str) -> Option<usize> {
-        usize::try_from(index as isize + self.skew.get())
-            .ok()
+    /// The records to try first for the `index`-th recorded statement,
+    /// whose text is `text`: the one at the last replay's distance, then
+    /// its neighbours (a statement added or removed just before), if their
+    /// text is the same.
+    fn near(&self, index: usize, text: &str) -> Vec<usize> {
+        let at = index as isize + self.skew.get();
+        [0, -1, 1, -2, 2]
+            .into_iter()
+            .filter_map(|d| usize::try_from(at + d).ok())
             .filter(|&j| self.stmts.get(j).and_then(|m| self.text(m)) == Some(text))
+            .collect()
     }
 
     /// The records of statements whose text was `text`, in file order.
@@ -285,19 +293,17 @@ impl<'a> Checker<'a> {
         let text = stmt.span.text(self.source);
         if let Some(old) = old {
             let index = out.stmts.len();
-            let guess = old.guess(index, text);
-            let same_text = || {
+            let near = old.near(index, text);
+            // Anywhere in the file only after a miss just before (see
+            // `OldRecords::by_text`).
+            let far = (old.misses.get() > 0).then(|| {
                 old.same_text(text)
                     .iter()
                     .copied()
-                    .filter(move |&j| Some(j) != guess)
+                    .filter(|j| !near.contains(j))
                     .take(CANDIDATES)
-            };
-            // (The guess first: the others are looked up only if it fails.)
-            for j in guess
-                .into_iter()
-                .chain(std::iter::once(()).flat_map(|_| same_text()))
-            {
+            });
+            for j in near.iter().copied().chain(far.into_iter().flatten()) {
                 let m = &old.stmts[j];
                 if self.replay(stmt, m, old.source) {
                     out.stmts.push(StmtMemoOut(StmtMemo {
@@ -306,9 +312,11 @@ impl<'a> Checker<'a> {
                     }));
                     out.reuse.replayed += 1;
                     old.skew.set(j as isize - index as isize);
+                    old.misses.set(0);
                     return;
                 }
             }
+            old.misses.set(old.misses.get() + 1);
         }
         self.tape = Some(Vec::new());
         self.statement(index, stmt);

@@ -32,6 +32,7 @@ use crate::Span;
 mod memo;
 mod names;
 mod symbol_types;
+pub use symbol_types::SymbolTypes;
 
 pub use memo::{CheckMemo, Previous, Reuse};
 
@@ -129,7 +130,7 @@ pub struct Checked {
     pub diagnostics: Vec<Diagnostic>,
     pub resolved: Resolved,
     /// Inferred type of each symbol (index into `resolved.symbols`).
-    pub symbol_types: FastMap<usize, Ty>,
+    pub symbol_types: SymbolTypes,
     /// Inferred return type of each function, by name.
     pub returns: FastMap<String, Ty>,
     /// Each statement's work, for the next [`check_incremental`] (empty
@@ -307,7 +308,7 @@ fn check_with(
     let checked = Checked {
         diagnostics,
         resolved,
-        symbol_types: symbol_types.into_map(),
+        symbol_types,
         returns,
         memo,
         lines,

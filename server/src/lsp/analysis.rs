@@ -8,7 +8,7 @@ use mapwright_grammar::fast_hash::FastMap;
 use mapwright_grammar::ast::{Program, Stmt, StmtKind};
 use std::sync::Arc;
 
-use mapwright_grammar::check::{check_incremental, CheckMemo, Previous, Ty};
+use mapwright_grammar::check::{check_incremental, CheckMemo, Previous, SymbolTypes, Ty};
 use mapwright_grammar::incremental::{reanalyze_remembering, reparse_owned};
 use mapwright_grammar::resolve::{Resolved, Scope, SymbolKind};
 use mapwright_grammar::token::{Token, TokenKind};
@@ -22,7 +22,7 @@ pub struct Analysis {
     pub index: LineIndex,
     pub resolved: Resolved,
     /// Inferred type of each symbol (index into `resolved.symbols`).
-    pub symbol_types: FastMap<usize, Ty>,
+    pub symbol_types: SymbolTypes,
     /// Inferred return type of each function, by name.
     pub returns: FastMap<String, Ty>,
     /// The semantic diagnostics, in source order. The syntax ones stay in
@@ -114,10 +114,7 @@ impl Analysis {
 
     /// The inferred type of symbol `id`, if known.
     pub fn symbol_type(&self, id: usize) -> Option<Ty> {
-        self.symbol_types
-            .get(&id)
-            .copied()
-            .filter(|t| *t != Ty::Unknown)
+        self.symbol_types.get(id).filter(|t| *t != Ty::Unknown)
     }
 
     pub fn program(&self) -> &Program {
