@@ -294,16 +294,22 @@ impl<'a> Checker<'a> {
         if let Some(old) = old {
             let index = out.stmts.len();
             let near = old.near(index, text);
-            // Anywhere in the file only after a miss just before (see
-            // `OldRecords::by_text`).
-            let far = (old.misses.get() > 0).then(|| {
-                old.same_text(text)
-                    .iter()
+            // Anywhere in the file only if none is near, after a miss just
+            // before (see `OldRecords::by_text`).
+            let far = || {
+                let anywhere = (old.misses.get() > 0).then(|| old.same_text(text));
+                anywhere
+                    .into_iter()
+                    .flatten()
                     .copied()
                     .filter(|j| !near.contains(j))
                     .take(CANDIDATES)
-            });
-            for j in near.iter().copied().chain(far.into_iter().flatten()) {
+            };
+            let candidates = near
+                .iter()
+                .copied()
+                .chain(std::iter::once(()).flat_map(|()| far()));
+            for j in candidates {
                 let m = &old.stmts[j];
                 if self.replay(stmt, m, old.source) {
                     out.stmts.push(StmtMemoOut(StmtMemo {

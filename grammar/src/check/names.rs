@@ -86,8 +86,6 @@ impl<'a> Checker<'a> {
         let mut candidates: Vec<&str> = Vec::new();
         if !self.resolved.unresolved.is_empty() {
             candidates.extend(self.resolved.symbols.iter().map(|s| s.name.as_str()));
-            candidates.sort_unstable();
-            candidates.dedup();
         }
         // Updated from the previous check's answers (see `Suggestions`).
         let suggestions = Suggestions::new(
