@@ -428,6 +428,21 @@ impl CappedDiagnostics {
         self.dropped = Some((first.min(span), n + 1));
     }
 
+    /// How many diagnostics were pushed: those kept and those left out.
+    pub fn total(&self) -> usize {
+        self.len() + self.dropped.map_or(0, |(_, n)| n)
+    }
+
+    /// A light list's spans and severities from the `from`th kept one on
+    /// (empty for a full or packed list): for a caller that reads the list
+    /// as it grows.
+    pub fn light_since(&self, from: usize) -> &[LightDiagnostic] {
+        self.light
+            .as_deref()
+            .and_then(|l| l.get(from..))
+            .unwrap_or_default()
+    }
+
     /// A light list's spans and severities (empty for a full list), and
     /// what was left out.
     pub fn into_light(self) -> (Vec<LightDiagnostic>, Option<(Span, usize)>) {
