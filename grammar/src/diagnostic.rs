@@ -297,6 +297,9 @@ pub struct CappedDiagnostics {
     /// In a packed list ([`CappedDiagnostics::packed`]): the diagnostics
     /// kept, as bytes, instead of `kept`.
     packed: Option<PackedDiagnostics>,
+    /// In a light list: how many kept ones were handed over by
+    /// [`CappedDiagnostics::take_light`] (still counted as kept).
+    handed_over: usize,
 }
 
 impl CappedDiagnostics {
@@ -335,7 +338,7 @@ impl CappedDiagnostics {
     /// How many diagnostics are kept.
     fn len(&self) -> usize {
         match (&self.light, &self.packed) {
-            (Some(light), _) => light.len(),
+            (Some(light), _) => self.handed_over + light.len(),
             (None, Some(packed)) => packed.len(),
             (None, None) => self.kept.len(),
         }
@@ -350,7 +353,10 @@ impl CappedDiagnostics {
             dropped,
             light,
             packed,
+            handed_over,
         } = other;
+        // Kept, then handed over: counted as kept here too.
+        self.handed_over += handed_over;
         let n = kept.len() + light.as_ref().map_or(0, Vec::len);
         let room = MAX_DIAGNOSTICS.saturating_sub(self.len()).min(n);
         // Exact room: merging allocates once, not by doubling.
@@ -433,14 +439,15 @@ impl CappedDiagnostics {
         self.len() + self.dropped.map_or(0, |(_, n)| n)
     }
 
-    /// A light list's spans and severities from the `from`th kept one on
-    /// (empty for a full or packed list): for a caller that reads the list
-    /// as it grows.
-    pub fn light_since(&self, from: usize) -> &[LightDiagnostic] {
-        self.light
-            .as_deref()
-            .and_then(|l| l.get(from..))
-            .unwrap_or_default()
+    /// A light list's spans and severities kept since the last call
+    /// (empty for a full or packed list), handed over so that a caller
+    /// that reads them as they come does not hold them all; they still
+    /// count toward the cap (the list keeps the same ones as if none were
+    /// taken).
+    pub fn take_light(&mut self) -> Vec<LightDiagnostic> {
+        let taken = self.light.as_mut().map(std::mem::take).unwrap_or_default();
+        self.handed_over += taken.len();
+        taken
     }
 
     /// A light list's spans and severities (empty for a full list), and

@@ -102,7 +102,9 @@ fn format_streaming(source: &str) -> Option<(String, bool)> {
         }
         if each.over_the_cap() {
             // `format_program` leaves such a file as it is. (Whether it
-            // has errors is then told of those found so far.)
+            // has errors is then told of those found so far.) The output
+            // so far goes first: it is about the input's size.
+            drop(f);
             return Some((source.to_string(), has_errors));
         }
         let comments = each.take_comments();
@@ -282,6 +284,8 @@ impl<'a> TokenCursor<'a> {
         while self.ahead.front().is_some_and(|t| t.span.start() < start) {
             self.ahead.pop_front();
         }
+        // The parse reported them: these are only let go.
+        drop(self.stream.take_light_diagnostics());
         if self.ahead.is_empty() {
             for token in self.stream.by_ref() {
                 if token.span.start() >= start {

@@ -545,6 +545,13 @@ impl<'a> TokenStream<'a> {
         &self.diagnostics
     }
 
+    /// The span and severity of the lexical diagnostics collected since
+    /// the last call, when the stream collects into a light list
+    /// ([`CappedDiagnostics::take_light`]).
+    pub(crate) fn take_light_diagnostics(&mut self) -> Vec<crate::diagnostic::LightDiagnostic> {
+        self.diagnostics.take_light()
+    }
+
     /// Ends the current run of bad characters, if any: its token.
     fn end_bad_run(&mut self) -> Option<Token> {
         let run = self.bad_run.take();

@@ -13,9 +13,6 @@ use super::*;
 /// statement to the next but its position).
 pub(crate) struct EachStmt<'a> {
     parser: Parser<'a>,
-    /// How many of the lexer's and of the parser's light diagnostics were
-    /// handed over by [`EachStmt::new_diagnostics`].
-    seen: (usize, usize),
 }
 
 impl<'a> EachStmt<'a> {
@@ -34,7 +31,6 @@ impl<'a> EachStmt<'a> {
                 keep_error_stmts: true,
                 depth: 0,
             },
-            seen: (0, 0),
         }
     }
 
@@ -52,17 +48,20 @@ impl<'a> EachStmt<'a> {
     }
 
     /// The span and severity of each diagnostic (lexical, then syntax)
-    /// found since the last call, in the order each stage found them.
+    /// found since the last call, in the order each stage found them. They
+    /// are not kept (but still count toward the cap): a file full of
+    /// errors holds none of them.
     pub(crate) fn new_diagnostics(&mut self, mut each: impl FnMut(Span, crate::Severity)) {
-        let lexical = self.parser.toks.get_mut().stream_mut().diagnostics();
-        for &(span, severity) in lexical.light_since(self.seen.0) {
+        let lexical = self
+            .parser
+            .toks
+            .get_mut()
+            .stream_mut()
+            .take_light_diagnostics();
+        let syntax = self.parser.diags.take_light();
+        for (span, severity) in lexical.into_iter().chain(syntax) {
             each(span, severity);
         }
-        self.seen.0 += lexical.light_since(self.seen.0).len();
-        for &(span, severity) in self.parser.diags.light_since(self.seen.1) {
-            each(span, severity);
-        }
-        self.seen.1 += self.parser.diags.light_since(self.seen.1).len();
     }
 
     /// True once more diagnostics were found than [`parse`] keeps (it
