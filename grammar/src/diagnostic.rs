@@ -571,6 +571,31 @@ mod tests {
         assert_eq!(one.into_parts(), (kept, full_dropped));
     }
 
+    /// Taking a light list's spans as they come keeps the same ones, in
+    /// the same order, and the same count left out, as reading it at the end.
+    #[test]
+    fn taking_a_light_list_as_it_grows_changes_nothing() {
+        let n = MAX_DIAGNOSTICS + 40;
+        let at = |i: usize| Span::at(3 * i % 997);
+        let mut whole = CappedDiagnostics::light();
+        let mut taken = CappedDiagnostics::light();
+        let mut got = Vec::new();
+        for i in 0..n {
+            whole.push(Diagnostic::error("E0001", at(i), "e"));
+            taken.push(Diagnostic::error("E0001", at(i), "e"));
+            if i % 7 == 0 {
+                got.extend(taken.take_light());
+            }
+        }
+        got.extend(taken.take_light());
+        assert_eq!(taken.total(), whole.total());
+        assert_eq!(taken.total(), n);
+        let (kept, dropped) = whole.into_light();
+        assert_eq!(got, kept);
+        assert_eq!(got.len(), MAX_DIAGNOSTICS);
+        assert_eq!(taken.into_light(), (Vec::new(), dropped));
+    }
+
     #[test]
     fn line_extent_knows_every_line_break() {
         for (src, line) in [
