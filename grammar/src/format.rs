@@ -243,9 +243,18 @@ fn line_break_of(src: &str) -> &'static str {
     }
 }
 
-/// Replaces `\r\n` and a lone `\r` by `\n`.
-fn to_lf(text: &str) -> String {
-    text.replace("\r\n", "\n").replace('\r', "\n")
+/// Appends `text` to `out` with `\r\n` and a lone `\r` as `\n`, without
+/// a converted copy of it first (a broken statement can be most of a file
+/// of random bytes).
+fn push_lf(out: &mut String, text: &str) {
+    let mut rest = text;
+    while let Some(i) = rest.find('\r') {
+        out.push_str(&rest[..i]);
+        out.push('\n');
+        rest = &rest[i + 1..];
+        rest = rest.strip_prefix('\n').unwrap_or(rest);
+    }
+    out.push_str(rest);
 }
 
 /// The file's significant tokens, lexed again as the formatter moves
@@ -559,7 +568,7 @@ impl<'a> Formatter<'a> {
             }
             self.used[i] = true;
         }
-        self.out.push_str(&to_lf(span.text(self.src)));
+        push_lf(&mut self.out, span.text(self.src));
     }
 
     /// Emits the tokens inside `span` on one line with canonical spacing;
@@ -712,6 +721,16 @@ mod tests {
     #[test]
     fn crlf_is_preserved() {
         fmt_eq("Task *GPU;\r\nx=1;\r\n", "Task * GPU;\r\nx = 1;\r\n");
+    }
+
+    #[test]
+    fn verbatim_text_gets_lf_line_breaks() {
+        for text in ["", "a", "a\r\nb", "a\rb", "\r\r\n\n\r", "x\r", "\ré\r\n"] {
+            let mut out = String::from(">");
+            push_lf(&mut out, text);
+            let expected = text.replace("\r\n", "\n").replace('\r', "\n");
+            assert_eq!(out, format!(">{expected}"), "{text:?}");
+        }
     }
 
     #[test]
