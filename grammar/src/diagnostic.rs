@@ -297,6 +297,9 @@ pub struct CappedDiagnostics {
     /// In a packed list ([`CappedDiagnostics::packed`]): the diagnostics
     /// kept, as bytes, instead of `kept`.
     packed: Option<PackedDiagnostics>,
+    /// In a light list: how many kept ones were handed over by
+    /// [`CappedDiagnostics::take_light`] (still counted as kept).
+    handed_over: usize,
 }
 
 impl CappedDiagnostics {
@@ -335,7 +338,7 @@ impl CappedDiagnostics {
     /// How many diagnostics are kept.
     fn len(&self) -> usize {
         match (&self.light, &self.packed) {
-            (Some(light), _) => light.len(),
+            (Some(light), _) => self.handed_over + light.len(),
             (None, Some(packed)) => packed.len(),
             (None, None) => self.kept.len(),
         }
@@ -350,7 +353,10 @@ impl CappedDiagnostics {
             dropped,
             light,
             packed,
+            handed_over,
         } = other;
+        // Kept, then handed over: counted as kept here too.
+        self.handed_over += handed_over;
         let n = kept.len() + light.as_ref().map_or(0, Vec::len);
         let room = MAX_DIAGNOSTICS.saturating_sub(self.len()).min(n);
         // Exact room: merging allocates once, not by doubling.
@@ -426,6 +432,22 @@ impl CappedDiagnostics {
     pub fn count_over(&mut self, span: Span) {
         let (first, n) = self.dropped.unwrap_or((span, 0));
         self.dropped = Some((first.min(span), n + 1));
+    }
+
+    /// How many diagnostics were pushed: those kept and those left out.
+    pub fn total(&self) -> usize {
+        self.len() + self.dropped.map_or(0, |(_, n)| n)
+    }
+
+    /// A light list's spans and severities kept since the last call
+    /// (empty for a full or packed list), handed over so that a caller
+    /// that reads them as they come does not hold them all; they still
+    /// count toward the cap (the list keeps the same ones as if none were
+    /// taken).
+    pub fn take_light(&mut self) -> Vec<LightDiagnostic> {
+        let taken = self.light.as_mut().map(std::mem::take).unwrap_or_default();
+        self.handed_over += taken.len();
+        taken
     }
 
     /// A light list's spans and severities (empty for a full list), and
@@ -547,6 +569,31 @@ mod tests {
         // Appending equals pushing everything into one list.
         let one = fill(CappedDiagnostics::default(), 0..first + second);
         assert_eq!(one.into_parts(), (kept, full_dropped));
+    }
+
+    /// Taking a light list's spans as they come keeps the same ones, in
+    /// the same order, and the same count left out, as reading it at the end.
+    #[test]
+    fn taking_a_light_list_as_it_grows_changes_nothing() {
+        let n = MAX_DIAGNOSTICS + 40;
+        let at = |i: usize| Span::at(3 * i % 997);
+        let mut whole = CappedDiagnostics::light();
+        let mut taken = CappedDiagnostics::light();
+        let mut got = Vec::new();
+        for i in 0..n {
+            whole.push(Diagnostic::error("E0001", at(i), "e"));
+            taken.push(Diagnostic::error("E0001", at(i), "e"));
+            if i % 7 == 0 {
+                got.extend(taken.take_light());
+            }
+        }
+        got.extend(taken.take_light());
+        assert_eq!(taken.total(), whole.total());
+        assert_eq!(taken.total(), n);
+        let (kept, dropped) = whole.into_light();
+        assert_eq!(got, kept);
+        assert_eq!(got.len(), MAX_DIAGNOSTICS);
+        assert_eq!(taken.into_light(), (Vec::new(), dropped));
     }
 
     #[test]

@@ -9,15 +9,14 @@
 //! is being edited only touches the statements that parse. Formatting is
 //! idempotent.
 
-use std::collections::HashMap;
+use std::borrow::Cow;
+use std::collections::{HashMap, VecDeque};
 
 use crate::ast::{Expr, ExprKind, Program, Stmt, StmtKind};
 use crate::diagnostic::{CappedDiagnostics, TextEdit};
-use std::collections::VecDeque;
-
-use crate::parser::{parse, parse_for_format, Parsed};
+use crate::parser::{parse, parse_for_format, EachStmt, Parsed};
 use crate::token::{Token, TokenKind as T, TokenStream};
-use crate::Span;
+use crate::{Severity, Span};
 
 const INDENT: &str = "    ";
 
@@ -38,10 +37,23 @@ pub fn format(source: &str) -> String {
 }
 
 /// [`format`], and whether the file has syntax errors (the statements
-/// that hold one are left as written). Parses without keeping the token
-/// vector (the formatter reads the tokens again as it goes), so the peak
-/// memory is the tree and the output, not 24 bytes per token more.
+/// that hold one are left as written).
+///
+/// Streams: it parses one top-level statement, formats it, appends it to
+/// the output and forgets it before parsing the one after the next, so the
+/// peak memory is the input, the output and a statement or two, not the
+/// whole tree (see bench/memory). The result is that of [`format_parsed`]
+/// on [`parse`]'s tree, byte for byte (`grammar/tests/properties.rs`).
 pub fn format_file(source: &str) -> (String, bool) {
+    match format_streaming(source) {
+        Some(done) => done,
+        None => format_whole(source),
+    }
+}
+
+/// [`format_file`] from a whole tree, parsed without keeping the token
+/// vector (the formatter reads the tokens again as it goes).
+fn format_whole(source: &str) -> (String, bool) {
     let parsed = parse_for_format(source);
     let has_errors = !parsed.error_offsets.is_empty();
     let formatted = format_program(
@@ -52,6 +64,74 @@ pub fn format_file(source: &str) -> (String, bool) {
         parsed.capped,
     );
     (formatted, has_errors)
+}
+
+/// [`format_file`] one top-level statement at a time ([`EachStmt`]).
+///
+/// A statement is formatted once the statement after it is parsed: an
+/// error of that next statement may be reported where this one ends (a
+/// missing `;` at the end of the previous token), and the formatter copies
+/// verbatim every statement an error touches. Should an error still come
+/// in at or before the end of a statement already formatted, which the
+/// parser does not do, this gives up (`None`) and the caller formats from
+/// the whole tree instead: the output stays that of the whole-file path.
+fn format_streaming(source: &str) -> Option<(String, bool)> {
+    let mut each = EachStmt::new(source);
+    let mut f = Formatter::new(source, Cow::Owned(Vec::new()), Vec::new());
+    let mut has_errors = false;
+    let mut pending: Option<std::sync::Arc<Stmt>> = None;
+    let mut prev_end = None;
+    // The end of the last statement formatted: an error at or before it
+    // comes too late (see above).
+    let mut formatted_to: Option<usize> = None;
+    let mut any = false;
+    loop {
+        let next = each.next_stmt();
+        let mut too_late = false;
+        each.new_diagnostics(|span, severity| {
+            if severity == Severity::Error {
+                has_errors = true;
+                let at = span.start();
+                too_late |= formatted_to.is_some_and(|end| at <= end);
+                let i = f.error_offsets.partition_point(|&o| o < at);
+                f.error_offsets.insert(i, at);
+            }
+        });
+        if too_late {
+            return None;
+        }
+        if each.over_the_cap() {
+            // `format_program` leaves such a file as it is. (Whether it
+            // has errors is then told of those found so far.) The output
+            // so far goes first: it is about the input's size.
+            drop(f);
+            return Some((source.to_string(), has_errors));
+        }
+        let comments = each.take_comments();
+        f.used.resize(f.used.len() + comments.len(), false);
+        f.comments.to_mut().extend(comments);
+        if let Some(stmt) = pending.take() {
+            if !any {
+                // Room for about the input's size at once (see `format_program`).
+                f.out.reserve_exact(source.len() + source.len() / 16 + 16);
+                any = true;
+            }
+            prev_end = f.top_stmt(&stmt, prev_end);
+            formatted_to = Some(stmt.span.end());
+            f.forget_behind(stmt.span.end());
+        }
+        match next {
+            Some(stmt) => pending = Some(stmt),
+            None => break,
+        }
+    }
+    if !any {
+        // No statement: the parse has an E0109 (an error), and
+        // `format_program` leaves the file as it is.
+        return Some((source.to_string(), true));
+    }
+    f.own_line_comments(source.len(), 0, prev_end);
+    Some((f.finish(), has_errors))
 }
 
 /// Formats a file that has already been parsed.
@@ -79,7 +159,7 @@ fn format_program(
     if program.stmts.is_empty() || capped {
         return source.to_string();
     }
-    let mut f = Formatter::new(source, program, comments, error_offsets);
+    let mut f = Formatter::new(source, Cow::Borrowed(comments), error_offsets);
     // The output is about the input's size: room for it and a little
     // more at once, instead of doublings that end up to twice the size
     // and hold the old and new buffers while they copy (see bench/memory).
@@ -117,8 +197,7 @@ pub fn format_range(source: &str, range: Span) -> Option<TextEdit> {
     let (&first, &last) = (overlapping.first()?, overlapping.last()?);
     let mut f = Formatter::new(
         source,
-        &parsed.program,
-        &parsed.comments,
+        Cow::Borrowed(&parsed.comments),
         error_offsets(&parsed),
     );
     let start = stmts[first].span.start();
@@ -164,9 +243,18 @@ fn line_break_of(src: &str) -> &'static str {
     }
 }
 
-/// Replaces `\r\n` and a lone `\r` by `\n`.
-fn to_lf(text: &str) -> String {
-    text.replace("\r\n", "\n").replace('\r', "\n")
+/// Appends `text` to `out` with `\r\n` and a lone `\r` as `\n`, without
+/// a converted copy of it first (a broken statement can be most of a file
+/// of random bytes).
+fn push_lf(out: &mut String, text: &str) {
+    let mut rest = text;
+    while let Some(i) = rest.find('\r') {
+        out.push_str(&rest[..i]);
+        out.push('\n');
+        rest = &rest[i + 1..];
+        rest = rest.strip_prefix('\n').unwrap_or(rest);
+    }
+    out.push_str(rest);
 }
 
 /// The file's significant tokens, lexed again as the formatter moves
@@ -205,6 +293,8 @@ impl<'a> TokenCursor<'a> {
         while self.ahead.front().is_some_and(|t| t.span.start() < start) {
             self.ahead.pop_front();
         }
+        // The parse reported them: these are only let go.
+        drop(self.stream.take_light_diagnostics());
         if self.ahead.is_empty() {
             for token in self.stream.by_ref() {
                 if token.span.start() >= start {
@@ -235,8 +325,11 @@ impl<'a> TokenCursor<'a> {
 struct Formatter<'a> {
     src: &'a str,
     tokens: TokenCursor<'a>,
-    comments: &'a [Token],
+    /// The comments not yet emitted, and some emitted ones (all of the
+    /// file's but when formatting statement by statement).
+    comments: Cow<'a, [Token]>,
     used: Vec<bool>,
+    /// The roles of the current top-level statement's operators.
     roles: HashMap<usize, Role>,
     /// Statement spans that hold an error: copied verbatim.
     error_offsets: Vec<usize>,
@@ -250,31 +343,55 @@ struct Formatter<'a> {
 }
 
 impl<'a> Formatter<'a> {
-    /// A formatter of `program` (parsed from `src`, with its `comments`),
-    /// copying verbatim the statements where an error starts
-    /// (`error_offsets`, ascending).
-    fn new(
-        src: &'a str,
-        program: &Program,
-        comments: &'a [Token],
-        error_offsets: Vec<usize>,
-    ) -> Formatter<'a> {
-        let mut roles = HashMap::new();
-        for stmt in &program.stmts {
-            collect_roles(stmt, &mut roles);
-        }
+    /// A formatter of `src` (with its `comments`), copying verbatim the
+    /// statements where an error starts (`error_offsets`, ascending).
+    fn new(src: &'a str, comments: Cow<'a, [Token]>, error_offsets: Vec<usize>) -> Formatter<'a> {
         Formatter {
             src,
             tokens: TokenCursor::new(src),
-            comments,
             used: vec![false; comments.len()],
-            roles,
+            comments,
+            roles: HashMap::new(),
             error_offsets,
             out: String::new(),
             line_break: line_break_of(src),
             next_unused: 0,
             last_trailing_end: 0,
         }
+    }
+
+    /// Emits one top-level statement as [`Formatter::block`] does, after
+    /// `prev_end` (where the previous one's text ended); returns where
+    /// this one's ends.
+    fn top_stmt(&mut self, stmt: &Stmt, prev_end: Option<usize>) -> Option<usize> {
+        let prev_end = self.own_line_comments(stmt.span.start(), 0, prev_end);
+        if let Some(p) = prev_end {
+            if self.newlines_between(p, stmt.span.start()) >= 2 {
+                self.out.push('\n');
+            }
+        }
+        // Roles are looked up by offset within a statement only: those of
+        // one statement at a time, not a table of the whole file's.
+        self.roles.clear();
+        collect_roles(stmt, &mut self.roles);
+        self.stmt(stmt, 0);
+        let end = self.trailing_comment(stmt.span.end());
+        self.out.push('\n');
+        Some(end)
+    }
+
+    /// Forgets what is behind a top-level statement that ended at `end`
+    /// (when formatting statement by statement): the comments before the
+    /// first one not yet used, the error offsets up to `end`.
+    fn forget_behind(&mut self, end: usize) {
+        let n = self.first_unused();
+        if let Cow::Owned(comments) = &mut self.comments {
+            comments.drain(..n);
+            self.used.drain(..n);
+            self.next_unused = 0;
+        }
+        let behind = self.error_offsets.partition_point(|&o| o <= end);
+        self.error_offsets.drain(..behind);
     }
 
     fn finish(mut self) -> String {
@@ -337,6 +454,10 @@ impl<'a> Formatter<'a> {
     ) {
         for stmt in stmts {
             let stmt: &Stmt = stmt.borrow();
+            if indent == 0 {
+                prev_end = self.top_stmt(stmt, prev_end);
+                continue;
+            }
             prev_end = self.own_line_comments(stmt.span.start(), indent, prev_end);
             if let Some(p) = prev_end {
                 if self.newlines_between(p, stmt.span.start()) >= 2 {
@@ -447,7 +568,7 @@ impl<'a> Formatter<'a> {
             }
             self.used[i] = true;
         }
-        self.out.push_str(&to_lf(span.text(self.src)));
+        push_lf(&mut self.out, span.text(self.src));
     }
 
     /// Emits the tokens inside `span` on one line with canonical spacing;
@@ -603,6 +724,16 @@ mod tests {
     }
 
     #[test]
+    fn verbatim_text_gets_lf_line_breaks() {
+        for text in ["", "a", "a\r\nb", "a\rb", "\r\r\n\n\r", "x\r", "\ré\r\n"] {
+            let mut out = String::from(">");
+            push_lf(&mut out, text);
+            let expected = text.replace("\r\n", "\n").replace('\r', "\n");
+            assert_eq!(out, format!(">{expected}"), "{text:?}");
+        }
+    }
+
+    #[test]
     fn a_lone_cr_is_a_line_break() {
         // The comment ends at the `\r`: `y=2;` is code, and the blank line stays.
         fmt_eq("x=1; // c\r\ry=2;\r", "x = 1; // c\r\ry = 2;\r");
@@ -612,6 +743,60 @@ mod tests {
     fn a_file_with_more_errors_than_reported_is_left_alone() {
         let src = "x = ;\n".repeat(crate::diagnostic::MAX_DIAGNOSTICS + 1);
         assert_eq!(format(&src), src);
+    }
+
+    /// The streaming path must neither give up (it would be a whole-tree
+    /// format in disguise, at the whole tree's memory) nor differ from the
+    /// whole-tree path.
+    #[track_caller]
+    fn streams_as_whole(src: &str) {
+        let streamed = format_streaming(src);
+        assert!(streamed.is_some(), "gave up streaming on {src:?}");
+        assert_eq!(streamed, Some(format_whole(src)), "on {src:?}");
+    }
+
+    #[test]
+    fn streaming_agrees_with_the_whole_tree() {
+        let tricky = [
+            "",
+            "# only a comment\n",
+            "Task *GPU;",
+            "x = 1\ny = 2;\n",
+            "Task * GPU\nRegion * * GPU FBMEM;\n",
+            "x = 1 # c\n;y=2;\n\n\n# end",
+            "def f(Task t):\n  return 0\n$$ é #c\r\nz = (1\n",
+            "x = ;\n$ @ !\nTask = 1;\ny = m[;\n\"abc\n",
+            "def f(Task t) { # a\n x = 1;\n\n # b\n return x; } # c\nTask a CPU; # d",
+            "y = { 1 + (2 ;\nTask t GPU;\nz = m[1 {\n}\n;\nw = 2;\n",
+            "x=1;\r\n\r\ny=-2;\r\n",
+            "a = m[*t, :-1];# x\r# y\rb=a?b:c;",
+            "x = 99999999999999999999999;\n",
+        ];
+        for src in tricky {
+            streams_as_whole(src);
+        }
+        // Over the diagnostics cap: left as it is, found on the way.
+        streams_as_whole(&"x = ;\n$ @\n".repeat(600));
+        let corpus = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus");
+        let mut n = 0;
+        for folder in ["public", "probes"] {
+            let Ok(entries) = std::fs::read_dir(corpus.join(folder)) else {
+                continue;
+            };
+            for e in entries.flatten() {
+                let bytes = std::fs::read(e.path()).unwrap_or_default();
+                let src = String::from_utf8_lossy(&bytes);
+                streams_as_whole(&src);
+                // Cut anywhere: statements broken at every point.
+                for cut in (0..src.len()).step_by(97) {
+                    if let Some(head) = src.get(..cut) {
+                        streams_as_whole(head);
+                    }
+                }
+                n += 1;
+            }
+        }
+        assert!(n > 0, "no corpus at {}", corpus.display());
     }
 
     #[test]

@@ -19,7 +19,8 @@
 //! - [`check`]       static semantics: types, definitions, mapping-rule shadowing;
 //!   statement by statement, reusing the previous check's work for the
 //!   statements an edit did not change (`check::memo`).
-//! - [`format`]      the formatter (keeps every comment, idempotent).
+//! - [`format`]      the formatter (keeps every comment, idempotent; a whole
+//!   file one top-level statement at a time, [`parser`]'s `EachStmt`).
 //! - [`codes`]       the table of diagnostic codes with their explanations.
 //!
 //! Invariants: nothing here panics on any input; every diagnostic carries a

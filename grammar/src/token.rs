@@ -529,6 +529,29 @@ impl<'a> TokenStream<'a> {
         (self.comments.unwrap_or_default(), self.diagnostics)
     }
 
+    /// The comments collected since the last call (all of them, the
+    /// first time), handed over so that a caller that handles the file
+    /// statement by statement (`crate::parser::EachStmt`) does not keep
+    /// them all.
+    pub(crate) fn take_comments(&mut self) -> Vec<Token> {
+        self.comments
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
+    }
+
+    /// The lexical diagnostics collected so far.
+    pub(crate) fn diagnostics(&self) -> &CappedDiagnostics {
+        &self.diagnostics
+    }
+
+    /// The span and severity of the lexical diagnostics collected since
+    /// the last call, when the stream collects into a light list
+    /// ([`CappedDiagnostics::take_light`]).
+    pub(crate) fn take_light_diagnostics(&mut self) -> Vec<crate::diagnostic::LightDiagnostic> {
+        self.diagnostics.take_light()
+    }
+
     /// Ends the current run of bad characters, if any: its token.
     fn end_bad_run(&mut self) -> Option<Token> {
         let run = self.bad_run.take();

@@ -16,6 +16,7 @@
 //!
 //! Module map:
 //! - [`window`]       the tokens: lexed on demand, forgotten after their statement.
+//! - [`each`]         top-level statements handed over one at a time (the formatter).
 //! - [`cursor`]       token access: peek, bump, line breaks, indentation.
 //! - [`errors`]       recording diagnostics: expected-X, `;` recovery, keywords as names.
 //! - [`program`]      the whole file and top-level error recovery.
@@ -25,6 +26,7 @@
 //! - [`expressions`]  primary and postfix expressions: literals, calls, indexing, tuples.
 
 mod cursor;
+mod each;
 mod errors;
 mod expressions;
 mod functions;
@@ -33,6 +35,7 @@ mod program;
 mod statements;
 mod window;
 
+pub(crate) use each::EachStmt;
 pub(crate) use errors::keyword_rename_edits;
 
 use std::cell::RefCell;

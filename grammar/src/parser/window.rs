@@ -77,6 +77,11 @@ impl<'a> TokenWindow<'a> {
         }
     }
 
+    /// The stream: its comments and lexical diagnostics so far.
+    pub(super) fn stream_mut(&mut self) -> &mut TokenStream<'a> {
+        &mut self.stream
+    }
+
     /// True if the file has no significant token at all.
     pub(super) fn file_is_empty(&mut self) -> bool {
         self.get(0).is_none() && self.base == 0

@@ -1,0 +1,80 @@
+//! Top-level statements one at a time ([`EachStmt`]), for a caller that
+//! handles each statement and forgets it: the formatter's whole-file path,
+//! whose peak memory is then the input, the output and one statement
+//! instead of the whole tree (see bench/memory).
+
+use super::*;
+
+/// A parse of a whole file handed over one top-level statement at a time,
+/// with the comments and the span and severity of each diagnostic as they
+/// are found. The statements, comments and diagnostics are exactly those of
+/// [`parse`]: it is the same parser driving the same token stream, only
+/// asked for one statement per call (the parser carries nothing from one
+/// statement to the next but its position).
+pub(crate) struct EachStmt<'a> {
+    parser: Parser<'a>,
+}
+
+impl<'a> EachStmt<'a> {
+    /// A parse of `source` that keeps the comments and, of the
+    /// diagnostics, only their span and severity (light lists, as
+    /// [`parse_for_format`] does), and no token past its statement.
+    pub(crate) fn new(source: &'a str) -> EachStmt<'a> {
+        let stream = TokenStream::new(source, true).collecting_into(CappedDiagnostics::light());
+        EachStmt {
+            parser: Parser {
+                src: source,
+                toks: RefCell::new(TokenWindow::new(stream, false)),
+                pos: 0,
+                diags: CappedDiagnostics::light(),
+                python_semis: None,
+                keep_error_stmts: true,
+                depth: 0,
+            },
+        }
+    }
+
+    /// The next top-level statement (a broken one as [`StmtKind::Error`]),
+    /// `None` at the end of the file. When it returns, the first token of
+    /// the statement after it has been lexed (and the comments before it).
+    pub(crate) fn next_stmt(&mut self) -> Option<Arc<Stmt>> {
+        // `statements` stops at the first boundary after one statement.
+        self.parser.statements(&mut |_, _| true).pop()
+    }
+
+    /// The comments lexed since the last call, in source order.
+    pub(crate) fn take_comments(&mut self) -> Vec<Token> {
+        self.parser.toks.get_mut().stream_mut().take_comments()
+    }
+
+    /// The span and severity of each diagnostic (lexical, then syntax)
+    /// found since the last call, in the order each stage found them. They
+    /// are not kept (but still count toward the cap): a file full of
+    /// errors holds none of them.
+    pub(crate) fn new_diagnostics(&mut self, mut each: impl FnMut(Span, crate::Severity)) {
+        let lexical = self
+            .parser
+            .toks
+            .get_mut()
+            .stream_mut()
+            .take_light_diagnostics();
+        let syntax = self.parser.diags.take_light();
+        for (span, severity) in lexical.into_iter().chain(syntax) {
+            each(span, severity);
+        }
+    }
+
+    /// True once more diagnostics were found than [`parse`] keeps (it
+    /// would have an `I0001`): lexical and syntax ones share one cap
+    /// ([`CappedDiagnostics::append`]).
+    pub(crate) fn over_the_cap(&mut self) -> bool {
+        let lexical = self
+            .parser
+            .toks
+            .get_mut()
+            .stream_mut()
+            .diagnostics()
+            .total();
+        lexical + self.parser.diags.total() > crate::diagnostic::MAX_DIAGNOSTICS
+    }
+}
