@@ -164,6 +164,16 @@ pub(super) enum Read {
     },
 }
 
+impl Read {
+    /// The recorded index of a `GlobalId` or `DefinedAt` read.
+    fn id(&self) -> Option<usize> {
+        match self {
+            Read::GlobalId { id, .. } | Read::DefinedAt { id, .. } => *id,
+            _ => None,
+        }
+    }
+}
+
 /// A change to the checker's shared tables.
 #[derive(Debug, Clone, PartialEq)]
 pub(super) enum Write {
@@ -368,10 +378,7 @@ impl<'a> Checker<'a> {
                             self.body_unchanged(name, *at, old_source, old_start)
                         }
                         Read::GlobalId { id, .. } | Read::DefinedAt { id, .. } => {
-                            let now = match self.answer(read) {
-                                Read::GlobalId { id, .. } | Read::DefinedAt { id, .. } => id,
-                                _ => None,
-                            };
+                            let now = self.answer_id(read);
                             match (*id, now) {
                                 (None, None) => true,
                                 (Some(old), Some(new)) => {
@@ -382,7 +389,7 @@ impl<'a> Checker<'a> {
                                 _ => false,
                             }
                         }
-                        other => self.answer(other) == *other,
+                        other => self.same_answer(other),
                     };
                     if !same {
                         return false;
@@ -489,52 +496,45 @@ impl<'a> Checker<'a> {
         Some((self.rel(def.span.start()), def.span.len()))
     }
 
-    /// `read` answered in the current file.
-    fn answer(&self, read: &Read) -> Read {
+    /// Whether `read` has the same answer in the current file. Compared in
+    /// place: answering it as a new `Read` copied the name of each of the
+    /// thousands of reads a keystroke replays.
+    fn same_answer(&self, read: &Read) -> bool {
         match read {
-            Read::Function { name, .. } => Read::Function {
-                name: name.clone(),
-                found: self.function_header(name).map(|(l, h)| (l, h.into())),
-            },
-            Read::FunctionAt { name, .. } => Read::FunctionAt {
-                name: name.clone(),
-                at: self.function_at(name),
-            },
-            Read::LateGlobal { name, .. } => Read::LateGlobal {
-                name: name.clone(),
-                ty: self.late_globals.get(&**name).copied(),
-            },
-            Read::Assigned { name, .. } => Read::Assigned {
-                name: name.clone(),
-                yes: self.is_assigned(name),
-            },
-            Read::ClosestFunction { name, .. } => Read::ClosestFunction {
-                name: name.clone(),
-                best: closest(name, self.function_names()).map(Into::into),
-            },
-            Read::GlobalId { name, .. } => Read::GlobalId {
-                name: name.clone(),
-                id: self.resolved.global(name),
-            },
-            Read::DefinedAt { at, .. } => Read::DefinedAt {
-                at: *at,
-                id: self
-                    .abs_span(*at)
-                    .and_then(|s| self.defined_at.get(&s).copied()),
-            },
-            Read::Line { at, .. } => Read::Line {
-                at: *at,
-                line: self.abs(*at).map_or(0, |o| self.lines.line_of(o) + 1),
-            },
-            Read::LineExtent { at, .. } => Read::LineExtent {
-                at: *at,
-                extent: self.abs_span(*at).map_or((0, 0), |s| {
+            Read::Function { name, found } => {
+                self.function_header(name)
+                    == found.as_ref().map(|(later, header)| (*later, &**header))
+            }
+            Read::FunctionAt { name, at } => self.function_at(name) == *at,
+            Read::LateGlobal { name, ty } => self.late_globals.get(&**name).copied() == *ty,
+            Read::Assigned { name, yes } => self.is_assigned(name) == *yes,
+            Read::ClosestFunction { name, best } => {
+                closest(name, self.function_names()) == best.as_deref()
+            }
+            Read::GlobalId { .. } | Read::DefinedAt { .. } => self.answer_id(read) == read.id(),
+            Read::Line { at, line } => {
+                self.abs(*at).map_or(0, |o| self.lines.line_of(o) + 1) == *line
+            }
+            Read::LineExtent { at, extent } => {
+                let now = self.abs_span(*at).map_or((0, 0), |s| {
                     let (a, b) = line_extent(self.source, s);
                     (self.rel(a), self.rel(b))
-                }),
-            },
+                });
+                now == *extent
+            }
             // Answered with the statement's own writes in `replay`.
-            other => other.clone(),
+            Read::Global { .. } | Read::Return { .. } | Read::FunctionBody { .. } => true,
+        }
+    }
+
+    /// The symbol index a `GlobalId` or `DefinedAt` read finds now.
+    fn answer_id(&self, read: &Read) -> Option<usize> {
+        match read {
+            Read::GlobalId { name, .. } => self.resolved.global(name),
+            Read::DefinedAt { at, .. } => self
+                .abs_span(*at)
+                .and_then(|s| self.defined_at.get(&s).copied()),
+            _ => None,
         }
     }
 
@@ -655,10 +655,20 @@ impl<'a> Checker<'a> {
     }
 
     fn is_assigned(&self, name: &str) -> bool {
-        self.program
-            .stmts
-            .iter()
-            .any(|s| matches!(&s.kind, StmtKind::Assign { name: n, .. } if n.name == name))
+        // (A set made on first use: a scan of every statement per read
+        // made replaying such reads quadratic in the file's length.)
+        self.assigned
+            .get_or_init(|| {
+                self.program
+                    .stmts
+                    .iter()
+                    .filter_map(|s| match &s.kind {
+                        StmtKind::Assign { name, .. } => Some(name.name.as_str()),
+                        _ => None,
+                    })
+                    .collect()
+            })
+            .contains(name)
     }
 
     pub(super) fn closest_function(&mut self, name: &str) -> Option<&'a str> {
