@@ -101,6 +101,9 @@ fn line_starts(bytes: &[u8]) -> Vec<usize> {
         at += 8;
     }
     look_at(at, bytes.len(), &mut starts);
+    // (The guess above can be up to twice too big: the starts live as long
+    // as their analysis.)
+    starts.shrink_to_fit();
     starts
 }
 

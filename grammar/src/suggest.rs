@@ -173,15 +173,14 @@ impl Suggestions {
     pub fn new<'w>(
         previous: Option<&Suggestions>,
         candidates: &[&str],
-        words: impl IntoIterator<Item = &'w str>,
+        words: impl Iterator<Item = &'w str> + Clone,
     ) -> Suggestions {
-        let words: Vec<&str> = words.into_iter().collect();
         let same_candidates = previous.filter(|p| {
             p.given.len() == candidates.len()
                 && p.given.iter().zip(candidates).all(|(a, b)| &**a == *b)
         });
         if let Some(p) = same_candidates {
-            return p.same_candidates(&words);
+            return p.same_candidates(words);
         }
         let given: Arc<[Box<str>]> = candidates.iter().map(|c| Box::from(*c)).collect();
         let mut sorted: Vec<u32> = (0..given.len() as u32).collect();
@@ -236,23 +235,24 @@ impl Suggestions {
     /// [`Suggestions::new`] for the same candidates as `self`'s: the same
     /// answers for the words asked before, and new words asked over all
     /// candidates.
-    fn same_candidates(&self, words: &[&str]) -> Suggestions {
-        let mut distinct = 0;
-        let mut all_known = true;
+    fn same_candidates<'w>(&self, words: impl Iterator<Item = &'w str> + Clone) -> Suggestions {
+        // Every word answered before, and as many distinct words as answers:
+        // the same words.
         let mut seen: crate::fast_hash::FastSet<&str> = Default::default();
-        for w in words {
-            if seen.insert(w) {
-                distinct += 1;
-                all_known &= self.answers.contains_key(*w);
-            }
-        }
-        let answers = if all_known && distinct == self.answers.len() {
+        let all_known = words.clone().all(|w| {
+            seen.insert(w);
+            self.answers.contains_key(w)
+        });
+        let answers = if all_known && seen.len() == self.answers.len() {
             self.answers.clone()
         } else {
             let names = self.sorted_names();
             let mut everyone: Option<Suggester> = None;
             let mut answers = FastMap::default();
-            for w in seen {
+            for w in words {
+                if answers.contains_key(w) {
+                    continue;
+                }
                 let answer = match self.answers.get(w) {
                     Some(old) => old.clone(),
                     None => everyone

@@ -235,10 +235,11 @@ fn check_with(
         symbol_types: symbol_types::SymbolTypes::with_symbols(resolved.symbols.len()),
         returns: FastMap::default(),
         in_progress: Vec::new(),
-        // (Sized up front, for every top-level definition: growing these
-        // tables, rehashing each time, was 3 % of a keystroke's analysis
-        // on a 5,000-line file.)
-        globals: crate::fast_hash::map_with_capacity(definitions),
+        // (Grown as the check goes: sized for every definition up front, it
+        // was at its full size while the resolver's tables were too, which
+        // raised the checker's peak by 2x the input on a file of one-line
+        // assignments; see bench/memory.)
+        globals: FastMap::default(),
         lines: crate::line_index::LineStarts::new(source),
         // Read only inside functions (and by the memo's replay): a file
         // without functions, checked once, does not build it (one entry
@@ -251,6 +252,8 @@ fn check_with(
         {
             FastMap::default()
         } else {
+            // (Sized for every top-level definition: growing it, rehashing
+            // each time, showed in a keystroke's profile.)
             let mut g = crate::fast_hash::map_with_capacity(definitions);
             for st in &program.stmts {
                 match &st.kind {
