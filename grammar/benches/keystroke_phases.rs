@@ -1,0 +1,145 @@
+//! Where a language-server keystroke's analysis goes, phase by phase, on
+//! big files: the consuming re-parse (`incremental::reparse_owned`), the
+//! memoised check (`check::check_incremental`) and freeing the previous
+//! analysis, as `Analysis::after_edit_consuming` in the server runs them.
+//!
+//! Files: the paths given after `--` (the LSP benchmark's generated files,
+//! for instance), else three 5,000-line files of accepted corpus mappers
+//! from three starting points. On each, 400 one-character edits: a short
+//! word typed at a random place and erased again, as `lsp_bench` types.
+//! Prints the mean of each phase and the p50 / p99 / worst of their sum.
+//! Run with `cargo bench -p mapwright-grammar --bench keystroke_phases [-- FILE...]`.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use mapwright_grammar::check::{check_incremental, Previous};
+use mapwright_grammar::incremental::reparse_owned;
+use mapwright_grammar::{analyze_remembering, Analysis, Parsed};
+
+/// splitmix64: reproducible positions without a dependency.
+struct Rng(u64);
+impl Rng {
+    fn below(&mut self, n: usize) -> usize {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        ((z ^ (z >> 31)) % n.max(1) as u64) as usize
+    }
+}
+
+fn corpus_files() -> Vec<String> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus/public");
+    let expect = std::fs::read_to_string(dir.join("EXPECT")).unwrap_or_default();
+    let files: Vec<String> = expect
+        .lines()
+        .filter(|l| l.ends_with(" accept"))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter_map(|f| std::fs::read_to_string(dir.join(f)).ok())
+        .collect();
+    if files.is_empty() {
+        return Vec::new();
+    }
+    [0, 7, 19]
+        .iter()
+        .map(|&start| {
+            let mut out = String::new();
+            let mut i = start;
+            while out.lines().count() < 5_000 {
+                out.push_str(&files[i % files.len()]);
+                out.push('\n');
+                i += 1;
+            }
+            out
+        })
+        .collect()
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with("--"))
+        .collect();
+    let files: Vec<String> = if args.is_empty() {
+        corpus_files()
+    } else {
+        args.iter()
+            .filter_map(|p| std::fs::read_to_string(p).ok())
+            .collect()
+    };
+    if files.is_empty() {
+        eprintln!("no input files");
+        return;
+    }
+    const WORDS: [&str; 6] = ["x", "ab", " 1", "+1", "q;", "_z"];
+    let (mut parse, mut check, mut free) = (Duration::ZERO, Duration::ZERO, Duration::ZERO);
+    let mut totals = Vec::new();
+    for (seed, text) in files.iter().enumerate() {
+        let mut text = text.clone();
+        let mut analysis = analyze_remembering(&text);
+        let mut rng = Rng(seed as u64 + 7);
+        let mut edits = 0;
+        while edits < 400 {
+            let mut at = rng.below(text.len() + 1);
+            while !text.is_char_boundary(at) {
+                at -= 1;
+            }
+            let word = WORDS[rng.below(WORDS.len())];
+            let typed = word
+                .char_indices()
+                .map(|(j, c)| (at + j, at + j, c.to_string()));
+            let erased = word
+                .char_indices()
+                .rev()
+                .map(|(j, c)| (at + j, at + j + c.len_utf8(), String::new()));
+            for (from, to, insert) in typed.chain(erased).collect::<Vec<_>>() {
+                let mut next = text.clone();
+                next.replace_range(from..to, &insert);
+                let Analysis { parsed, checked } = analysis;
+                let clock = Instant::now();
+                let (parsed, _, unused) = reparse_owned(parsed, &text, &next);
+                let parsed_at = Instant::now();
+                let previous = Previous {
+                    memo: &checked.memo,
+                    source: &text,
+                };
+                let (new_checked, _) = check_incremental(&parsed, &next, Some(previous));
+                let checked_at = Instant::now();
+                drop((checked, unused));
+                let freed_at = Instant::now();
+                parse += parsed_at - clock;
+                check += checked_at - parsed_at;
+                free += freed_at - checked_at;
+                totals.push(freed_at - clock);
+                analysis = Analysis {
+                    parsed,
+                    checked: new_checked,
+                };
+                text = next;
+                edits += 1;
+            }
+        }
+        std::hint::black_box::<&Parsed>(&analysis.parsed);
+    }
+    let n = totals.len() as u32;
+    totals.sort();
+    let at = |q: f64| ms(totals[((totals.len() - 1) as f64 * q) as usize]);
+    println!("{n} edits on {} files", files.len());
+    println!(
+        "mean per edit: re-parse {:.3} ms, check {:.3} ms, freeing the old analysis {:.3} ms",
+        ms(parse / n),
+        ms(check / n),
+        ms(free / n)
+    );
+    println!(
+        "sum: p50 {:.3} ms, p99 {:.3} ms, worst {:.3} ms",
+        at(0.5),
+        at(0.99),
+        ms(*totals.last().unwrap_or(&Duration::ZERO))
+    );
+}
