@@ -52,13 +52,16 @@ impl Analysis {
     }
 
     /// [`Analysis::after_edit`] that consumes `prev` where nothing else
-    /// holds it (no request is using it): its parse is then moved and
-    /// shifted in place rather than copied, and what is left of it is freed
-    /// on the dropping thread (see `incremental::reparse_owned`). Equal to
-    /// [`Analysis::after_edit`] either way.
-    pub fn after_edit_consuming(prev: Arc<Analysis>, text: &str) -> Analysis {
-        // The recently-used list holds it too; its version is superseded.
-        super::analysis_cache::release(&prev);
+    /// holds it (no request is using it; the caller takes it out of the
+    /// recently-used list first): its parse is then moved and shifted in
+    /// place rather than copied (see `incremental::reparse_owned`), and
+    /// what is left of it is handed to `free` (the server frees it on its
+    /// dropping thread). Equal to [`Analysis::after_edit`] either way.
+    pub fn after_edit_consuming(
+        prev: Arc<Analysis>,
+        text: &str,
+        free: impl Fn(Box<dyn Send>),
+    ) -> Analysis {
         let prev = match Arc::try_unwrap(prev) {
             Ok(prev) => prev,
             Err(shared) => return Analysis::after_edit(&shared, text),
@@ -74,14 +77,14 @@ impl Analysis {
             check_diagnostics,
         } = prev;
         let rest = (index, resolved, symbol_types, returns, check_diagnostics);
-        super::analysis_cache::drop_in_background(Box::new(rest));
+        free(Box::new(rest));
         let (parsed, _, unused) = reparse_owned(parsed, &old_text, text);
         let previous = Previous {
             memo: &check_memo,
             source: &old_text,
         };
         let (checked, _) = check_incremental(&parsed, text, Some(previous));
-        super::analysis_cache::drop_in_background(Box::new((old_text, check_memo, unused)));
+        free(Box::new((old_text, check_memo, unused)));
         Analysis::from_front_end(text, mapwright_grammar::Analysis { parsed, checked })
     }
 
@@ -258,6 +261,43 @@ mod tests {
             assert_eq!(inc.symbol_types, full.symbol_types);
             assert_eq!(inc.returns, full.returns);
             assert_eq!(inc.text, after);
+        }
+    }
+
+    #[test]
+    fn a_consumed_analysis_gives_the_same_next_one() {
+        let before = "m = Machine(GPU);\nTask * GPU;\ndef f(Task t) {\n    return m[0, 0];\n}\nIndexTaskMap foo f;\nx = 1;\ny = x;\n";
+        let edits = [
+            before.replace("m[0, 0]", "m[1, 0]"),
+            before.replace("x = 1;", "x = y;"),
+            before.replace("}\n", ""),
+            before.replace("y = x;\n", ""),
+        ];
+        let same = |a: &Analysis, text: &str| {
+            let full = Analysis::new(text);
+            assert_eq!(a.parsed.program, full.parsed.program);
+            assert_eq!(a.parsed.tokens, full.parsed.tokens);
+            assert_eq!(a.diagnostics(), full.diagnostics());
+            assert_eq!(a.resolved.references, full.resolved.references);
+            assert_eq!(a.symbol_types, full.symbol_types);
+            assert_eq!(a.index.line_count(), full.index.line_count());
+            assert_eq!(a.text, text);
+        };
+        for after in &edits {
+            // Held only here: consumed, its statements shifted in place.
+            let alone = Arc::new(Analysis::new(before));
+            same(&Analysis::after_edit_consuming(alone, after, drop), after);
+            // Held by a request too: copied, and left as it was.
+            let held = Arc::new(Analysis::new(before));
+            let next = Analysis::after_edit_consuming(held.clone(), after, drop);
+            same(&next, after);
+            same(&held, before);
+        }
+        // A chain of edits, each consuming the one before.
+        let mut a = Arc::new(Analysis::new(before));
+        for after in &edits {
+            a = Arc::new(Analysis::after_edit_consuming(a, after, drop));
+            same(&a, after);
         }
     }
 

@@ -95,7 +95,16 @@ impl Document {
         self.analysis.get_or_analyse(|| {
             let base = self.base.lock().unwrap_or_else(|e| e.into_inner()).take();
             match base {
-                Some(prev) => Analysis::after_edit_consuming(prev, &self.text),
+                Some(prev) => {
+                    // Superseded: out of the recently-used list, so that
+                    // the next analysis can consume it.
+                    super::analysis_cache::release(&prev);
+                    Analysis::after_edit_consuming(
+                        prev,
+                        &self.text,
+                        super::analysis_cache::drop_in_background,
+                    )
+                }
                 None => Analysis::new(&self.text),
             }
         })
