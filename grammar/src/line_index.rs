@@ -123,8 +123,8 @@ impl LineIndex {
     }
 
     /// The index of `text` from its line starts, made already (by the
-    /// checker, see `check::Checked::lines`); made again if they are not
-    /// `text`'s.
+    /// checker, see `check::Checked::lines`). Only their text's length is
+    /// checked: made again if it is not `text`'s.
     pub fn with_line_starts(text: &str, lines: LineStarts) -> LineIndex {
         if lines.text_len() != text.len() {
             return LineIndex::new(text);

@@ -200,7 +200,8 @@ pub(super) fn worth_recording(stmt: &Stmt) -> bool {
     )
 }
 
-/// The old records by their statement's text.
+/// The previous check's records, to find each statement's by position
+/// first, by text after that.
 pub(super) struct OldRecords<'p> {
     source: &'p str,
     stmts: &'p [StmtMemo],
@@ -211,10 +212,11 @@ pub(super) struct OldRecords<'p> {
     skew: Cell<isize>,
     /// How many statements in a row, up to the last one, replayed nothing.
     misses: Cell<usize>,
-    /// The records by their statement's text, made when two statements in
-    /// a row find no record near where [`OldRecords::skew`] says (the
-    /// statement being edited finds none anywhere; building this for every
-    /// check was 3 % of a keystroke's analysis on a 5,000-line file).
+    /// The records by their statement's text, made when a statement finds
+    /// no record near where [`OldRecords::skew`] says that replays, and the
+    /// statement before it replayed none either (the statement being edited
+    /// finds none anywhere; building this for every check was 3 % of a
+    /// keystroke's analysis on a 5,000-line file).
     by_text: OnceCell<FastMap<&'p str, Vec<usize>>>,
 }
 
@@ -237,13 +239,13 @@ impl<'p> OldRecords<'p> {
     /// whose text is `text`: the one at the last replay's distance, then
     /// its neighbours (a statement added or removed just before), if their
     /// text is the same.
-    fn near(&self, index: usize, text: &str) -> Vec<usize> {
+    fn near(&self, index: usize, text: &str) -> [Option<usize>; 5] {
         let at = index as isize + self.skew.get();
-        [0, -1, 1, -2, 2]
-            .into_iter()
-            .filter_map(|d| usize::try_from(at + d).ok())
-            .filter(|&j| self.stmts.get(j).and_then(|m| self.text(m)) == Some(text))
-            .collect()
+        [0, -1, 1, -2, 2].map(|d| {
+            usize::try_from(at + d)
+                .ok()
+                .filter(|&j| self.stmts.get(j).and_then(|m| self.text(m)) == Some(text))
+        })
     }
 
     /// The records of statements whose text was `text`, in file order.
@@ -262,8 +264,9 @@ impl<'p> OldRecords<'p> {
     }
 }
 
-/// How many records with the same text are tried (identical statements
-/// repeat in big files; one in the right place usually matches first).
+/// How many records with the same text are tried after those near
+/// (identical statements repeat in big files; one in the right place
+/// usually matches first).
 const CANDIDATES: usize = 4;
 
 /// The records being made for the next check.
@@ -312,11 +315,12 @@ impl<'a> Checker<'a> {
                     .into_iter()
                     .flatten()
                     .copied()
-                    .filter(|j| !near.contains(j))
+                    .filter(|&j| !near.contains(&Some(j)))
                     .take(CANDIDATES)
             };
             let candidates = near
                 .iter()
+                .flatten()
                 .copied()
                 .chain(std::iter::once(()).flat_map(|()| far()));
             for j in candidates {

@@ -64,7 +64,13 @@ impl Analysis {
     ) -> Analysis {
         let prev = match Arc::try_unwrap(prev) {
             Ok(prev) => prev,
-            Err(shared) => return Analysis::after_edit(&shared, text),
+            Err(shared) => {
+                let next = Analysis::after_edit(&shared, text);
+                // (If its other holder let go meanwhile, this is the last
+                // reference: freed off this path all the same.)
+                free(Box::new(shared));
+                return next;
+            }
         };
         let Analysis {
             text: old_text,
@@ -278,9 +284,15 @@ mod tests {
             assert_eq!(a.parsed.program, full.parsed.program);
             assert_eq!(a.parsed.tokens, full.parsed.tokens);
             assert_eq!(a.diagnostics(), full.diagnostics());
+            assert_eq!(a.resolved.symbols, full.resolved.symbols);
             assert_eq!(a.resolved.references, full.resolved.references);
             assert_eq!(a.symbol_types, full.symbol_types);
-            assert_eq!(a.index.line_count(), full.index.line_count());
+            let lines = |x: &Analysis| {
+                (0..=x.text.len())
+                    .map(|o| x.index.line_of(o))
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(lines(a), lines(&full));
             assert_eq!(a.text, text);
         };
         for after in &edits {
