@@ -116,7 +116,7 @@ fn format_streaming(source: &str) -> Option<(String, bool)> {
                 f.out.reserve_exact(source.len() + source.len() / 16 + 16);
                 any = true;
             }
-            prev_end = f.top_stmt(&stmt, prev_end);
+            prev_end = f.stmt_line(&stmt, 0, prev_end);
             formatted_to = Some(stmt.span.end());
             f.forget_behind(stmt.span.end());
         }
@@ -360,21 +360,24 @@ impl<'a> Formatter<'a> {
         }
     }
 
-    /// Emits one top-level statement as [`Formatter::block`] does, after
-    /// `prev_end` (where the previous one's text ended); returns where
-    /// this one's ends.
-    fn top_stmt(&mut self, stmt: &Stmt, prev_end: Option<usize>) -> Option<usize> {
-        let prev_end = self.own_line_comments(stmt.span.start(), 0, prev_end);
+    /// Emits one statement at `indent` with the own-line comments before
+    /// it (after `prev_end`, where the previous one's text ended) and its
+    /// trailing comment; returns where its text ends.
+    fn stmt_line(&mut self, stmt: &Stmt, indent: usize, prev_end: Option<usize>) -> Option<usize> {
+        let prev_end = self.own_line_comments(stmt.span.start(), indent, prev_end);
         if let Some(p) = prev_end {
             if self.newlines_between(p, stmt.span.start()) >= 2 {
                 self.out.push('\n');
             }
         }
-        // Roles are looked up by offset within a statement only: those of
-        // one statement at a time, not a table of the whole file's.
-        self.roles.clear();
-        collect_roles(stmt, &mut self.roles);
-        self.stmt(stmt, 0);
+        if indent == 0 {
+            // Roles are looked up by offset within a statement only: those
+            // of one top-level statement at a time, not the whole file's.
+            self.roles.clear();
+            collect_roles(stmt, &mut self.roles);
+        }
+        self.push_indent(indent);
+        self.stmt(stmt, indent);
         let end = self.trailing_comment(stmt.span.end());
         self.out.push('\n');
         Some(end)
@@ -453,22 +456,7 @@ impl<'a> Formatter<'a> {
         mut prev_end: Option<usize>,
     ) {
         for stmt in stmts {
-            let stmt: &Stmt = stmt.borrow();
-            if indent == 0 {
-                prev_end = self.top_stmt(stmt, prev_end);
-                continue;
-            }
-            prev_end = self.own_line_comments(stmt.span.start(), indent, prev_end);
-            if let Some(p) = prev_end {
-                if self.newlines_between(p, stmt.span.start()) >= 2 {
-                    self.out.push('\n');
-                }
-            }
-            self.push_indent(indent);
-            self.stmt(stmt, indent);
-            let end = self.trailing_comment(stmt.span.end());
-            self.out.push('\n');
-            prev_end = Some(end);
+            prev_end = self.stmt_line(stmt.borrow(), indent, prev_end);
         }
         self.own_line_comments(region_end, indent, prev_end);
     }

@@ -214,12 +214,6 @@ fn check_with(
 ) -> (Checked, Reuse, Option<PackedDiagnostics>) {
     let program = &parsed.program;
     let resolved = resolve(program);
-    // Top-level assignments and functions: at most this many globals.
-    let definitions = program
-        .stmts
-        .iter()
-        .filter(|s| matches!(s.kind, StmtKind::Assign { .. } | StmtKind::FuncDef { .. }))
-        .count();
     let mut c = Checker {
         source,
         program,
@@ -254,6 +248,11 @@ fn check_with(
         } else {
             // (Sized for every top-level definition: growing it, rehashing
             // each time, showed in a keystroke's profile.)
+            let definitions = program
+                .stmts
+                .iter()
+                .filter(|s| matches!(s.kind, StmtKind::Assign { .. } | StmtKind::FuncDef { .. }))
+                .count();
             let mut g = crate::fast_hash::map_with_capacity(definitions);
             for st in &program.stmts {
                 match &st.kind {
