@@ -13,8 +13,8 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use mapwright_grammar::check::{check_incremental, Previous};
-use mapwright_grammar::incremental::reparse_owned;
+use mapwright_grammar::check::{check_after_edit, check_incremental, Checked, OldNames, Previous};
+use mapwright_grammar::incremental::{reparse_owned, Reparse};
 use mapwright_grammar::{analyze_remembering, Analysis, Parsed};
 
 /// splitmix64: reproducible positions without a dependency.
@@ -76,70 +76,110 @@ fn main() {
         eprintln!("no input files");
         return;
     }
-    const WORDS: [&str; 6] = ["x", "ab", " 1", "+1", "q;", "_z"];
-    let (mut parse, mut check, mut free) = (Duration::ZERO, Duration::ZERO, Duration::ZERO);
-    let mut totals = Vec::new();
+    println!("{} files", files.len());
+    // Both ways in one run, alternated per file, so that the VM's drift
+    // does not favour one: the names resolved again in the whole file
+    // (`check_incremental`), and only in the re-parsed window, as the
+    // server does (`check_after_edit`).
+    let mut whole = Phases::default();
+    let mut window = Phases::default();
     for (seed, text) in files.iter().enumerate() {
-        let mut text = text.clone();
-        let mut analysis = analyze_remembering(&text);
-        let mut rng = Rng(seed as u64 + 7);
-        let mut edits = 0;
-        while edits < 400 {
-            let mut at = rng.below(text.len() + 1);
-            while !text.is_char_boundary(at) {
-                at -= 1;
-            }
-            let word = WORDS[rng.below(WORDS.len())];
-            let typed = word
-                .char_indices()
-                .map(|(j, c)| (at + j, at + j, c.to_string()));
-            let erased = word
-                .char_indices()
-                .rev()
-                .map(|(j, c)| (at + j, at + j + c.len_utf8(), String::new()));
-            for (from, to, insert) in typed.chain(erased).collect::<Vec<_>>() {
-                let mut next = text.clone();
-                next.replace_range(from..to, &insert);
-                let Analysis { parsed, checked } = analysis;
-                let clock = Instant::now();
-                let (parsed, _, unused) = reparse_owned(parsed, &text, &next);
-                let parsed_at = Instant::now();
-                let previous = Previous {
-                    memo: &checked.memo,
-                    source: &text,
-                };
-                let (new_checked, _) = check_incremental(&parsed, &next, Some(previous));
-                let checked_at = Instant::now();
-                drop((checked, unused));
-                let freed_at = Instant::now();
-                parse += parsed_at - clock;
-                check += checked_at - parsed_at;
-                free += freed_at - checked_at;
-                totals.push(freed_at - clock);
-                analysis = Analysis {
-                    parsed,
-                    checked: new_checked,
-                };
-                text = next;
-                edits += 1;
-            }
-        }
-        std::hint::black_box::<&Parsed>(&analysis.parsed);
+        type_into(text, seed as u64, false, &mut whole);
+        type_into(text, seed as u64, true, &mut window);
     }
-    let n = totals.len() as u32;
-    totals.sort();
-    let at = |q: f64| ms(totals[((totals.len() - 1) as f64 * q) as usize]);
-    println!("{n} edits on {} files", files.len());
-    println!(
-        "mean per edit: re-parse {:.3} ms, check {:.3} ms, freeing the old analysis {:.3} ms",
-        ms(parse / n),
-        ms(check / n),
-        ms(free / n)
-    );
-    println!(
-        "sum: p50 {:.3} ms, p99 {:.3} ms, worst {:.3} ms",
-        at(0.5),
-        at(0.99),
-        ms(*totals.last().unwrap_or(&Duration::ZERO))
-    );
+    whole.print("names resolved in the whole file");
+    window.print("names resolved in the window (the server's way)");
+}
+
+/// The time of each phase over many edits.
+#[derive(Default)]
+struct Phases {
+    parse: Duration,
+    check: Duration,
+    free: Duration,
+    totals: Vec<Duration>,
+    names_reused: usize,
+}
+
+impl Phases {
+    fn print(mut self, label: &str) {
+        let n = self.totals.len().max(1) as u32;
+        self.totals.sort();
+        let totals = &self.totals;
+        let at = |q: f64| ms(totals[((totals.len() - 1) as f64 * q) as usize]);
+        println!("{label}: {n} edits, names reused on {}", self.names_reused);
+        println!(
+            "  mean per edit: re-parse {:.3} ms, check {:.3} ms, freeing the old analysis {:.3} ms",
+            ms(self.parse / n),
+            ms(self.check / n),
+            ms(self.free / n)
+        );
+        println!(
+            "  sum: p50 {:.3} ms, p99 {:.3} ms, worst {:.3} ms",
+            at(0.5),
+            at(0.99),
+            ms(*totals.last().unwrap_or(&Duration::ZERO))
+        );
+    }
+}
+
+/// 400 one-character edits typed into `text` and erased again.
+fn type_into(text: &str, seed: u64, reuse_names: bool, phases: &mut Phases) {
+    const WORDS: [&str; 6] = ["x", "ab", " 1", "+1", "q;", "_z"];
+    let mut text = text.to_string();
+    let mut analysis = analyze_remembering(&text);
+    let mut rng = Rng(seed + 7);
+    let mut edits = 0;
+    while edits < 400 {
+        let mut at = rng.below(text.len() + 1);
+        while !text.is_char_boundary(at) {
+            at -= 1;
+        }
+        let word = WORDS[rng.below(WORDS.len())];
+        let typed = word
+            .char_indices()
+            .map(|(j, c)| (at + j, at + j, c.to_string()));
+        let erased = word
+            .char_indices()
+            .rev()
+            .map(|(j, c)| (at + j, at + j + c.len_utf8(), String::new()));
+        for (from, to, insert) in typed.chain(erased).collect::<Vec<_>>() {
+            let mut next = text.clone();
+            next.replace_range(from..to, &insert);
+            let Analysis { parsed, checked } = analysis;
+            let clock = Instant::now();
+            let (parsed, how, unused) = reparse_owned(parsed, &text, &next);
+            let parsed_at = Instant::now();
+            let Checked { memo, resolved, .. } = checked;
+            let previous = Some(Previous {
+                memo: &memo,
+                source: &text,
+            });
+            let (new_checked, reuse) = match &how {
+                Reparse::Incremental { window, .. } if reuse_names => {
+                    let names = OldNames { resolved, window };
+                    check_after_edit(&parsed, &next, previous, names)
+                }
+                _ => {
+                    drop(resolved);
+                    check_incremental(&parsed, &next, previous)
+                }
+            };
+            let checked_at = Instant::now();
+            drop((memo, unused));
+            let freed_at = Instant::now();
+            phases.parse += parsed_at - clock;
+            phases.check += checked_at - parsed_at;
+            phases.free += freed_at - checked_at;
+            phases.totals.push(freed_at - clock);
+            phases.names_reused += reuse.names_reused as usize;
+            analysis = Analysis {
+                parsed,
+                checked: new_checked,
+            };
+            text = next;
+            edits += 1;
+        }
+    }
+    std::hint::black_box::<&Parsed>(&analysis.parsed);
 }

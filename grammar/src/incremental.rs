@@ -61,9 +61,37 @@ pub enum Reparse {
         reused_stmts: usize,
         /// Bytes of source parsed again.
         reparsed_bytes: usize,
+        /// Which statements were replaced, and how far the rest moved.
+        window: Window,
     },
     /// The whole file was parsed (see the module doc for when).
     Full,
+}
+
+/// Where an incremental re-parse replaced statements: the old parse's
+/// `old[first..old_end_stmt]` became the new parse's
+/// `new[first..new_end_stmt]`; the statements before are the same, with
+/// the same spans, and the statements after are the old ones moved by
+/// `delta` bytes. What was computed per statement from the old parse can
+/// be kept for the statements outside the window (see
+/// [`crate::resolve::resolve_after_edit`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Window {
+    /// The first statement parsed again (the same index in both parses).
+    pub first: usize,
+    /// Where it begins (the same offset in both texts): every statement
+    /// before the window ends before it.
+    pub from: usize,
+    /// The first old statement after the window (the old statement count
+    /// when the window runs to the end of the file).
+    pub old_end_stmt: usize,
+    /// Where that statement began in the old text (`usize::MAX` when the
+    /// window runs to the end of the file).
+    pub old_end_offset: usize,
+    /// The first new statement after the window.
+    pub new_end_stmt: usize,
+    /// How far the statements after the window moved.
+    pub delta: isize,
 }
 
 /// The parse of `new_source`, reusing `old` (the parse of `old_source`)
@@ -125,6 +153,35 @@ pub fn reanalyze_remembering(
         source: old_source,
     };
     let (checked, reuse) = crate::check::check_incremental(&parsed, new_source, Some(previous));
+    (crate::Analysis { parsed, checked }, how, reuse)
+}
+
+/// [`reanalyze_remembering`] that takes the old analysis (made by
+/// [`crate::analyze_remembering`] or by this function), as the language
+/// server does on each keystroke: the parse is re-parsed in place
+/// ([`reparse_owned`]) and, after an incremental re-parse, the names are
+/// resolved again only in the window it replaced
+/// ([`crate::resolve::resolve_after_edit`]). Always equal to
+/// `analyze(new_source)` (the memo aside).
+pub fn reanalyze_consuming(
+    old: crate::Analysis,
+    old_source: &str,
+    new_source: &str,
+) -> (crate::Analysis, Reparse, crate::check::Reuse) {
+    let crate::Analysis { parsed, checked } = old;
+    let crate::check::Checked { resolved, memo, .. } = checked;
+    let (parsed, how, _) = reparse_owned(parsed, old_source, new_source);
+    let previous = Some(crate::check::Previous {
+        memo: &memo,
+        source: old_source,
+    });
+    let (checked, reuse) = match &how {
+        Reparse::Incremental { window, .. } => {
+            let names = crate::check::OldNames { resolved, window };
+            crate::check::check_after_edit(&parsed, new_source, previous, names)
+        }
+        Reparse::Full => crate::check::check_incremental(&parsed, new_source, previous),
+    };
     (crate::Analysis { parsed, checked }, how, reuse)
 }
 
@@ -317,6 +374,14 @@ fn assemble(old: Parsed, splice: Splice, new_source: &str) -> (Parsed, Reparse) 
         reparsed_stmts,
         reused_stmts,
         reparsed_bytes: sub.end - from,
+        window: Window {
+            first,
+            from,
+            old_end_stmt: resume.stmt,
+            old_end_offset: resume.offset,
+            new_end_stmt: first + reparsed_stmts,
+            delta: edit.delta,
+        },
     };
     let parsed = Parsed {
         program: Program { stmts },

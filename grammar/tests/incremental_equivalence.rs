@@ -20,7 +20,9 @@ use std::cell::Cell;
 use std::path::Path;
 
 use mapwright_grammar::check::{check, Checked};
-use mapwright_grammar::incremental::{reanalyze_remembering, reparse, reparse_owned, Reparse};
+use mapwright_grammar::incremental::{
+    reanalyze_consuming, reanalyze_remembering, reparse, reparse_owned, Reparse,
+};
 use mapwright_grammar::token::TokenKind;
 use mapwright_grammar::{analyze, analyze_remembering, parse, Parsed};
 use proptest::prelude::*;
@@ -189,8 +191,22 @@ fn analyses_agree(mut text: String, edits: &[Edit]) -> Result<(), TestCaseError>
                 "{why} after {e:?} ({how:?}, {reuse:?})\n--- before\n{text}\n--- after\n{next}"
             )));
         }
+        // The language server's path: the old analysis consumed, names
+        // resolved again only in the re-parsed window.
+        let old = mapwright_grammar::Analysis {
+            parsed: deep_copy(&analysis.parsed),
+            checked: analysis.checked.clone(),
+        };
+        let (consumed, how, reuse) = reanalyze_consuming(old, &text, &next);
+        let same = same_parse(&consumed.parsed, &full.parsed)
+            .and_then(|_| same_checked(&consumed.checked, &full.checked));
+        if let Err(why) = same {
+            return Err(TestCaseError::fail(format!(
+                "consuming re-analysis: {why} after {e:?} ({how:?}, {reuse:?})\n--- before\n{text}\n--- after\n{next}"
+            )));
+        }
         text = next;
-        analysis = inc;
+        analysis = consumed;
     }
     Ok(())
 }
@@ -339,6 +355,7 @@ fn edits_near_syntax_errors_reuse_statements() {
 #[test]
 fn typing_replays_most_statements_checks() {
     let (mut replayed, mut checked) = (0, 0);
+    let (mut typed, mut names_reused) = (0, 0);
     for text in corpus_files() {
         let analysis = analyze_remembering(&text);
         let step = (analysis.parsed.tokens.len() / 10).max(1);
@@ -347,15 +364,33 @@ fn typing_replays_most_statements_checks() {
                 let next = format!("{}z{}", &text[..t.span.end()], &text[t.span.end()..]);
                 let (inc, _, reuse) =
                     reanalyze_remembering(&analysis.parsed, &analysis.checked.memo, &text, &next);
-                assert!(same_checked(&inc.checked, &analyze(&next).checked).is_ok());
+                let full = analyze(&next);
+                assert!(same_checked(&inc.checked, &full.checked).is_ok());
                 replayed += reuse.replayed;
                 checked += reuse.checked;
+                let old = mapwright_grammar::Analysis {
+                    parsed: deep_copy(&analysis.parsed),
+                    checked: analysis.checked.clone(),
+                };
+                let (consumed, _, reuse) = reanalyze_consuming(old, &text, &next);
+                assert!(
+                    same_checked(&consumed.checked, &full.checked).is_ok(),
+                    "{next}"
+                );
+                typed += 1;
+                names_reused += reuse.names_reused as usize;
             }
         }
     }
     assert!(
         replayed > 4 * checked,
         "{replayed} statements replayed, {checked} checked again"
+    );
+    // A name typed into is a use far more often than a definition: the
+    // names must mostly be resolved again in the window only.
+    assert!(
+        names_reused * 2 > typed,
+        "names reused on {names_reused} of {typed} edits"
     );
 }
 

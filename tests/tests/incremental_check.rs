@@ -19,7 +19,9 @@
 
 use mapwright_grammar::check::check_building_all;
 use mapwright_grammar::diagnostic::CAPPED_CODE;
-use mapwright_grammar::incremental::{reanalyze_remembering, reparse, Reparse};
+use mapwright_grammar::incremental::{
+    reanalyze_consuming, reanalyze_remembering, reparse, Reparse,
+};
 use mapwright_grammar::{analyze, analyze_remembering, parse, Analysis};
 use mapwright_tests::generated::{corpus_mappers, generated, keystrokes, Rng};
 
@@ -80,7 +82,7 @@ fn differences(inc: &Analysis, full: &Analysis) -> Vec<&'static str> {
 #[test]
 fn incremental_and_full_analysis_agree_on_generated_files() {
     let corpus = corpus_mappers();
-    let (mut replayed, mut checked) = (0, 0);
+    let (mut replayed, mut checked, mut names_reused) = (0, 0, 0);
     for seed in [1u64, 2, 3] {
         let mut text = generated(seed, 5_000, &corpus);
         let mut rng = Rng(seed ^ 0xED17);
@@ -95,6 +97,15 @@ fn incremental_and_full_analysis_agree_on_generated_files() {
                 differ.is_empty(),
                 "seed {seed}, edit {step} ({how:?}, {reuse:?}): {differ:?} differ"
             );
+            // The language server's path: the old analysis consumed, the
+            // names resolved again only in the re-parsed window.
+            let (consumed, how, reuse) = reanalyze_consuming(analysis, &text, &next);
+            let differ = differences(&consumed, &full);
+            assert!(
+                differ.is_empty(),
+                "seed {seed}, edit {step} ({how:?}, {reuse:?}): {differ:?} differ after the consuming re-analysis"
+            );
+            names_reused += reuse.names_reused as usize;
             assert_eq!(
                 full.checked.diagnostics,
                 check_building_all(&full.parsed, &next).diagnostics,
@@ -108,14 +119,20 @@ fn incremental_and_full_analysis_agree_on_generated_files() {
             replayed += reuse.replayed;
             checked += reuse.checked;
             text = next;
-            analysis = inc;
+            analysis = consumed;
+            drop(inc);
         }
     }
     // Most statements' checks must have been reused, or the test compares
-    // a full check with itself.
+    // a full check with itself; and most edits' names.
     assert!(
         replayed > 10 * checked,
         "{replayed} statements replayed, {checked} checked again"
+    );
+    assert!(
+        names_reused * 2 > 3 * EDITS_PER_FILE,
+        "names reused after {names_reused} of {} edits",
+        3 * EDITS_PER_FILE
     );
 }
 

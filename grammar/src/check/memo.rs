@@ -86,6 +86,9 @@ pub struct Reuse {
     pub replayed: usize,
     /// Statements typed again.
     pub checked: usize,
+    /// Whether the names were resolved again only where the re-parse
+    /// replaced statements ([`super::check_after_edit`]).
+    pub names_reused: bool,
 }
 
 /// One statement's record, where the statement now is.

@@ -147,6 +147,7 @@ pub fn check(parsed: &Parsed, source: &str) -> Checked {
         parsed,
         source,
         None,
+        None,
         false,
         false,
         CappedDiagnostics::default(),
@@ -161,6 +162,7 @@ pub(crate) fn check_packed(parsed: &Parsed, source: &str) -> PackedDiagnostics {
     let (_, _, packed) = check_with(
         parsed,
         source,
+        None,
         None,
         false,
         false,
@@ -177,6 +179,7 @@ pub fn check_building_all(parsed: &Parsed, source: &str) -> Checked {
     check_with(
         parsed,
         source,
+        None,
         None,
         false,
         true,
@@ -197,6 +200,35 @@ pub fn check_incremental(
         parsed,
         source,
         previous,
+        None,
+        true,
+        false,
+        CappedDiagnostics::default(),
+    );
+    (checked, reuse)
+}
+
+/// The names of the parse an edit started from, and where the re-parse
+/// replaced statements: [`check_after_edit`] resolves only those again.
+pub struct OldNames<'w> {
+    pub resolved: Resolved,
+    pub window: &'w crate::incremental::Window,
+}
+
+/// [`check_incremental`] after an incremental re-parse (`window`), also
+/// reusing the old parse's names (see [`crate::resolve::resolve_after_edit`]).
+/// Always equal to [`check`] (the memo aside).
+pub fn check_after_edit(
+    parsed: &Parsed,
+    source: &str,
+    previous: Option<Previous<'_>>,
+    old_names: OldNames<'_>,
+) -> (Checked, Reuse) {
+    let (checked, reuse, _) = check_with(
+        parsed,
+        source,
+        previous,
+        Some(old_names),
         true,
         false,
         CappedDiagnostics::default(),
@@ -208,12 +240,16 @@ fn check_with(
     parsed: &Parsed,
     source: &str,
     previous: Option<Previous<'_>>,
+    old_names: Option<OldNames<'_>>,
     remember: bool,
     build_all: bool,
     capped: CappedDiagnostics,
 ) -> (Checked, Reuse, Option<PackedDiagnostics>) {
     let program = &parsed.program;
-    let resolved = resolve(program);
+    let (resolved, names_reused) = match old_names {
+        Some(old) => crate::resolve::resolve_after_edit(old.resolved, program, old.window),
+        None => (resolve(program), false),
+    };
     let mut c = Checker {
         source,
         program,
@@ -298,7 +334,8 @@ fn check_with(
         },
     };
     let old = previous.map(memo::OldRecords::new);
-    let (mut memo, reuse) = c.run(remember, old.as_ref());
+    let (mut memo, mut reuse) = c.run(remember, old.as_ref());
+    reuse.names_reused = names_reused;
     let Checker {
         capped,
         symbol_types,

@@ -8,8 +8,10 @@ use mapwright_grammar::fast_hash::FastMap;
 use mapwright_grammar::ast::{Program, Stmt, StmtKind};
 use std::sync::Arc;
 
-use mapwright_grammar::check::{check_incremental, CheckMemo, Previous, SymbolTypes, Ty};
-use mapwright_grammar::incremental::{reanalyze_remembering, reparse_owned};
+use mapwright_grammar::check::{
+    check_after_edit, check_incremental, CheckMemo, OldNames, Previous, SymbolTypes, Ty,
+};
+use mapwright_grammar::incremental::{reanalyze_remembering, reparse_owned, Reparse};
 use mapwright_grammar::resolve::{Resolved, Scope, SymbolKind};
 use mapwright_grammar::token::{Token, TokenKind};
 use mapwright_grammar::{analyze_remembering, Diagnostic, LineIndex, Parsed, Span};
@@ -54,9 +56,11 @@ impl Analysis {
     /// [`Analysis::after_edit`] that consumes `prev` where nothing else
     /// holds it (no request is using it; the caller takes it out of the
     /// recently-used list first): its parse is then moved and shifted in
-    /// place rather than copied (see `incremental::reparse_owned`), and
-    /// what is left of it is handed to `free` (the server frees it on its
-    /// dropping thread). Equal to [`Analysis::after_edit`] either way.
+    /// place rather than copied (see `incremental::reparse_owned`), its
+    /// names are resolved again only where the re-parse replaced
+    /// statements (`resolve::resolve_after_edit`), and what is left of it
+    /// is handed to `free` (the server frees it on its dropping thread).
+    /// Equal to [`Analysis::after_edit`] either way.
     pub fn after_edit_consuming(
         prev: Arc<Analysis>,
         text: &str,
@@ -82,14 +86,25 @@ impl Analysis {
             returns,
             check_diagnostics,
         } = prev;
-        let rest = (index, resolved, symbol_types, returns, check_diagnostics);
+        let rest = (index, symbol_types, returns, check_diagnostics);
         free(Box::new(rest));
-        let (parsed, _, unused) = reparse_owned(parsed, &old_text, text);
-        let previous = Previous {
+        let (parsed, how, unused) = reparse_owned(parsed, &old_text, text);
+        let previous = Some(Previous {
             memo: &check_memo,
             source: &old_text,
+        });
+        // After an incremental re-parse the old names are resolved again
+        // only in the window it replaced; after a full one they are freed.
+        let (checked, _) = match &how {
+            Reparse::Incremental { window, .. } => {
+                let names = OldNames { resolved, window };
+                check_after_edit(&parsed, text, previous, names)
+            }
+            Reparse::Full => {
+                free(Box::new(resolved));
+                check_incremental(&parsed, text, previous)
+            }
         };
-        let (checked, _) = check_incremental(&parsed, text, Some(previous));
         free(Box::new((old_text, check_memo, unused)));
         Analysis::from_front_end(text, mapwright_grammar::Analysis { parsed, checked })
     }

@@ -14,11 +14,17 @@
 //!
 //! The result lists symbols with all their definitions and every reference,
 //! which is what go-to-definition, find-references, rename and the checker need.
+//!
+//! After an edit, [`resolve_after_edit`] ([`after_edit`]) resolves only the
+//! statements a re-parse replaced, keeping the rest of the last result.
 
 use serde::Serialize;
 
 use crate::ast::*;
 use crate::Span;
+
+mod after_edit;
+pub use after_edit::resolve_after_edit;
 
 /// What a name is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -169,15 +175,7 @@ pub fn resolve(program: &Program) -> Resolved {
         }
     }
     for (i, stmt) in program.stmts.iter().enumerate() {
-        match &stmt.kind {
-            StmtKind::Assign { value, .. } => r.top_level_expr(value, i),
-            StmtKind::Print { args, .. } => args.iter().for_each(|a| r.top_level_expr(a, i)),
-            StmtKind::IndexTaskMap { func, .. } | StmtKind::SingleTaskMap { func, .. } => {
-                r.top_level_name(&func.name, func.span, i)
-            }
-            StmtKind::FuncDef { params, body, .. } => r.function(i, params, body),
-            _ => {}
-        }
+        r.statement(i, stmt);
     }
     // The vectors grew by doubling; a resolution is kept as long as its
     // analysis, so give the unused half back.
@@ -200,6 +198,21 @@ struct Frame {
 }
 
 impl Resolver {
+    /// Resolves the names top-level statement `i` uses, and the symbols
+    /// it makes (parameters, locals, comprehension variables), once every
+    /// global is defined.
+    fn statement(&mut self, i: usize, stmt: &Stmt) {
+        match &stmt.kind {
+            StmtKind::Assign { value, .. } => self.top_level_expr(value, i),
+            StmtKind::Print { args, .. } => args.iter().for_each(|a| self.top_level_expr(a, i)),
+            StmtKind::IndexTaskMap { func, .. } | StmtKind::SingleTaskMap { func, .. } => {
+                self.top_level_name(&func.name, func.span, i)
+            }
+            StmtKind::FuncDef { params, body, .. } => self.function(i, params, body),
+            _ => {}
+        }
+    }
+
     fn define_global(&mut self, name: &Ident, kind: SymbolKind, stmt: usize) {
         if let Some(id) = self.out.global(&name.name) {
             self.out.symbols[id].defs.push(name.span);
