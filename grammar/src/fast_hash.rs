@@ -26,6 +26,11 @@ pub fn map_with_capacity<K, V>(n: usize) -> FastMap<K, V> {
     FastMap::with_capacity_and_hasher(n, BuildHasherDefault::default())
 }
 
+/// An empty [`FastSet`] with room for `n` entries.
+pub fn set_with_capacity<T>(n: usize) -> FastSet<T> {
+    FastSet::with_capacity_and_hasher(n, BuildHasherDefault::default())
+}
+
 /// The hasher of [`FastMap`] (see the module doc).
 #[derive(Default, Clone, Copy)]
 pub struct FastHasher {

@@ -666,14 +666,12 @@ impl<'a> Checker<'a> {
         // made replaying such reads quadratic in the file's length.)
         self.assigned
             .get_or_init(|| {
-                self.program
-                    .stmts
-                    .iter()
-                    .filter_map(|s| match &s.kind {
-                        StmtKind::Assign { name, .. } => Some(name.name.as_str()),
-                        _ => None,
-                    })
-                    .collect()
+                let mut set = crate::fast_hash::set_with_capacity(self.table_size_hint);
+                set.extend(self.program.stmts.iter().filter_map(|s| match &s.kind {
+                    StmtKind::Assign { name, .. } => Some(name.name.as_str()),
+                    _ => None,
+                }));
+                set
             })
             .contains(name)
     }

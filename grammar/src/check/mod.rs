@@ -250,6 +250,26 @@ fn check_with(
         Some(old) => crate::resolve::resolve_after_edit(old.resolved, program, old.window),
         None => (resolve(program), false),
     };
+    // Top-level definitions, counted where a table is sized by them: the
+    // late globals (read only inside functions, and by the memo's replay,
+    // so a file without functions checked once does not build them), and
+    // the language server's checks (`remember`), whose tables growing and
+    // rehashing showed in a keystroke's profile. A check run once (the
+    // CLI) grows its globals table instead: sized up front it was at full
+    // size while the resolver's tables were too, which raised the peak by
+    // 2x the input on a file of one-line assignments (see bench/memory).
+    let definitions = (remember
+        || program
+            .stmts
+            .iter()
+            .any(|st| matches!(st.kind, StmtKind::FuncDef { .. })))
+    .then(|| {
+        program
+            .stmts
+            .iter()
+            .filter(|s| matches!(s.kind, StmtKind::Assign { .. } | StmtKind::FuncDef { .. }))
+            .count()
+    });
     let mut c = Checker {
         source,
         program,
@@ -265,44 +285,34 @@ fn check_with(
         symbol_types: symbol_types::SymbolTypes::with_symbols(resolved.symbols.len()),
         returns: FastMap::default(),
         in_progress: Vec::new(),
-        // (Grown as the check goes: sized for every definition up front, it
-        // was at its full size while the resolver's tables were too, which
-        // raised the checker's peak by 2x the input on a file of one-line
-        // assignments; see bench/memory.)
-        globals: FastMap::default(),
-        lines: crate::line_index::LineStarts::new(source),
-        // Read only inside functions (and by the memo's replay): a file
-        // without functions, checked once, does not build it (one entry
-        // per global; see bench/memory).
-        late_globals: if !remember
-            && !program
-                .stmts
-                .iter()
-                .any(|st| matches!(st.kind, StmtKind::FuncDef { .. }))
-        {
-            FastMap::default()
+        globals: match definitions {
+            Some(n) if remember => crate::fast_hash::map_with_capacity(n),
+            _ => FastMap::default(),
+        },
+        table_size_hint: if remember {
+            definitions.unwrap_or(0)
         } else {
-            // (Sized for every top-level definition: growing it, rehashing
-            // each time, showed in a keystroke's profile.)
-            let definitions = program
-                .stmts
-                .iter()
-                .filter(|s| matches!(s.kind, StmtKind::Assign { .. } | StmtKind::FuncDef { .. }))
-                .count();
-            let mut g = crate::fast_hash::map_with_capacity(definitions);
-            for st in &program.stmts {
-                match &st.kind {
-                    StmtKind::Assign { name, value } => {
-                        g.entry(name.name.as_str())
-                            .or_insert(machine_ctor_dims(value).unwrap_or(Ty::Unknown));
+            0
+        },
+        lines: crate::line_index::LineStarts::new(source),
+        late_globals: match definitions {
+            None => FastMap::default(),
+            Some(n) => {
+                let mut g = crate::fast_hash::map_with_capacity(n);
+                for st in &program.stmts {
+                    match &st.kind {
+                        StmtKind::Assign { name, value } => {
+                            g.entry(name.name.as_str())
+                                .or_insert(machine_ctor_dims(value).unwrap_or(Ty::Unknown));
+                        }
+                        StmtKind::FuncDef { name, .. } => {
+                            g.entry(name.name.as_str()).or_insert(Ty::Function);
+                        }
+                        _ => {}
                     }
-                    StmtKind::FuncDef { name, .. } => {
-                        g.entry(name.name.as_str()).or_insert(Ty::Function);
-                    }
-                    _ => {}
                 }
+                g
             }
-            g
         },
         assigned: std::cell::OnceCell::new(),
         functions: {
@@ -316,13 +326,20 @@ fn check_with(
         },
         // Only parameters and locals are looked up by definition: the
         // globals (most symbols of a big file) are left out of the table.
-        defined_at: resolved
-            .symbols
-            .iter()
-            .enumerate()
-            .filter(|(_, s)| s.scope != crate::resolve::Scope::Global)
-            .flat_map(|(i, s)| s.defs.iter().map(move |d| (*d, i)))
-            .collect(),
+        defined_at: {
+            let local = || {
+                resolved
+                    .symbols
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, s)| s.scope != crate::resolve::Scope::Global)
+            };
+            // (Sized first: collected, it grew and rehashed as it went.)
+            let mut at =
+                crate::fast_hash::map_with_capacity(local().map(|(_, s)| s.defs.len()).sum());
+            at.extend(local().flat_map(|(i, s)| s.defs.iter().map(move |d| (*d, i))));
+            at
+        },
         referenced: {
             let mut referenced = vec![false; resolved.symbols.len()];
             for r in &resolved.references {
@@ -390,6 +407,10 @@ struct Checker<'a> {
     /// Global name -> type, filled in program order (names borrowed from
     /// the tree, not copied).
     globals: FastMap<&'a str, Ty>,
+    /// How many entries the whole-file tables of names will likely hold
+    /// (the top-level definitions, in the language server's checks; 0:
+    /// grow them as they fill).
+    table_size_hint: usize,
     /// Line numbers for messages (no copy of the text).
     lines: crate::line_index::LineStarts,
     /// The first definition of each function (the one the reference keeps).

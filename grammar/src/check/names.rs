@@ -32,7 +32,8 @@ impl<'a> Checker<'a> {
 
     /// Re-assigned globals and redefined functions.
     pub(super) fn global_definitions(&mut self) {
-        let mut first: FastMap<&str, (Span, bool)> = FastMap::default();
+        let mut first: FastMap<&str, (Span, bool)> =
+            crate::fast_hash::map_with_capacity(self.table_size_hint);
         for stmt in &self.program.stmts {
             let (name, is_func) = match &stmt.kind {
                 StmtKind::Assign { name, .. } => (name, false),
