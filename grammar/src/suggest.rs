@@ -1,6 +1,6 @@
 //! "Did you mean" suggestions: the closest candidate by edit distance.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use crate::fast_hash::FastMap;
 
@@ -93,54 +93,73 @@ pub fn closest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) ->
 /// only looks at the lengths within its limit. Answers are exactly those of
 /// [`closest`] over the same list (ties go to the earlier candidate).
 pub struct Suggester<'a> {
-    /// (byte length, index in the caller's order, candidate, lower-cased).
-    by_len: Vec<(usize, usize, &'a str, String)>,
+    names: Vec<&'a str>,
+    index: ByLength,
 }
 
 impl<'a> Suggester<'a> {
     /// Index `candidates`, keeping their order for ties.
     pub fn new(candidates: impl IntoIterator<Item = &'a str>) -> Self {
-        let mut by_len: Vec<(usize, usize, &'a str, String)> = candidates
-            .into_iter()
-            .enumerate()
-            .map(|(i, c)| (c.len(), i, c, c.to_ascii_lowercase()))
-            .collect();
-        by_len.sort_by_key(|&(len, i, _, _)| (len, i));
-        Suggester { by_len }
+        let names: Vec<&'a str> = candidates.into_iter().collect();
+        let index = ByLength::new(&names);
+        Suggester { names, index }
     }
 
     /// The candidate [`closest`] would pick for `word`.
     pub fn closest(&self, word: &str) -> Option<&'a str> {
+        self.index.closest(word).map(|i| self.names[i])
+    }
+}
+
+/// A [`Suggester`]'s index, without the candidates: each one's byte
+/// length, position in the caller's order and lower-cased text, sorted by
+/// length then position. [`Suggestions`] keeps one for its candidates.
+#[derive(Debug)]
+struct ByLength(Vec<(usize, usize, Box<str>)>);
+
+impl ByLength {
+    fn new(candidates: &[&str]) -> ByLength {
+        let mut by_len: Vec<(usize, usize, Box<str>)> = candidates
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (c.len(), i, c.to_ascii_lowercase().into()))
+            .collect();
+        by_len.sort_by_key(|&(len, i, _)| (len, i));
+        ByLength(by_len)
+    }
+
+    /// The position of the candidate [`closest`] would pick for `word`.
+    fn closest(&self, word: &str) -> Option<usize> {
         let limit = (word.len() / 3).max(1);
         let lower = word.to_ascii_lowercase();
         let from = self
-            .by_len
+            .0
             .partition_point(|(len, ..)| *len + limit < word.len());
         let to = self
-            .by_len
+            .0
             .partition_point(|(len, ..)| *len <= word.len() + limit);
-        let window = &self.by_len[from..to];
+        let window = &self.0[from..to];
         // An exact case-insensitive match wins outright, the earliest first
         // (it has the word's length, so it is in the window).
-        if let Some((_, _, c, _)) = window
+        if let Some((_, i, _)) = window
             .iter()
-            .filter(|(_, _, c, _)| c.eq_ignore_ascii_case(word))
-            .min_by_key(|(_, i, _, _)| *i)
+            .filter(|(_, _, c)| **c == *lower)
+            .min_by_key(|(_, i, _)| *i)
         {
-            return Some(c);
+            return Some(*i);
         }
         let mut rows = Vec::new();
-        let mut best: Option<(usize, usize, &'a str)> = None;
-        for (_, i, c, candidate_lower) in window {
-            let bound = best.map_or(limit, |(d, _, _)| d);
+        let mut best: Option<(usize, usize)> = None;
+        for (_, i, candidate_lower) in window {
+            let bound = best.map_or(limit, |(d, _)| d);
             let d = distance_within(&lower, candidate_lower, bound, &mut rows);
             if let Some(d) = d {
-                if best.is_none_or(|(bd, bi, _)| (d, *i) < (bd, bi)) {
-                    best = Some((d, *i, c));
+                if best.is_none_or(|(bd, bi)| (d, *i) < (bd, bi)) {
+                    best = Some((d, *i));
                 }
             }
         }
-        best.map(|(_, _, c)| c)
+        best.map(|(_, i)| i)
     }
 }
 
@@ -159,6 +178,11 @@ pub struct Suggestions {
     given: Arc<[Box<str>]>,
     /// Indices into `given`, sorted by name, without duplicates.
     sorted: Arc<[u32]>,
+    /// The index of the `sorted` candidates for asking a new word, made on
+    /// first use and kept while the candidates stay the same: a keystroke
+    /// in a name makes a new undefined word, and lower-casing and sorting
+    /// thousands of names again for it was 5 % of the keystroke's check.
+    everyone: Arc<OnceLock<ByLength>>,
     answers: Arc<FastMap<Box<str>, Option<Box<str>>>>,
 }
 
@@ -193,7 +217,7 @@ impl Suggestions {
         };
         let previous = previous.filter(|_| added.len() + removed.len() <= MAX_CHANGED);
         let newcomers = Suggester::new(added.iter().copied());
-        let mut everyone: Option<Suggester> = None;
+        let everyone: Arc<OnceLock<ByLength>> = Arc::default();
         let mut answers = FastMap::default();
         for word in words {
             if answers.contains_key(word) {
@@ -211,8 +235,9 @@ impl Suggestions {
                     better(word, old.as_deref(), newcomers.closest(word))
                 }
                 _ => everyone
-                    .get_or_insert_with(|| Suggester::new(names.iter().copied()))
-                    .closest(word),
+                    .get_or_init(|| ByLength::new(&names))
+                    .closest(word)
+                    .map(|i| names[i]),
             };
             answers.insert(word.into(), answer.map(Into::into));
         }
@@ -221,6 +246,7 @@ impl Suggestions {
             given,
             sorted,
             answers: Arc::new(answers),
+            everyone,
         }
     }
 
@@ -246,8 +272,6 @@ impl Suggestions {
         let answers = if all_known && seen.len() == self.answers.len() {
             self.answers.clone()
         } else {
-            let names = self.sorted_names();
-            let mut everyone: Option<Suggester> = None;
             let mut answers = FastMap::default();
             for w in words {
                 if answers.contains_key(w) {
@@ -255,10 +279,11 @@ impl Suggestions {
                 }
                 let answer = match self.answers.get(w) {
                     Some(old) => old.clone(),
-                    None => everyone
-                        .get_or_insert_with(|| Suggester::new(names.iter().copied()))
+                    None => self
+                        .everyone
+                        .get_or_init(|| ByLength::new(&self.sorted_names()))
                         .closest(w)
-                        .map(Into::into),
+                        .map(|i| Box::from(&*self.given[self.sorted[i] as usize])),
                 };
                 answers.insert(w.into(), answer);
             }
@@ -268,6 +293,7 @@ impl Suggestions {
             given: self.given.clone(),
             sorted: self.sorted.clone(),
             answers,
+            everyone: self.everyone.clone(),
         }
     }
 
