@@ -154,6 +154,7 @@ fn type_into(text: &str, seed: u64, reuse_names: bool, phases: &mut Phases) {
             let previous = Some(Previous {
                 memo: &memo,
                 source: &text,
+                window: how.window(),
             });
             let (new_checked, reuse) = match &how {
                 Reparse::Incremental { window, .. } if reuse_names => {

@@ -68,6 +68,17 @@ pub enum Reparse {
     Full,
 }
 
+impl Reparse {
+    /// The statements an incremental re-parse replaced (`None` after a full
+    /// parse).
+    pub fn window(&self) -> Option<Window> {
+        match self {
+            Reparse::Incremental { window, .. } => Some(*window),
+            Reparse::Full => None,
+        }
+    }
+}
+
 /// Where an incremental re-parse replaced statements: the old parse's
 /// `old[first..old_end_stmt]` became the new parse's
 /// `new[first..new_end_stmt]`; the statements before are the same, with
@@ -151,6 +162,7 @@ pub fn reanalyze_remembering(
     let previous = crate::check::Previous {
         memo,
         source: old_source,
+        window: how.window(),
     };
     let (checked, reuse) = crate::check::check_incremental(&parsed, new_source, Some(previous));
     (crate::Analysis { parsed, checked }, how, reuse)
@@ -174,6 +186,7 @@ pub fn reanalyze_consuming(
     let previous = Some(crate::check::Previous {
         memo: &memo,
         source: old_source,
+        window: how.window(),
     });
     let (checked, reuse) = match &how {
         Reparse::Incremental { window, .. } => {

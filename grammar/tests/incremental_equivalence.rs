@@ -425,3 +425,20 @@ fn typing_inside_statements_takes_the_incremental_path() {
         "{incremental} of {total} edits were incremental"
     );
 }
+
+/// A statement re-parsed with the same text but a different tree: the
+/// Python-style `def h` ends its body at the next line's indentation, and
+/// whether `return 1` is a statement depends on the `}` typed after it. Its
+/// old check (return type int) must not be replayed.
+#[test]
+fn same_text_with_another_tree_is_checked_again() {
+    let before = "GPUyout * * * SOA Bogus;\ndef h(Task t):\n  return 1\ndef f(Task taska):\nTask Task;\n    return 0;\n";
+    let after = before.replacen("return 1", "return 1}", 1);
+    let full = analyze(&after);
+    let old = analyze_remembering(before);
+    let (inc, how, _) = reanalyze_remembering(&old.parsed, &old.checked.memo, before, &after);
+    assert!(matches!(how, Reparse::Incremental { .. }), "{how:?}");
+    assert_eq!(same_checked(&inc.checked, &full.checked), Ok(()));
+    let (consumed, _, _) = reanalyze_consuming(old, before, &after);
+    assert_eq!(same_checked(&consumed.checked, &full.checked), Ok(()));
+}

@@ -72,11 +72,19 @@ impl CheckMemo {
     }
 }
 
-/// The previous check of an edited file: its memo and the text it checked.
+/// The previous check of an edited file: its memo and the text it checked,
+/// and where the re-parse that made the new parse replaced statements.
 #[derive(Debug, Clone, Copy)]
 pub struct Previous<'p> {
     pub memo: &'p CheckMemo,
     pub source: &'p str,
+    /// The re-parse's window (`Reparse::Incremental`); `None` when the new
+    /// parse reused nothing of the old one (a full parse), or is not known
+    /// to have. Statements outside the window are the old trees, moved; a
+    /// statement parsed again may have a different tree for the same text
+    /// where a syntax error's recovery read the tokens after it (see
+    /// [`OldRecords::may_replay`]).
+    pub window: Option<crate::incremental::Window>,
 }
 
 /// How much of a check was reused, for benchmarks and tests.
@@ -86,8 +94,9 @@ pub struct Reuse {
     pub replayed: usize,
     /// Statements typed again.
     pub checked: usize,
-    /// Whether the names were resolved again only where the re-parse
-    /// replaced statements ([`super::check_after_edit`]).
+    /// Whether the old names were reused, and resolved again only where
+    /// the re-parse replaced statements or what they use changed
+    /// ([`super::check_after_edit`], `resolve::resolve_after_edit`).
     pub names_reused: bool,
 }
 
@@ -221,17 +230,45 @@ pub(super) struct OldRecords<'p> {
     /// finds none anywhere; building this for every check was 3 % of a
     /// keystroke's analysis on a 5,000-line file).
     by_text: OnceCell<FastMap<&'p str, Vec<usize>>>,
+    /// See [`Previous::window`].
+    window: Option<crate::incremental::Window>,
+    /// Where the new parse's syntax diagnostics begin, sorted.
+    syntax_errors: Vec<usize>,
 }
 
 impl<'p> OldRecords<'p> {
-    pub(super) fn new(previous: Previous<'p>) -> OldRecords<'p> {
+    /// `previous`'s records, for checking a parse with `syntax` diagnostics.
+    pub(super) fn new(previous: Previous<'p>, syntax: &[Diagnostic]) -> OldRecords<'p> {
+        let mut syntax_errors: Vec<usize> = syntax.iter().map(|d| d.span.start()).collect();
+        syntax_errors.sort_unstable();
         OldRecords {
             source: previous.source,
             stmts: &previous.memo.stmts,
             skew: Cell::new(0),
             misses: Cell::new(0),
             by_text: OnceCell::new(),
+            window: previous.window,
+            syntax_errors,
         }
+    }
+
+    /// Whether top-level statement `index`, spanning `span` up to where
+    /// the next one begins (`next`), may replay a record made for a
+    /// statement of the same text: a record is a function of the
+    /// statement's tree, and the text determines the tree (up to a shift)
+    /// unless the parse read past the statement, which only a syntax
+    /// error's recovery does (it peeks at the tokens after). So it may if
+    /// the re-parse reused its tree (outside the window), or if no syntax
+    /// error begins in it.
+    fn may_replay(&self, index: usize, span: Span, next: usize) -> bool {
+        let reused = self
+            .window
+            .is_some_and(|w| index < w.first || index >= w.new_end_stmt);
+        if reused {
+            return true;
+        }
+        let at = self.syntax_errors.partition_point(|&e| e < span.start());
+        self.syntax_errors.get(at).is_none_or(|&e| e >= next)
     }
 
     fn text(&self, m: &StmtMemo) -> Option<&'p str> {
@@ -307,7 +344,12 @@ impl<'a> Checker<'a> {
         self.stmt_start = stmt.span.start();
         self.stmt_index = index;
         let text = stmt.span.text(self.source);
-        if let Some(old) = old {
+        let next = self
+            .program
+            .stmts
+            .get(index + 1)
+            .map_or(usize::MAX, |s| s.span.start());
+        if let Some(old) = old.filter(|o| o.may_replay(index, stmt.span, next)) {
             let index = out.stmts.len();
             let near = old.near(index, text);
             // Anywhere in the file only if none is near, after a miss just

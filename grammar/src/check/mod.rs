@@ -350,7 +350,7 @@ fn check_with(
             referenced
         },
     };
-    let old = previous.map(memo::OldRecords::new);
+    let old = previous.map(|p| memo::OldRecords::new(p, &parsed.diagnostics));
     let (mut memo, mut reuse) = c.run(remember, old.as_ref());
     reuse.names_reused = names_reused;
     let Checker {

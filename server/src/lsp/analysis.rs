@@ -92,6 +92,7 @@ impl Analysis {
         let previous = Some(Previous {
             memo: &check_memo,
             source: &old_text,
+            window: how.window(),
         });
         // After an incremental re-parse the old names are resolved again
         // only in the window it replaced; after a full one they are freed.
