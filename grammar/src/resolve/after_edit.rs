@@ -1,5 +1,6 @@
-//! Name resolution after an edit: the last resolution with only the
-//! statements the re-parse replaced ([`Window`]) resolved again.
+//! Name resolution after an edit: the last resolution reused, with only
+//! the statements the re-parse replaced ([`Window`]), and those whose
+//! names the edit changed the meaning of, resolved again.
 //!
 //! What resolving a statement gives (its references, its undefined names,
 //! the parameters, locals and comprehension variables it makes) depends on
@@ -16,12 +17,21 @@
 //!   it comes before the definition, since the window moved nothing past
 //!   another definition.
 //!
-//! Otherwise (a definition typed, renamed or removed) the whole file is
-//! resolved again. Every reference, undefined name and symbol lies inside
-//! the top-level statement that makes it, and each list is in statement
-//! order, so the three parts of each list are found by binary search on
-//! offsets. The result equals [`resolve`] of the new program: the
-//! incremental property tests compare them after random edits.
+//! Otherwise (a definition typed, renamed or removed) the globals are
+//! defined again (pass one of [`resolve`]), and each statement outside the
+//! window keeps its old results, renumbered (globals by name, its own
+//! symbols in order) and moved, with its top-level uses of globals told
+//! again whether they come before the definition, unless it used a global
+//! that is gone or a name that is now a global: those statements and the
+//! window's are resolved again ([`rebuild`]). Only a global named
+//! `Machine` appearing or going (its uses leave no trace, since `Machine`
+//! is built in) resolves the whole file again.
+//!
+//! Every reference, undefined name and symbol lies inside the top-level
+//! statement that makes it, and each list is in statement order, so each
+//! statement's part of each list is found by offsets. The result equals
+//! [`resolve`] of the new program: the incremental property tests compare
+//! them after random edits, and the tests below take each way on purpose.
 
 use super::{resolve, Resolved, Resolver, Scope, SymbolKind};
 use crate::ast::{Program, StmtKind};
@@ -30,12 +40,14 @@ use crate::Span;
 
 /// The resolution of `program` (the new parse), reusing `old` (the
 /// resolution of the parse the edit started from) outside the `window`
-/// the re-parse replaced, and whether it could (false: the window's
-/// global definitions changed, and the whole program was resolved).
-/// Always equal to `resolve(program)`.
+/// the re-parse replaced, and whether it could (false: the whole program
+/// was resolved, see the module doc). Always equal to `resolve(program)`.
 pub fn resolve_after_edit(old: Resolved, program: &Program, window: &Window) -> (Resolved, bool) {
-    match same_globals(&old, program, window) {
-        Some(defs) => (splice(old, program, window, &defs), true),
+    if let Some(defs) = same_globals(&old, program, window) {
+        return (splice(old, program, window, &defs), true);
+    }
+    match rebuild(old, program, window) {
+        Some(resolved) => (resolved, true),
         None => (resolve(program), false),
     }
 }
@@ -178,4 +190,228 @@ fn splice(mut old: Resolved, program: &Program, w: &Window, defs: &[WindowDefini
     out.references.append(&mut references_after);
     out.unresolved.append(&mut unresolved_after);
     out
+}
+
+/// The resolution of `program` when the window changed the global table
+/// (see the module doc): the globals defined again, then each statement
+/// outside the window keeps its old results unless it used a global that
+/// is gone or a name that is now a global (those, and the window's
+/// statements, are resolved again). What it keeps is renumbered (globals
+/// by name, its own symbols in order), moved by the edit's length after the
+/// window, and its top-level uses of globals told again whether they come
+/// before the definition. `None` where that cannot be sure of the result.
+fn rebuild(old: Resolved, program: &Program, w: &Window) -> Option<Resolved> {
+    let old_globals = global_count(&old);
+    let mut r = Resolver::with_globals(program);
+    // A global named `Machine` changes uses that left no trace (neither a
+    // reference nor an undefined name: `Machine` is built in).
+    if r.out.global("Machine").is_some() != old.global("Machine").is_some() {
+        return None;
+    }
+    let new_globals = r.out.symbols.len();
+    let remap: Vec<Option<usize>> = old.symbols[..old_globals]
+        .iter()
+        .map(|s| r.out.global(&s.name))
+        .collect();
+    let Resolved {
+        symbols: old_symbols,
+        references: old_references,
+        unresolved: old_unresolved,
+        ..
+    } = old;
+    let first_def = |s: &super::Symbol| s.defs.first().map_or(0, |d| d.start());
+    let mut locals = old_symbols
+        .into_iter()
+        .enumerate()
+        .skip(old_globals)
+        .peekable();
+    let mut references = old_references.into_iter().peekable();
+    let mut unresolved = old_unresolved.into_iter().peekable();
+    let mut window_skipped = false;
+    for (i, stmt) in program.stmts.iter().enumerate() {
+        if i >= w.first && !window_skipped {
+            // The old window's results go.
+            let end = w.old_end_offset;
+            while locals.next_if(|(_, s)| first_def(s) < end).is_some() {}
+            while references.next_if(|x| x.span.start() < end).is_some() {}
+            while unresolved.next_if(|(_, s)| s.start() < end).is_some() {}
+            window_skipped = true;
+        }
+        if i >= w.first && i < w.new_end_stmt {
+            r.statement(i, stmt);
+            continue;
+        }
+        // This statement's old results: those that began before its old end.
+        let delta = if i >= w.new_end_stmt { w.delta } else { 0 };
+        let old_end = stmt.span.end().checked_add_signed(-delta)?;
+        let mut own: Vec<(usize, super::Symbol)> = Vec::new();
+        while let Some(s) = locals.next_if(|(_, s)| first_def(s) < old_end) {
+            own.push(s);
+        }
+        let mut uses = Vec::new();
+        while let Some(x) = references.next_if(|x| x.span.start() < old_end) {
+            uses.push(x);
+        }
+        let mut undefined = Vec::new();
+        while let Some(u) = unresolved.next_if(|(_, s)| s.start() < old_end) {
+            undefined.push(u);
+        }
+        let own_first = own.first().map_or(usize::MAX, |(id, _)| *id);
+        let is_own = |id: usize| id >= own_first && id - own_first < own.len();
+        let stale = uses.iter().any(|x| {
+            if x.symbol < old_globals {
+                remap[x.symbol].is_none()
+            } else {
+                !is_own(x.symbol)
+            }
+        }) || undefined
+            .iter()
+            .any(|(name, _)| r.out.global(name).is_some());
+        if stale {
+            r.statement(i, stmt);
+            continue;
+        }
+        let base = r.out.symbols.len();
+        let top_level = !matches!(stmt.kind, StmtKind::FuncDef { .. });
+        for x in uses {
+            let mut x = x;
+            shift_span(&mut x.span, delta);
+            if x.symbol < old_globals {
+                x.symbol = remap[x.symbol]?;
+                if top_level && x.symbol < new_globals {
+                    x.before_definition = r.first_definition_stmt(x.symbol) >= i;
+                }
+            } else {
+                x.symbol = base + (x.symbol - own_first);
+            }
+            r.out.references.push(x);
+        }
+        for (_, mut s) in own {
+            s.defs.iter_mut().for_each(|d| shift_span(d, delta));
+            if let Scope::Function(f) = &mut s.scope {
+                *f = i;
+            }
+            r.out.symbols.push(s);
+        }
+        for (name, mut span) in undefined {
+            shift_span(&mut span, delta);
+            r.out.unresolved.push((name, span));
+        }
+    }
+    // Every old result belongs to a statement: anything left means the
+    // window was not what it said.
+    if locals.next().is_some() || references.next().is_some() || unresolved.next().is_some() {
+        return None;
+    }
+    Some(r.out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::incremental::{reparse, Reparse};
+    use crate::parse;
+
+    const SRC: &str = "\
+m = Machine(GPU);
+x = y + 1;
+def f(Task t) { a = t.ipoint; return m[a[0], 0]; }
+y = 2;
+IndexTaskMap work f;
+def g(Task t) { b = tuple(i for i in m.size); return m[*b]; }
+z = x + w + y;
+print(\"{}\", z);
+";
+
+    /// `SRC` edited by replacing `from` with `to`: the resolution after
+    /// the edit, made from `SRC`'s, and which way it was made.
+    fn after(from: &str, to: &str) -> (Resolved, Resolved, &'static str) {
+        after_in(SRC, from, to)
+    }
+
+    fn after_in(src: &str, from: &str, to: &str) -> (Resolved, Resolved, &'static str) {
+        let old = parse(src);
+        let new_src = src.replacen(from, to, 1);
+        assert_ne!(new_src, src, "{from:?} is not in the source");
+        let (new, how) = reparse(&old, src, &new_src);
+        let Reparse::Incremental { window, .. } = how else {
+            panic!("a full re-parse for {from:?} -> {to:?}");
+        };
+        let full = resolve(&new.program);
+        let old_names = resolve(&old.program);
+        let way = if same_globals(&old_names, &new.program, &window).is_some() {
+            "splice"
+        } else if rebuild(old_names.clone(), &new.program, &window).is_some() {
+            "rebuild"
+        } else {
+            "full"
+        };
+        let (incremental, _) = resolve_after_edit(old_names, &new.program, &window);
+        (incremental, full, way)
+    }
+
+    fn assert_same(a: &Resolved, b: &Resolved, what: &str) {
+        assert_eq!(a.symbols, b.symbols, "{what}: symbols");
+        assert_eq!(a.references, b.references, "{what}: references");
+        assert_eq!(a.unresolved, b.unresolved, "{what}: undefined names");
+        for s in &b.symbols {
+            if s.scope == Scope::Global && s.kind != SymbolKind::LoopVar {
+                assert!(a.global(&s.name).is_some(), "{what}: global {}", s.name);
+            }
+        }
+    }
+
+    #[test]
+    fn edits_that_keep_the_globals_splice_the_window() {
+        for (from, to) in [
+            ("a[0], 0", "a[0], a[1]"),
+            ("\"{}\", z)", "\"{}\", z, y)"),
+            ("t.ipoint", "t.ipoint + w"),
+        ] {
+            let (inc, full, way) = after(from, to);
+            assert_same(&inc, &full, from);
+            assert_eq!(way, "splice", "{from:?} -> {to:?}");
+        }
+    }
+
+    #[test]
+    fn edits_that_change_the_globals_rebuild_from_the_old_names() {
+        for (from, to) in [
+            // a global renamed: its uses elsewhere become undefined
+            ("y = 2;", "yy = 2;"),
+            // a definition of an undefined name added: it now resolves
+            ("y = 2;", "y = 2; w = 3;"),
+            // a function removed: the mapping statement loses it
+            (
+                "def g(Task t) { b = tuple(i for i in m.size); return m[*b]; }",
+                "",
+            ),
+            // a function renamed, with locals after the window renumbered
+            ("def f(Task t)", "def ff(Task t)"),
+            // the first definition of `y` moves before its use
+            ("x = y + 1;", "y = 0; x = y + 1;"),
+        ] {
+            let (inc, full, way) = after(from, to);
+            assert_same(&inc, &full, from);
+            assert_eq!(way, "rebuild", "{from:?} -> {to:?}");
+        }
+    }
+
+    #[test]
+    fn uses_outside_the_window_learn_again_whether_they_come_first() {
+        // `y`'s first definition renamed: the second, after `x = y;`,
+        // becomes the first, so that use now comes before it.
+        let src = "y = 1;\nq = 0;\nr = q;\nx = y;\ny = 2;\nprint(\"{}\", x, r);\n";
+        let (inc, full, way) = after_in(src, "y = 1;", "v = 1;");
+        assert_same(&inc, &full, "renamed first definition");
+        assert_eq!(way, "rebuild");
+        assert!(full.references.iter().any(|r| r.before_definition));
+    }
+
+    #[test]
+    fn a_global_named_machine_resolves_everything_again() {
+        let (inc, full, way) = after("y = 2;", "y = 2; Machine = 1;");
+        assert_same(&inc, &full, "Machine");
+        assert_eq!(way, "full");
+    }
 }

@@ -162,18 +162,8 @@ impl GlobalIndex {
 
 /// Resolves every name in `program`.
 pub fn resolve(program: &Program) -> Resolved {
-    let mut r = Resolver {
-        out: Resolved::default(),
-        first_definition: Vec::new(),
-    };
     // Globals first, so bodies (which run late) can see all of them.
-    for (i, stmt) in program.stmts.iter().enumerate() {
-        match &stmt.kind {
-            StmtKind::Assign { name, .. } => r.define_global(name, SymbolKind::Global, i),
-            StmtKind::FuncDef { name, .. } => r.define_global(name, SymbolKind::Function, i),
-            _ => {}
-        }
-    }
+    let mut r = Resolver::with_globals(program);
     for (i, stmt) in program.stmts.iter().enumerate() {
         r.statement(i, stmt);
     }
@@ -198,6 +188,22 @@ struct Frame {
 }
 
 impl Resolver {
+    /// A resolver that has defined every global of `program` (pass one).
+    fn with_globals(program: &Program) -> Resolver {
+        let mut r = Resolver {
+            out: Resolved::default(),
+            first_definition: Vec::new(),
+        };
+        for (i, stmt) in program.stmts.iter().enumerate() {
+            match &stmt.kind {
+                StmtKind::Assign { name, .. } => r.define_global(name, SymbolKind::Global, i),
+                StmtKind::FuncDef { name, .. } => r.define_global(name, SymbolKind::Function, i),
+                _ => {}
+            }
+        }
+        r
+    }
+
     /// Resolves the names top-level statement `i` uses, and the symbols
     /// it makes (parameters, locals, comprehension variables), once every
     /// global is defined.
