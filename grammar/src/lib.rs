@@ -15,7 +15,9 @@
 //! - [`line_index`]  byte offset <-> (line, UTF-8 / UTF-16 column).
 //! - [`incremental`] re-parse after an edit: only the top-level statements
 //!   it can affect, the rest reused with shifted spans.
-//! - [`resolve`]     name resolution: symbols, definitions, references.
+//! - [`resolve`]     name resolution: symbols, definitions, references;
+//!   after an edit, the last resolution reused where the edit cannot reach
+//!   ([`resolve::resolve_after_edit`]).
 //! - [`check`]       static semantics: types, definitions, mapping-rule shadowing;
 //!   statement by statement, reusing the previous check's work for the
 //!   statements an edit did not change (`check::memo`).

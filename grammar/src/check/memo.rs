@@ -14,8 +14,11 @@
 //! as the statement would have seen them: after its own earlier writes).
 //! The statement's computation is a function of its own tree, which its
 //! text determines up to a shift of every span (top-level statements are
-//! parsed independently, see [`crate::incremental`]), and of those answers,
-//! so it would take the same path: the writes are replayed and the
+//! parsed independently, see [`crate::incremental`]) unless a syntax
+//! error's recovery read the tokens after it: a record is only replayed
+//! for a statement without syntax errors or whose tree the re-parse
+//! reused ([`Previous::window`]). Given the tree and those answers, it
+//! would take the same path: the writes are replayed and the
 //! diagnostics moved by the statement's shift (only those the cap on kept
 //! diagnostics keeps are copied; the others are counted at their moved
 //! span, as pushing them would). Positions outside the
