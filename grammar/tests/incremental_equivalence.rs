@@ -442,3 +442,18 @@ fn same_text_with_another_tree_is_checked_again() {
     let (consumed, _, _) = reanalyze_consuming(old, before, &after);
     assert_eq!(same_checked(&consumed.checked, &full.checked), Ok(()));
 }
+
+/// A statement the re-parse kept (with a syntax error) must replay its own
+/// record, not another statement's of the same text: the two Python-style
+/// `def h` read alike, but a `}` breaks the first one's body.
+#[test]
+fn a_kept_statement_replays_only_its_own_record() {
+    let before = "def h(Task t):\n  y = 1\n  z = 2}\nx = 1;\nTask * GPU;\ndef h(Task t):\n  y = 1\n  z = 2\nTask * GPU;\n";
+    let after = before.replacen("x = 1;", "Task * CPU;", 1);
+    let full = analyze(&after);
+    let old = analyze_remembering(before);
+    let (inc, _, _) = reanalyze_remembering(&old.parsed, &old.checked.memo, before, &after);
+    assert_eq!(same_checked(&inc.checked, &full.checked), Ok(()));
+    let (consumed, _, _) = reanalyze_consuming(old, before, &after);
+    assert_eq!(same_checked(&consumed.checked, &full.checked), Ok(()));
+}

@@ -15,9 +15,9 @@
 //! The statement's computation is a function of its own tree, which its
 //! text determines up to a shift of every span (top-level statements are
 //! parsed independently, see [`crate::incremental`]) unless a syntax
-//! error's recovery read the tokens after it: a record is only replayed
-//! for a statement without syntax errors or whose tree the re-parse
-//! reused ([`Previous::window`]). Given the tree and those answers, it
+//! error's recovery read the tokens after it: a statement with a syntax
+//! error replays only its own record, and only if the re-parse reused
+//! its tree ([`Previous::window`]). Given the tree and those answers, it
 //! would take the same path: the writes are replayed and the
 //! diagnostics moved by the statement's shift (only those the cap on kept
 //! diagnostics keeps are copied; the others are counted at their moved
@@ -215,6 +215,17 @@ pub(super) fn worth_recording(stmt: &Stmt) -> bool {
     )
 }
 
+/// Which old records a statement may replay ([`OldRecords::may_replay`]).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Replay {
+    /// Any record of its text.
+    Any,
+    /// Only the record of the statement that was at this span (the same
+    /// statement, reused by the re-parse).
+    Own(Span),
+    None,
+}
+
 /// The previous check's records, to find each statement's by position
 /// first, by text after that.
 pub(super) struct OldRecords<'p> {
@@ -255,23 +266,30 @@ impl<'p> OldRecords<'p> {
         }
     }
 
-    /// Whether top-level statement `index`, spanning `span` up to where
-    /// the next one begins (`next`), may replay a record made for a
-    /// statement of the same text: a record is a function of the
-    /// statement's tree, and the text determines the tree (up to a shift)
-    /// unless the parse read past the statement, which only a syntax
-    /// error's recovery does (it peeks at the tokens after). So it may if
-    /// the re-parse reused its tree (outside the window), or if no syntax
-    /// error begins in it.
-    fn may_replay(&self, index: usize, span: Span, next: usize) -> bool {
-        let reused = self
-            .window
-            .is_some_and(|w| index < w.first || index >= w.new_end_stmt);
-        if reused {
-            return true;
-        }
+    /// Which old records top-level statement `index`, spanning `span` up
+    /// to where the next one begins (`next`), may replay. A record is a
+    /// function of its statement's tree, and the text determines the tree
+    /// (up to a shift) unless the parse read past the statement, which only
+    /// a syntax error's recovery does (it peeks at the tokens after; a
+    /// statement without one ends at its own `;` or `}`, and so does any
+    /// statement of the same text). So a statement without a syntax error
+    /// may replay any record of its text (`Replay::Any`); one with an error
+    /// only its own, if the re-parse reused its tree (outside the window:
+    /// `Replay::Own` with the span it had), and none otherwise.
+    fn may_replay(&self, index: usize, span: Span, next: usize) -> Replay {
         let at = self.syntax_errors.partition_point(|&e| e < span.start());
-        self.syntax_errors.get(at).is_none_or(|&e| e >= next)
+        if self.syntax_errors.get(at).is_none_or(|&e| e >= next) {
+            return Replay::Any;
+        }
+        match self.window {
+            Some(w) if index < w.first => Replay::Own(span),
+            Some(w) if index >= w.new_end_stmt => {
+                let mut old = span;
+                shift_span(&mut old, -w.delta);
+                Replay::Own(old)
+            }
+            _ => Replay::None,
+        }
     }
 
     fn text(&self, m: &StmtMemo) -> Option<&'p str> {
@@ -352,7 +370,8 @@ impl<'a> Checker<'a> {
             .stmts
             .get(index + 1)
             .map_or(usize::MAX, |s| s.span.start());
-        if let Some(old) = old.filter(|o| o.may_replay(index, stmt.span, next)) {
+        let allowed = old.map_or(Replay::None, |o| o.may_replay(index, stmt.span, next));
+        if let Some(old) = old.filter(|_| allowed != Replay::None) {
             let index = out.stmts.len();
             let near = old.near(index, text);
             // Anywhere in the file only if none is near, after a miss just
@@ -373,6 +392,9 @@ impl<'a> Checker<'a> {
                 .chain(std::iter::once(()).flat_map(|()| far()));
             for j in candidates {
                 let m = &old.stmts[j];
+                if matches!(allowed, Replay::Own(at) if m.span != at) {
+                    continue;
+                }
                 if self.replay(stmt, m, old.source) {
                     out.stmts.push(StmtMemoOut(StmtMemo {
                         span: stmt.span,
