@@ -13,8 +13,8 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use mapwright_grammar::check::{check_after_edit, check_incremental, Checked, OldNames, Previous};
-use mapwright_grammar::incremental::{reparse_owned, Reparse};
+use mapwright_grammar::check::{check_after_reparse, check_incremental, Checked, Previous};
+use mapwright_grammar::incremental::reparse_owned;
 use mapwright_grammar::{analyze_remembering, Analysis, Parsed};
 
 /// splitmix64: reproducible positions without a dependency.
@@ -80,7 +80,7 @@ fn main() {
     // Both ways in one run, alternated per file, so that the VM's drift
     // does not favour one: the names resolved again in the whole file
     // (`check_incremental`), and only in the re-parsed window, as the
-    // server does (`check_after_edit`).
+    // server does (`check_after_reparse`).
     let mut whole = Phases::default();
     let mut window = Phases::default();
     for (seed, text) in files.iter().enumerate() {
@@ -151,20 +151,19 @@ fn type_into(text: &str, seed: u64, reuse_names: bool, phases: &mut Phases) {
             let (parsed, how, unused) = reparse_owned(parsed, &text, &next);
             let parsed_at = Instant::now();
             let Checked { memo, resolved, .. } = checked;
-            let previous = Some(Previous {
-                memo: &memo,
-                source: &text,
-                window: how.window(),
-            });
-            let (new_checked, reuse) = match &how {
-                Reparse::Incremental { window, .. } if reuse_names => {
-                    let names = OldNames { resolved, window };
-                    check_after_edit(&parsed, &next, previous, names)
-                }
-                _ => {
-                    drop(resolved);
-                    check_incremental(&parsed, &next, previous)
-                }
+            let (new_checked, reuse) = if reuse_names {
+                let (checked, reuse, unused_names) =
+                    check_after_reparse(&parsed, &next, &how, &memo, &text, resolved);
+                drop(unused_names);
+                (checked, reuse)
+            } else {
+                drop(resolved);
+                let previous = Some(Previous {
+                    memo: &memo,
+                    source: &text,
+                    window: how.window(),
+                });
+                check_incremental(&parsed, &next, previous)
             };
             let checked_at = Instant::now();
             drop((memo, unused));

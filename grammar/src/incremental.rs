@@ -172,8 +172,8 @@ pub fn reanalyze_remembering(
 /// [`crate::analyze_remembering`] or by this function), as the language
 /// server does on each keystroke: the parse is re-parsed in place
 /// ([`reparse_owned`]) and, after an incremental re-parse, the names are
-/// resolved again only in the window it replaced
-/// ([`crate::resolve::resolve_after_edit`]). Always equal to
+/// resolved again only where the edit reaches
+/// ([`crate::check::check_after_reparse`]). Always equal to
 /// `analyze(new_source)` (the memo aside).
 pub fn reanalyze_consuming(
     old: crate::Analysis,
@@ -183,18 +183,8 @@ pub fn reanalyze_consuming(
     let crate::Analysis { parsed, checked } = old;
     let crate::check::Checked { resolved, memo, .. } = checked;
     let (parsed, how, _) = reparse_owned(parsed, old_source, new_source);
-    let previous = Some(crate::check::Previous {
-        memo: &memo,
-        source: old_source,
-        window: how.window(),
-    });
-    let (checked, reuse) = match &how {
-        Reparse::Incremental { window, .. } => {
-            let names = crate::check::OldNames { resolved, window };
-            crate::check::check_after_edit(&parsed, new_source, previous, names)
-        }
-        Reparse::Full => crate::check::check_incremental(&parsed, new_source, previous),
-    };
+    let (checked, reuse, _) =
+        crate::check::check_after_reparse(&parsed, new_source, &how, &memo, old_source, resolved);
     (crate::Analysis { parsed, checked }, how, reuse)
 }
 

@@ -99,7 +99,7 @@ pub struct Reuse {
     pub checked: usize,
     /// Whether the old names were reused, and resolved again only where
     /// the re-parse replaced statements or what they use changed
-    /// ([`super::check_after_edit`], `resolve::resolve_after_edit`).
+    /// ([`super::check_after_reparse`], `resolve::resolve_after_edit`).
     pub names_reused: bool,
 }
 

@@ -209,31 +209,54 @@ pub fn check_incremental(
 }
 
 /// The names of the parse an edit started from, and where the re-parse
-/// replaced statements: [`check_after_edit`] resolves only those again.
-pub struct OldNames<'w> {
-    pub resolved: Resolved,
-    pub window: &'w crate::incremental::Window,
+/// replaced statements: [`check_after_reparse`] resolves only what the
+/// edit reaches again.
+struct OldNames<'w> {
+    resolved: Resolved,
+    window: &'w crate::incremental::Window,
 }
 
-/// [`check_incremental`] after an incremental re-parse (`window`), also
-/// reusing the old parse's names (see [`crate::resolve::resolve_after_edit`]).
-/// Always equal to [`check`] (the memo aside).
-pub fn check_after_edit(
+/// The check of `parsed`, re-parsed (`how`) from the parse that `memo`
+/// and `old_names` were made for, of `old_source`. After an incremental
+/// re-parse it is [`check_incremental`] that also reuses the old names
+/// (see [`crate::resolve::resolve_after_edit`]); after a full one it is
+/// [`check_incremental`], and `old_names` come back unused, for the caller
+/// to free. Always equal to [`check`] (the memo aside).
+pub fn check_after_reparse(
     parsed: &Parsed,
     source: &str,
-    previous: Option<Previous<'_>>,
-    old_names: OldNames<'_>,
-) -> (Checked, Reuse) {
-    let (checked, reuse, _) = check_with(
-        parsed,
-        source,
-        previous,
-        Some(old_names),
-        true,
-        false,
-        CappedDiagnostics::default(),
-    );
-    (checked, reuse)
+    how: &crate::incremental::Reparse,
+    memo: &CheckMemo,
+    old_source: &str,
+    old_names: Resolved,
+) -> (Checked, Reuse, Option<Resolved>) {
+    let previous = Some(Previous {
+        memo,
+        source: old_source,
+        window: how.window(),
+    });
+    match how {
+        crate::incremental::Reparse::Incremental { window, .. } => {
+            let names = OldNames {
+                resolved: old_names,
+                window,
+            };
+            let (checked, reuse, _) = check_with(
+                parsed,
+                source,
+                previous,
+                Some(names),
+                true,
+                false,
+                CappedDiagnostics::default(),
+            );
+            (checked, reuse, None)
+        }
+        crate::incremental::Reparse::Full => {
+            let (checked, reuse) = check_incremental(parsed, source, previous);
+            (checked, reuse, Some(old_names))
+        }
+    }
 }
 
 fn check_with(
@@ -270,6 +293,11 @@ fn check_with(
             .filter(|s| matches!(s.kind, StmtKind::Assign { .. } | StmtKind::FuncDef { .. }))
             .count()
     });
+    let table_size_hint = if remember {
+        definitions.unwrap_or(0)
+    } else {
+        0
+    };
     let mut c = Checker {
         source,
         program,
@@ -285,15 +313,8 @@ fn check_with(
         symbol_types: symbol_types::SymbolTypes::with_symbols(resolved.symbols.len()),
         returns: FastMap::default(),
         in_progress: Vec::new(),
-        globals: match definitions {
-            Some(n) if remember => crate::fast_hash::map_with_capacity(n),
-            _ => FastMap::default(),
-        },
-        table_size_hint: if remember {
-            definitions.unwrap_or(0)
-        } else {
-            0
-        },
+        globals: crate::fast_hash::map_with_capacity(table_size_hint),
+        table_size_hint,
         lines: crate::line_index::LineStarts::new(source),
         late_globals: match definitions {
             None => FastMap::default(),

@@ -60,6 +60,12 @@ struct WindowDefinition {
     span: Span,
 }
 
+/// Where `s` is first defined: the offset that places it in its
+/// top-level statement.
+fn first_def(s: &super::Symbol) -> usize {
+    s.defs.first().map_or(0, |d| d.start())
+}
+
 /// How many symbols are globals: pass one of [`resolve`] makes them, all
 /// before any other.
 fn global_count(r: &Resolved) -> usize {
@@ -128,7 +134,6 @@ fn splice(mut old: Resolved, program: &Program, w: &Window, defs: &[WindowDefini
 
     // Each list cut in three: before, inside and after the window (old
     // offsets); the part inside is dropped.
-    let first_def = |s: &super::Symbol| s.defs.first().map_or(0, |d| d.start());
     let locals = &old.symbols[globals..];
     let symbols_from = globals + locals.partition_point(|s| first_def(s) < w.from);
     let symbols_to = globals + locals.partition_point(|s| first_def(s) < w.old_end_offset);
@@ -219,7 +224,6 @@ fn rebuild(old: Resolved, program: &Program, w: &Window) -> Option<Resolved> {
         unresolved: old_unresolved,
         ..
     } = old;
-    let first_def = |s: &super::Symbol| s.defs.first().map_or(0, |d| d.start());
     let mut locals = old_symbols
         .into_iter()
         .enumerate()

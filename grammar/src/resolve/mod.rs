@@ -15,8 +15,9 @@
 //! The result lists symbols with all their definitions and every reference,
 //! which is what go-to-definition, find-references, rename and the checker need.
 //!
-//! After an edit, [`resolve_after_edit`] ([`after_edit`]) resolves only the
-//! statements a re-parse replaced, keeping the rest of the last result.
+//! After an edit, [`resolve_after_edit`] ([`after_edit`]) keeps the last
+//! result where the edit cannot reach, and resolves again the statements
+//! a re-parse replaced and those whose names the edit changed.
 
 use serde::Serialize;
 

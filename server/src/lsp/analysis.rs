@@ -8,10 +8,8 @@ use mapwright_grammar::fast_hash::FastMap;
 use mapwright_grammar::ast::{Program, Stmt, StmtKind};
 use std::sync::Arc;
 
-use mapwright_grammar::check::{
-    check_after_edit, check_incremental, CheckMemo, OldNames, Previous, SymbolTypes, Ty,
-};
-use mapwright_grammar::incremental::{reanalyze_remembering, reparse_owned, Reparse};
+use mapwright_grammar::check::{check_after_reparse, CheckMemo, SymbolTypes, Ty};
+use mapwright_grammar::incremental::{reanalyze_remembering, reparse_owned};
 use mapwright_grammar::resolve::{Resolved, Scope, SymbolKind};
 use mapwright_grammar::token::{Token, TokenKind};
 use mapwright_grammar::{analyze_remembering, Diagnostic, LineIndex, Parsed, Span};
@@ -89,24 +87,11 @@ impl Analysis {
         let rest = (index, symbol_types, returns, check_diagnostics);
         free(Box::new(rest));
         let (parsed, how, unused) = reparse_owned(parsed, &old_text, text);
-        let previous = Some(Previous {
-            memo: &check_memo,
-            source: &old_text,
-            window: how.window(),
-        });
-        // After an incremental re-parse the old names are resolved again
-        // only in the window it replaced; after a full one they are freed.
-        let (checked, _) = match &how {
-            Reparse::Incremental { window, .. } => {
-                let names = OldNames { resolved, window };
-                check_after_edit(&parsed, text, previous, names)
-            }
-            Reparse::Full => {
-                free(Box::new(resolved));
-                check_incremental(&parsed, text, previous)
-            }
-        };
-        free(Box::new((old_text, check_memo, unused)));
+        // (The old names are reused after an incremental re-parse, handed
+        // back after a full one.)
+        let (checked, _, unused_names) =
+            check_after_reparse(&parsed, text, &how, &check_memo, &old_text, resolved);
+        free(Box::new((old_text, check_memo, unused, unused_names)));
         Analysis::from_front_end(text, mapwright_grammar::Analysis { parsed, checked })
     }
 
