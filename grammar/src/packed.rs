@@ -109,15 +109,15 @@ impl PackedDiagnostics {
         let span = r.span();
         let mut d = Diagnostic::new(code, severity, span, r.text());
         if r.varint() == 1 {
-            d.label = Some(r.text());
+            d.label = Some(r.text().into());
         }
         d.related = (0..r.varint())
             .map(|_| Related {
                 span: r.span(),
-                message: r.text(),
+                message: r.text().into(),
             })
             .collect();
-        d.notes = (0..r.varint()).map(|_| r.text()).collect();
+        d.notes = (0..r.varint()).map(|_| r.text().into()).collect();
         d.fixes = (0..r.varint())
             .map(|_| {
                 let title = r.text();
@@ -132,7 +132,7 @@ impl PackedDiagnostics {
                     })
                     .collect();
                 Fix {
-                    title,
+                    title: title.into(),
                     edits,
                     applicability,
                 }

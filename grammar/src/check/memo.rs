@@ -54,6 +54,9 @@ pub struct CheckMemo {
     /// The suggestions for undefined names (updated, not recomputed, by
     /// the next check).
     suggestions: Option<Arc<Suggestions>>,
+    /// How many diagnostics the check kept: the next check's list is
+    /// allocated with this much room.
+    pub(super) diagnostics: usize,
 }
 
 impl CheckMemo {
@@ -346,10 +349,22 @@ impl NewMemo {
             CheckMemo {
                 stmts: self.stmts.into_iter().map(|s| s.0).collect(),
                 suggestions: None,
+                diagnostics: 0,
             },
             self.reuse,
         )
     }
+}
+
+/// The lists a replay works in, kept by the checker from one replay to
+/// the next (see `Checker::replay`).
+#[derive(Debug, Default)]
+pub(super) struct ReplayScratch {
+    /// Old symbol index -> new, for each index the record read.
+    ids: Vec<(usize, usize)>,
+    /// The return types the statement wrote (`None`: forgot), by the
+    /// index of the event that names the function.
+    own_returns: Vec<(usize, Option<Ty>)>,
 }
 
 impl<'a> Checker<'a> {
@@ -425,15 +440,39 @@ impl<'a> Checker<'a> {
     /// Replays `m` for `stmt` if every read it recorded has the same
     /// answer now; false (and nothing changed) otherwise.
     fn replay(&mut self, stmt: &'a Stmt, m: &StmtMemo, old_source: &str) -> bool {
+        // Scratch lists kept on the checker: a replay per statement on every
+        // keystroke, each allocating its own, was a tenth of the check's
+        // allocations.
+        let mut scratch = std::mem::take(&mut self.replay_scratch);
+        scratch.ids.clear();
+        scratch.own_returns.clear();
+        let replayed = self.replay_with(stmt, m, old_source, &mut scratch);
+        self.replay_scratch = scratch;
+        replayed
+    }
+
+    fn replay_with(
+        &mut self,
+        stmt: &'a Stmt,
+        m: &StmtMemo,
+        old_source: &str,
+        scratch: &mut ReplayScratch,
+    ) -> bool {
         let old_start = m.span.start() as isize;
         // The statement's own writes, as its later reads would see them.
         let mut own_global: Option<Ty> = None;
-        let mut own_returns: Vec<(&str, Option<Ty>)> = Vec::new();
+        // (The return types it wrote or forgot, by the index of the event
+        // that names the function.)
+        let own_returns = &mut scratch.own_returns;
+        let returned = |i: usize| match &m.record.events[i] {
+            Event::Write(Write::Return { name, .. } | Write::ForgetReturn { name }) => &**name,
+            _ => "",
+        };
         // Symbol indices move when a symbol is added or removed before
         // them: each old index read maps to the new one, and the writes
         // (which only use indices just read) follow the map.
-        let mut ids: Vec<(usize, usize)> = Vec::new();
-        for event in &m.record.events {
+        let ids = &mut scratch.ids;
+        for (e, event) in m.record.events.iter().enumerate() {
             match event {
                 Event::Read(read) => {
                     let same = match read {
@@ -442,7 +481,11 @@ impl<'a> Checker<'a> {
                             self.globals.get(&**name).copied().or(own) == *ty
                         }
                         Read::Return { name, ty } => {
-                            let now = match own_returns.iter().rev().find(|(n, _)| *n == &**name) {
+                            let now = match own_returns
+                                .iter()
+                                .rev()
+                                .find(|(i, _)| returned(*i) == &**name)
+                            {
                                 Some((_, t)) => *t,
                                 None => self.returns.get(&**name).copied(),
                             };
@@ -473,21 +516,26 @@ impl<'a> Checker<'a> {
                     own_global.get_or_insert(*ty);
                 }
                 Event::Write(Write::Return { name, ty }) => {
-                    let now = match own_returns.iter().rev().find(|(n, _)| *n == &**name) {
+                    let now = match own_returns
+                        .iter()
+                        .rev()
+                        .find(|(i, _)| returned(*i) == &**name)
+                    {
                         Some((_, t)) => *t,
                         None => self.returns.get(&**name).copied(),
                     };
                     if now.is_none() {
-                        own_returns.push((name, Some(*ty)));
+                        own_returns.push((e, Some(*ty)));
                     }
                 }
-                Event::Write(Write::ForgetReturn { name }) => own_returns.push((name, None)),
+                Event::Write(Write::ForgetReturn { .. }) => own_returns.push((e, None)),
                 Event::Write(Write::SymbolType { .. }) => {}
             }
         }
+        let ids = &scratch.ids;
         for event in &m.record.events {
             if let Event::Write(w) = event {
-                self.apply(stmt, w, &ids);
+                self.apply(stmt, w, ids);
             }
         }
         let delta = stmt.span.start() as isize - m.record.origin as isize;
@@ -628,7 +676,10 @@ impl<'a> Checker<'a> {
                 self.symbol_types.set(id, *ty, *replace);
             }
             Write::Return { name, ty } => {
-                self.returns.entry(name.to_string()).or_insert(*ty);
+                // (Looked up first: an entry would copy the name each time.)
+                if !self.returns.contains_key(&**name) {
+                    self.returns.insert(name.to_string(), *ty);
+                }
             }
             Write::ForgetReturn { name } => {
                 self.returns.remove(&**name);

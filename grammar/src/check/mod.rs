@@ -196,15 +196,8 @@ pub fn check_incremental(
     source: &str,
     previous: Option<Previous<'_>>,
 ) -> (Checked, Reuse) {
-    let (checked, reuse, _) = check_with(
-        parsed,
-        source,
-        previous,
-        None,
-        true,
-        false,
-        CappedDiagnostics::default(),
-    );
+    let list = room_for(previous.as_ref());
+    let (checked, reuse, _) = check_with(parsed, source, previous, None, true, false, list);
     (checked, reuse)
 }
 
@@ -241,15 +234,9 @@ pub fn check_after_reparse(
                 resolved: old_names,
                 window,
             };
-            let (checked, reuse, _) = check_with(
-                parsed,
-                source,
-                previous,
-                Some(names),
-                true,
-                false,
-                CappedDiagnostics::default(),
-            );
+            let list = room_for(previous.as_ref());
+            let (checked, reuse, _) =
+                check_with(parsed, source, previous, Some(names), true, false, list);
             (checked, reuse, None)
         }
         crate::incremental::Reparse::Full => {
@@ -257,6 +244,12 @@ pub fn check_after_reparse(
             (checked, reuse, Some(old_names))
         }
     }
+}
+
+/// The diagnostics list of a check after an edit: room for as many as
+/// the previous check kept (an edit rarely changes that by much).
+fn room_for(previous: Option<&Previous<'_>>) -> CappedDiagnostics {
+    CappedDiagnostics::with_capacity(previous.map_or(0, |p| p.memo.diagnostics))
 }
 
 fn check_with(
@@ -313,6 +306,7 @@ fn check_with(
         symbol_types: symbol_types::SymbolTypes::with_symbols(resolved.symbols.len()),
         returns: FastMap::default(),
         in_progress: Vec::new(),
+        replay_scratch: memo::ReplayScratch::default(),
         globals: crate::fast_hash::map_with_capacity(table_size_hint),
         table_size_hint,
         lines: crate::line_index::LineStarts::new(source),
@@ -374,6 +368,7 @@ fn check_with(
     let old = previous.map(|p| memo::OldRecords::new(p, &parsed.diagnostics));
     let (mut memo, mut reuse) = c.run(remember, old.as_ref());
     reuse.names_reused = names_reused;
+    memo.diagnostics = c.capped.final_len();
     let Checker {
         capped,
         symbol_types,
@@ -425,6 +420,8 @@ struct Checker<'a> {
     returns: FastMap<String, Ty>,
     /// Functions whose return type is being inferred (recursion guard).
     in_progress: Vec<String>,
+    /// Reused by every replay of a memo record.
+    replay_scratch: memo::ReplayScratch,
     /// Global name -> type, filled in program order (names borrowed from
     /// the tree, not copied).
     globals: FastMap<&'a str, Ty>,

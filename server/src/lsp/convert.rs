@@ -172,7 +172,7 @@ pub fn diagnostic(
     use super::diagnostic_extras::{code_description, tags};
     let mut message = d.message.clone();
     if let Some(label) = &d.label {
-        if !label.is_empty() && !message.contains(label.as_str()) {
+        if !label.is_empty() && !message.contains(&**label) {
             message.push_str(" (");
             message.push_str(label);
             message.push(')');
@@ -187,7 +187,7 @@ pub fn diagnostic(
         .iter()
         .map(|r| DiagnosticRelatedInformation {
             location: Location::new(uri.clone(), range(index, r.span, enc)),
-            message: r.message.clone(),
+            message: r.message.to_string(),
         })
         .collect();
     if !fields.related_information {
@@ -203,7 +203,7 @@ pub fn diagnostic(
             .iter()
             .filter(|_| with_fixes)
             .map(|f| FixData {
-                title: f.title.clone(),
+                title: f.title.to_string(),
                 safe: f.applicability == Applicability::Safe,
                 edits: f
                     .edits

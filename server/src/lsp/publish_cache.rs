@@ -20,7 +20,7 @@
 
 use std::io::Write;
 
-use mapwright_grammar::diagnostic::Severity;
+use mapwright_grammar::diagnostic::{Severity, Text};
 use mapwright_grammar::fast_hash::{map_with_capacity, FastMap};
 use mapwright_grammar::line_index::Encoding;
 use mapwright_grammar::{Diagnostic, LineIndex};
@@ -67,9 +67,10 @@ struct Key {
     severity: Severity,
     range: Range,
     message: String,
-    label: Option<String>,
-    notes: Vec<String>,
-    related: Vec<(Range, String)>,
+    // (Borrowed where the diagnostic's are: most are fixed texts.)
+    label: Option<Text>,
+    notes: Vec<Text>,
+    related: Vec<(Range, Text)>,
 }
 
 impl Key {
