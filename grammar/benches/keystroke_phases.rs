@@ -150,10 +150,15 @@ fn type_into(text: &str, seed: u64, reuse_names: bool, phases: &mut Phases) {
             let clock = Instant::now();
             let (parsed, how, unused) = reparse_owned(parsed, &text, &next);
             let parsed_at = Instant::now();
-            let Checked { memo, resolved, .. } = checked;
+            let Checked {
+                memo,
+                resolved,
+                lines,
+                ..
+            } = checked;
             let (new_checked, reuse) = if reuse_names {
                 let (checked, reuse, unused_names) =
-                    check_after_reparse(&parsed, &next, &how, &memo, &text, resolved);
+                    check_after_reparse(&parsed, &next, &how, &memo, &text, resolved, lines);
                 drop(unused_names);
                 (checked, reuse)
             } else {

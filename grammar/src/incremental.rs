@@ -103,6 +103,9 @@ pub struct Window {
     pub new_end_stmt: usize,
     /// How far the statements after the window moved.
     pub delta: isize,
+    /// The bytes the edit changed: `(start, old_end, new_end)`, as
+    /// [`changed_range`] gives them (the text outside is the same).
+    pub changed: (usize, usize, usize),
 }
 
 /// The parse of `new_source`, reusing `old` (the parse of `old_source`)
@@ -181,10 +184,16 @@ pub fn reanalyze_consuming(
     new_source: &str,
 ) -> (crate::Analysis, Reparse, crate::check::Reuse) {
     let crate::Analysis { parsed, checked } = old;
-    let crate::check::Checked { resolved, memo, .. } = checked;
+    let crate::check::Checked {
+        resolved,
+        memo,
+        lines,
+        ..
+    } = checked;
     let (parsed, how, _) = reparse_owned(parsed, old_source, new_source);
-    let (checked, reuse, _) =
-        crate::check::check_after_reparse(&parsed, new_source, &how, &memo, old_source, resolved);
+    let (checked, reuse, _) = crate::check::check_after_reparse(
+        &parsed, new_source, &how, &memo, old_source, resolved, lines,
+    );
     (crate::Analysis { parsed, checked }, how, reuse)
 }
 
@@ -384,6 +393,7 @@ fn assemble(old: Parsed, splice: Splice, new_source: &str) -> (Parsed, Reparse) 
             old_end_offset: resume.offset,
             new_end_stmt: first + reparsed_stmts,
             delta: edit.delta,
+            changed: (edit.start, edit.old_end, edit.new_end),
         },
     };
     let parsed = Parsed {

@@ -56,6 +56,10 @@ const INSERTS: &[&str] = &[
     "0",
     " ",
     "\n",
+    // (Lone `\r` and `\r\n` are line breaks too: the line starts are
+    // spliced across them.)
+    "\r",
+    "\r\n",
     ";",
     "}",
     "{",
@@ -154,6 +158,10 @@ fn same_checked(a: &Checked, b: &Checked) -> Result<(), String> {
     }
     if a.symbol_types != b.symbol_types || a.returns != b.returns {
         return Err("types differ".into());
+    }
+    // (Spliced after an incremental re-parse, scanned after a full one.)
+    if a.lines != b.lines {
+        return Err("line starts differ".into());
     }
     Ok(())
 }

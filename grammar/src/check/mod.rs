@@ -207,6 +207,8 @@ pub fn check_incremental(
 struct OldNames<'w> {
     resolved: Resolved,
     window: &'w crate::incremental::Window,
+    /// The old text's line starts, moved to the new text's.
+    lines: crate::line_index::LineStarts,
 }
 
 /// The check of `parsed`, re-parsed (`how`) from the parse that `memo`
@@ -214,7 +216,9 @@ struct OldNames<'w> {
 /// re-parse it is [`check_incremental`] that also reuses the old names
 /// (see [`crate::resolve::resolve_after_edit`]); after a full one it is
 /// [`check_incremental`], and `old_names` come back unused, for the caller
-/// to free. Always equal to [`check`] (the memo aside).
+/// to free. `old_lines`, the old text's line starts, become the new
+/// text's ([`crate::line_index::LineStarts::after_edit`]) after an
+/// incremental re-parse. Always equal to [`check`] (the memo aside).
 pub fn check_after_reparse(
     parsed: &Parsed,
     source: &str,
@@ -222,6 +226,7 @@ pub fn check_after_reparse(
     memo: &CheckMemo,
     old_source: &str,
     old_names: Resolved,
+    old_lines: crate::line_index::LineStarts,
 ) -> (Checked, Reuse, Option<Resolved>) {
     let previous = Some(Previous {
         memo,
@@ -233,6 +238,7 @@ pub fn check_after_reparse(
             let names = OldNames {
                 resolved: old_names,
                 window,
+                lines: old_lines,
             };
             let list = room_for(previous.as_ref());
             let (checked, reuse, _) =
@@ -262,9 +268,21 @@ fn check_with(
     capped: CappedDiagnostics,
 ) -> (Checked, Reuse, Option<PackedDiagnostics>) {
     let program = &parsed.program;
-    let (resolved, names_reused) = match old_names {
-        Some(old) => crate::resolve::resolve_after_edit(old.resolved, program, old.window),
-        None => (resolve(program), false),
+    let (resolved, names_reused, lines) = match old_names {
+        Some(old) => {
+            let (resolved, reused) =
+                crate::resolve::resolve_after_edit(old.resolved, program, old.window);
+            (
+                resolved,
+                reused,
+                old.lines.after_edit(source, old.window.changed),
+            )
+        }
+        None => (
+            resolve(program),
+            false,
+            crate::line_index::LineStarts::new(source),
+        ),
     };
     // Top-level definitions, counted where a table is sized by them: the
     // late globals (read only inside functions, and by the memo's replay,
@@ -309,7 +327,7 @@ fn check_with(
         replay_scratch: memo::ReplayScratch::default(),
         globals: crate::fast_hash::map_with_capacity(table_size_hint),
         table_size_hint,
-        lines: crate::line_index::LineStarts::new(source),
+        lines,
         late_globals: match definitions {
             None => FastMap::default(),
             Some(n) => {

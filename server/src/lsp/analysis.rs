@@ -84,13 +84,21 @@ impl Analysis {
             returns,
             check_diagnostics,
         } = prev;
-        let rest = (index, symbol_types, returns, check_diagnostics);
+        let old_lines = index.into_line_starts();
+        let rest = (symbol_types, returns, check_diagnostics);
         free(Box::new(rest));
         let (parsed, how, unused) = reparse_owned(parsed, &old_text, text);
-        // (The old names are reused after an incremental re-parse, handed
-        // back after a full one.)
-        let (checked, _, unused_names) =
-            check_after_reparse(&parsed, text, &how, &check_memo, &old_text, resolved);
+        // (The old names and line starts are reused after an incremental
+        // re-parse; the names are handed back after a full one.)
+        let (checked, _, unused_names) = check_after_reparse(
+            &parsed,
+            text,
+            &how,
+            &check_memo,
+            &old_text,
+            resolved,
+            old_lines,
+        );
         free(Box::new((old_text, check_memo, unused, unused_names)));
         Analysis::from_front_end(text, mapwright_grammar::Analysis { parsed, checked })
     }
