@@ -200,9 +200,17 @@ impl<'a> Checker<'a> {
     /// Mapping statements that can never take effect because an earlier one
     /// with the same key wins.
     pub(super) fn shadowed_mapping_statements(&mut self) {
-        let mut first: FastMap<RuleKey<'a>, Span> = FastMap::default();
-        let mut keys = Vec::new();
         let program = self.program;
+        // The language server's checks size the table by the rules (it
+        // grew and rehashed ten times on a big file, on every keystroke);
+        // a check run once grows it, for its peak memory.
+        let rules = if self.table_size_hint > 0 {
+            program.stmts.iter().filter(|s| is_rule(s)).count()
+        } else {
+            0
+        };
+        let mut first: FastMap<RuleKey<'a>, Span> = crate::fast_hash::map_with_capacity(rules);
+        let mut keys = Vec::new();
         for stmt in &program.stmts {
             keys.clear();
             mapping_keys(stmt, &mut keys);
@@ -231,6 +239,19 @@ impl<'a> Checker<'a> {
             }
         }
     }
+}
+
+/// True for the statements [`mapping_keys`] gives keys for.
+fn is_rule(stmt: &Stmt) -> bool {
+    matches!(
+        stmt.kind,
+        StmtKind::Task { .. }
+            | StmtKind::Region { .. }
+            | StmtKind::Layout { .. }
+            | StmtKind::InstanceLimit { .. }
+            | StmtKind::IndexTaskMap { .. }
+            | StmtKind::SingleTaskMap { .. }
+    )
 }
 
 /// `mgpu`, `m_gpu`, `gpus`...: the processor kind such a name suggests.
