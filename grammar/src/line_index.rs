@@ -150,14 +150,17 @@ fn line_starts(bytes: &[u8]) -> Vec<usize> {
 /// Line starts of a text, for fast conversions.
 #[derive(Debug, Clone)]
 pub struct LineIndex {
-    text: String,
+    /// Shared with its holder where it has the text already (the language
+    /// server's document and analysis): not a copy of the file per
+    /// keystroke.
+    text: std::sync::Arc<String>,
     lines: LineStarts,
 }
 
 impl LineIndex {
     pub fn new(text: &str) -> LineIndex {
         LineIndex {
-            text: text.to_string(),
+            text: std::sync::Arc::new(text.to_string()),
             lines: LineStarts::new(text),
         }
     }
@@ -166,13 +169,18 @@ impl LineIndex {
     /// checker, see `check::Checked::lines`). Only their text's length is
     /// checked: made again if it is not `text`'s.
     pub fn with_line_starts(text: &str, lines: LineStarts) -> LineIndex {
-        if lines.text_len() != text.len() {
-            return LineIndex::new(text);
-        }
-        LineIndex {
-            text: text.to_string(),
-            lines,
-        }
+        LineIndex::sharing(std::sync::Arc::new(text.to_string()), lines)
+    }
+
+    /// [`LineIndex::with_line_starts`] that shares `text` rather than
+    /// copying it.
+    pub fn sharing(text: std::sync::Arc<String>, lines: LineStarts) -> LineIndex {
+        let lines = if lines.text_len() == text.len() {
+            lines
+        } else {
+            LineStarts::new(&text)
+        };
+        LineIndex { text, lines }
     }
 
     pub fn line_count(&self) -> usize {

@@ -17,7 +17,8 @@ use mapwright_grammar::{analyze_remembering, Diagnostic, LineIndex, Parsed, Span
 /// Everything the features derive from one version of a document's text.
 #[derive(Debug)]
 pub struct Analysis {
-    pub text: String,
+    /// The document's text, shared with it and with [`Analysis::index`].
+    pub text: Arc<String>,
     pub parsed: Parsed,
     pub index: LineIndex,
     pub resolved: Resolved,
@@ -38,7 +39,13 @@ impl Analysis {
     /// panics on any input (the grammar's invariant); the LSP layer still
     /// guards against it.
     pub fn new(text: &str) -> Analysis {
-        Analysis::from_front_end(text, analyze_remembering(text))
+        Analysis::sharing(Arc::new(text.to_string()))
+    }
+
+    /// [`Analysis::new`] of a text it shares (the document's).
+    pub fn sharing(text: Arc<String>) -> Analysis {
+        let front = analyze_remembering(&text);
+        Analysis::from_front_end(text, front)
     }
 
     /// The analysis of `text`, an edited version of `prev`'s text: only the
@@ -48,7 +55,7 @@ impl Analysis {
     /// equals [`Analysis::new`].
     pub fn after_edit(prev: &Analysis, text: &str) -> Analysis {
         let (front, _, _) = reanalyze_remembering(&prev.parsed, &prev.check_memo, &prev.text, text);
-        Analysis::from_front_end(text, front)
+        Analysis::from_front_end(Arc::new(text.to_string()), front)
     }
 
     /// [`Analysis::after_edit`] that consumes `prev` where nothing else
@@ -61,13 +68,15 @@ impl Analysis {
     /// Equal to [`Analysis::after_edit`] either way.
     pub fn after_edit_consuming(
         prev: Arc<Analysis>,
-        text: &str,
+        text: &Arc<String>,
         free: impl Fn(Box<dyn Send>),
     ) -> Analysis {
         let prev = match Arc::try_unwrap(prev) {
             Ok(prev) => prev,
             Err(shared) => {
-                let next = Analysis::after_edit(&shared, text);
+                let front =
+                    reanalyze_remembering(&shared.parsed, &shared.check_memo, &shared.text, text).0;
+                let next = Analysis::from_front_end(text.clone(), front);
                 // (If its other holder let go meanwhile, this is the last
                 // reference: freed off this path all the same.)
                 free(Box::new(shared));
@@ -100,14 +109,17 @@ impl Analysis {
             old_lines,
         );
         free(Box::new((old_text, check_memo, unused, unused_names)));
-        Analysis::from_front_end(text, mapwright_grammar::Analysis { parsed, checked })
+        Analysis::from_front_end(
+            text.clone(),
+            mapwright_grammar::Analysis { parsed, checked },
+        )
     }
 
-    fn from_front_end(text: &str, front: mapwright_grammar::Analysis) -> Analysis {
+    fn from_front_end(text: Arc<String>, front: mapwright_grammar::Analysis) -> Analysis {
         let mapwright_grammar::Analysis { parsed, checked } = front;
         Analysis {
-            text: text.to_string(),
-            index: LineIndex::with_line_starts(text, checked.lines),
+            index: LineIndex::sharing(text.clone(), checked.lines),
+            text,
             parsed,
             resolved: checked.resolved,
             symbol_types: checked.symbol_types,
@@ -275,7 +287,7 @@ mod tests {
             assert_eq!(inc.resolved.references, full.resolved.references);
             assert_eq!(inc.symbol_types, full.symbol_types);
             assert_eq!(inc.returns, full.returns);
-            assert_eq!(inc.text, after);
+            assert_eq!(*inc.text, after);
         }
     }
 
@@ -302,8 +314,9 @@ mod tests {
                     .collect::<Vec<_>>()
             };
             assert_eq!(lines(a), lines(&full));
-            assert_eq!(a.text, text);
+            assert_eq!(*a.text, text);
         };
+        let edits: Vec<Arc<String>> = edits.into_iter().map(Arc::new).collect();
         for after in &edits {
             // Held only here: consumed, its statements shifted in place.
             let alone = Arc::new(Analysis::new(before));

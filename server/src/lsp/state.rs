@@ -34,7 +34,9 @@ use super::target::{resolve, Resolution, ResolutionSlot, Target, TargetKey};
 pub struct Document {
     pub uri: Url,
     pub version: i32,
-    pub text: String,
+    /// Shared with its analysis (and the analysis's line index): the
+    /// text is copied once per edit, when the edit is applied.
+    pub text: Arc<String>,
     /// Byte offset of the last edit (where the user is typing; 0 for a
     /// document as opened): diagnostics nearest it are published first
     /// when there are too many (see [`super::publish_limit`]).
@@ -52,7 +54,7 @@ impl Document {
         Document {
             uri,
             version,
-            text,
+            text: Arc::new(text),
             focus: 0,
             analysis: AnalysisSlot::default(),
             base: Mutex::new(None),
@@ -105,7 +107,7 @@ impl Document {
                         super::analysis_cache::drop_in_background,
                     )
                 }
-                None => Analysis::new(&self.text),
+                None => Analysis::sharing(self.text.clone()),
             }
         })
     }
@@ -286,7 +288,7 @@ impl State {
             return Change::Unknown;
         };
         let have = entry.version;
-        let mut text = entry.text.clone();
+        let mut text = String::clone(&entry.text);
         // The first change applies to the text of the current version,
         // whose analysis (if still in memory) has its line index.
         let analysis = entry.analysis.held().filter(|a| a.text.len() == text.len());

@@ -31,7 +31,7 @@ impl Backend {
             return Ok(None);
         };
         let text = match self.state.doc(&uri) {
-            Some(doc) => doc.text.clone(),
+            Some(doc) => String::clone(&doc.text),
             // A project file is a few lines: read it on this thread.
             None => match std::fs::read_to_string(&path) {
                 Ok(text) => text,

@@ -469,7 +469,7 @@ impl Backend {
                 "cancelled after {candidates} candidate(s); the mapper was left unchanged (best so far {})",
                 commands::times(report.best_normalized)
             )
-        } else if !report.improved() || best == doc.text {
+        } else if !report.improved() || best == *doc.text {
             format!(
                 "no candidate beat the mapper as written ({} the expert mapper after {candidates} candidate(s)); nothing to apply",
                 commands::times(initial)
