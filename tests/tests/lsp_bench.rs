@@ -8,6 +8,7 @@
 //!
 //! `MAPWRIGHT_BIN` runs the same benchmark against another binary (the
 //! README's "before" column is a build of an older commit).
+//! `LSP_BENCH_SEEDS=4,5,6` generates the files from other seeds.
 //! `LSP_BENCH_ONLY=TEXT` runs only the rows whose setting or file label
 //! contains TEXT (`seed 1`, `no app`), e.g. under a profiler.
 //!
@@ -48,6 +49,22 @@ use serde_json::{json, Value};
 const KEYSTROKES: usize = 100;
 const WARMUP: usize = 10;
 const SEEDS: [u64; 3] = [1, 2, 3];
+
+/// The seeds of the generated files: [`SEEDS`], or those listed in
+/// `LSP_BENCH_SEEDS` (`4,5,6`), to check that a figure holds on files the
+/// work was not measured on.
+fn bench_seeds() -> Vec<u64> {
+    let listed: Vec<u64> = std::env::var("LSP_BENCH_SEEDS")
+        .unwrap_or_default()
+        .split(',')
+        .filter_map(|s| s.trim().parse().ok())
+        .collect();
+    if listed.is_empty() {
+        SEEDS.to_vec()
+    } else {
+        listed
+    }
+}
 const GENERATED_LINES: usize = 5_000;
 
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
@@ -213,9 +230,9 @@ fn kb(bytes: f64) -> String {
 fn keystroke_to_diagnostics_latency() {
     println!("binary: {}", binary().display());
     let corpus = corpus_mappers();
-    let mut files: Vec<BenchFile> = SEEDS
-        .iter()
-        .map(|&seed| BenchFile {
+    let mut files: Vec<BenchFile> = bench_seeds()
+        .into_iter()
+        .map(|seed| BenchFile {
             label: format!("generated seed {seed}"),
             text: generated(seed, GENERATED_LINES, &corpus),
             seed,
