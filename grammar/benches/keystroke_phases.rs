@@ -7,15 +7,53 @@
 //! for instance), else three 5,000-line files of accepted corpus mappers
 //! from three starting points. On each, 400 one-character edits: a short
 //! word typed at a random place and erased again, as `lsp_bench` types.
-//! Prints the mean of each phase and the p50 / p99 / worst of their sum.
+//! Prints the mean of each phase, the p50 / p99 / worst of their sum, and
+//! the allocations the check makes per edit (count and bytes, from a
+//! counting global allocator: fresh memory is what a language server pays
+//! for in page faults and cache misses on every keystroke).
 //! Run with `cargo bench -p mapwright-grammar --bench keystroke_phases [-- FILE...]`.
 
+use std::alloc::{GlobalAlloc, Layout, System};
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
 use mapwright_grammar::check::{check_after_reparse, check_incremental, Checked, Previous};
 use mapwright_grammar::incremental::reparse_owned;
 use mapwright_grammar::{analyze_remembering, Analysis, Parsed};
+
+/// The system allocator, counting allocations and their bytes.
+struct Counting;
+
+static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
+static ALLOCATED: AtomicUsize = AtomicUsize::new(0);
+
+// SAFETY: forwards every call to `System` unchanged; only counts.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Relaxed);
+        ALLOCATED.fetch_add(layout.size(), Relaxed);
+        System.alloc(layout)
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        System.dealloc(ptr, layout)
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Relaxed);
+        ALLOCATED.fetch_add(new_size, Relaxed);
+        System.realloc(ptr, layout, new_size)
+    }
+}
+
+#[global_allocator]
+static COUNTING: Counting = Counting;
+
+/// Allocations and bytes allocated so far.
+fn allocated() -> (usize, usize) {
+    (ALLOCATIONS.load(Relaxed), ALLOCATED.load(Relaxed))
+}
 
 /// splitmix64: reproducible positions without a dependency.
 struct Rng(u64);
@@ -99,6 +137,9 @@ struct Phases {
     free: Duration,
     totals: Vec<Duration>,
     names_reused: usize,
+    /// Allocations and bytes allocated by the checks.
+    check_allocations: usize,
+    check_bytes: usize,
 }
 
 impl Phases {
@@ -113,6 +154,11 @@ impl Phases {
             ms(self.parse / n),
             ms(self.check / n),
             ms(self.free / n)
+        );
+        println!(
+            "  check allocations per edit: {} ({:.2} MB)",
+            self.check_allocations / n as usize,
+            self.check_bytes as f64 / f64::from(n) / 1e6
         );
         println!(
             "  sum: p50 {:.3} ms, p99 {:.3} ms, worst {:.3} ms",
@@ -150,6 +196,7 @@ fn type_into(text: &str, seed: u64, reuse_names: bool, phases: &mut Phases) {
             let clock = Instant::now();
             let (parsed, how, unused) = reparse_owned(parsed, &text, &next);
             let parsed_at = Instant::now();
+            let (allocations, bytes) = allocated();
             let Checked {
                 memo,
                 resolved,
@@ -171,6 +218,9 @@ fn type_into(text: &str, seed: u64, reuse_names: bool, phases: &mut Phases) {
                 check_incremental(&parsed, &next, previous)
             };
             let checked_at = Instant::now();
+            let (allocations_after, bytes_after) = allocated();
+            phases.check_allocations += allocations_after - allocations;
+            phases.check_bytes += bytes_after - bytes;
             drop((memo, unused));
             let freed_at = Instant::now();
             phases.parse += parsed_at - clock;
