@@ -137,6 +137,7 @@ struct Phases {
     free: Duration,
     totals: Vec<Duration>,
     names_reused: usize,
+    shadowed_reused: usize,
     /// Allocations and bytes allocated by the checks.
     check_allocations: usize,
     check_bytes: usize,
@@ -148,7 +149,10 @@ impl Phases {
         self.totals.sort();
         let totals = &self.totals;
         let at = |q: f64| ms(totals[((totals.len() - 1) as f64 * q) as usize]);
-        println!("{label}: {n} edits, names reused on {}", self.names_reused);
+        println!(
+            "{label}: {n} edits, names reused on {}, shadowed rules on {}",
+            self.names_reused, self.shadowed_reused
+        );
         println!(
             "  mean per edit: re-parse {:.3} ms, check {:.3} ms, freeing the old analysis {:.3} ms",
             ms(self.parse / n),
@@ -228,6 +232,7 @@ fn type_into(text: &str, seed: u64, reuse_names: bool, phases: &mut Phases) {
             phases.free += freed_at - checked_at;
             phases.totals.push(freed_at - clock);
             phases.names_reused += reuse.names_reused as usize;
+            phases.shadowed_reused += reuse.shadowed_reused as usize;
             analysis = Analysis {
                 parsed,
                 checked: new_checked,

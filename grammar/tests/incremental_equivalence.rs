@@ -465,3 +465,45 @@ fn a_kept_statement_replays_only_its_own_record() {
     let (consumed, _, _) = reanalyze_consuming(old, before, &after);
     assert_eq!(same_checked(&consumed.checked, &full.checked), Ok(()));
 }
+
+/// The shadowed-rule findings are reused after an edit that touches no
+/// rule statement, moved with the text, and found again after one that
+/// edits a rule, even one that keeps the number of rules.
+#[test]
+fn shadowed_rules_are_reused_only_while_no_rule_is_edited() {
+    let before = "Task * GPU;\nx = 1;\nw = 2;\nTask * GPU;\nLayout * * * SOA;\ny = x;\nv = y;\nu = v;\nt = u;\ns = t;\nLayout * * * SOA;\nTask foo CPU;\nTask foo CPU;\n";
+    let edits = [
+        // Not a rule (nor the statement after it, which the re-parse may
+        // take in too): reused, the rules after it moved.
+        (before.replacen("x = 1;", "x = 12345;", 1), true),
+        (before.replacen("u = v;\n", "", 1), true),
+        // A rule's task renamed: as many rules, but not the same ones.
+        (
+            before.replacen(
+                "Task foo CPU;\nTask foo CPU;",
+                "Task foo CPU;\nTask bar CPU;",
+                1,
+            ),
+            false,
+        ),
+        // A rule typed, one removed.
+        (before.replacen("x = 1;", "x = 1; Task * GPU;", 1), false),
+        (before.replacen("Task * GPU;\n", "", 1), false),
+    ];
+    for (after, reused) in edits {
+        let full = analyze(&after);
+        let old = analyze_remembering(before);
+        let (inc, how, reuse) =
+            reanalyze_remembering(&old.parsed, &old.checked.memo, before, &after);
+        assert_eq!(same_checked(&inc.checked, &full.checked), Ok(()), "{after}");
+        assert_eq!(reuse.shadowed_reused, reused, "{after:?} {how:?}");
+        let (consumed, _, reuse) = reanalyze_consuming(old, before, &after);
+        assert_eq!(
+            same_checked(&consumed.checked, &full.checked),
+            Ok(()),
+            "{after}"
+        );
+        assert_eq!(reuse.shadowed_reused, reused, "{after:?} {how:?}");
+        assert!(full.checked.diagnostics.iter().any(|d| d.code == "W0218"));
+    }
+}

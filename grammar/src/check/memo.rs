@@ -57,6 +57,42 @@ pub struct CheckMemo {
     /// How many diagnostics the check kept: the next check's list is
     /// allocated with this much room.
     pub(super) diagnostics: usize,
+    /// What the shadowed-rule pass found (kept by the language server's
+    /// checks only).
+    pub(super) shadowed: Option<Arc<ShadowFindings>>,
+}
+
+/// The shadowed-rule pass's findings, before they become diagnostics:
+/// the next check reuses them while no rule statement was edited (see
+/// `Checker::shadowed_mapping_statements`).
+#[derive(Debug, Default)]
+pub(super) struct ShadowFindings {
+    /// How many rule statements the file had.
+    pub(super) rules: usize,
+    /// Each shadowed rule, in the order they are reported: its statement,
+    /// the earlier rule that wins, and the key as the message shows it.
+    pub(super) found: Vec<(Span, Span, Arc<str>)>,
+}
+
+impl ShadowFindings {
+    /// These findings for the text after an edit that re-parsed `window`
+    /// and left every rule statement outside it: those after it moved.
+    pub(super) fn moved(&self, window: &crate::incremental::Window) -> ShadowFindings {
+        let shift = |mut span: Span| {
+            if span.start() >= window.old_end_offset {
+                crate::incremental::shift_span(&mut span, window.delta);
+            }
+            span
+        };
+        ShadowFindings {
+            rules: self.rules,
+            found: self
+                .found
+                .iter()
+                .map(|(at, wins, shown)| (shift(*at), shift(*wins), shown.clone()))
+                .collect(),
+        }
+    }
 }
 
 impl CheckMemo {
@@ -104,6 +140,9 @@ pub struct Reuse {
     /// the re-parse replaced statements or what they use changed
     /// ([`super::check_after_reparse`], `resolve::resolve_after_edit`).
     pub names_reused: bool,
+    /// Whether the last check's shadowed rules were reused (no rule
+    /// statement was edited).
+    pub shadowed_reused: bool,
 }
 
 /// One statement's record, where the statement now is.
@@ -350,6 +389,7 @@ impl NewMemo {
                 stmts: self.stmts.into_iter().map(|s| s.0).collect(),
                 suggestions: None,
                 diagnostics: 0,
+                shadowed: None,
             },
             self.reuse,
         )

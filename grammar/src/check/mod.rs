@@ -316,6 +316,10 @@ fn check_with(
         diags: Vec::new(),
         capped,
         build_all,
+        remember,
+        previous_shadowed: previous.and_then(|p| Some((p.memo.shadowed.clone()?, p.window?))),
+        shadowed: None,
+        shadowed_reused: false,
         tape: None,
         stmt_start: 0,
         stmt_index: 0,
@@ -393,10 +397,14 @@ fn check_with(
         returns,
         suggestions,
         lines,
+        shadowed,
+        shadowed_reused,
         ..
     } = c;
+    reuse.shadowed_reused = shadowed_reused;
     if remember {
         memo.keep_suggestions(suggestions);
+        memo.shadowed = shadowed;
     }
     if capped.is_packed() {
         // Only the diagnostics are wanted: the tables go first.
@@ -426,6 +434,15 @@ struct Checker<'a> {
     capped: CappedDiagnostics,
     /// Build every diagnostic, even over the cap ([`check_building_all`]).
     build_all: bool,
+    /// A language server's check: its findings are kept for the next one.
+    remember: bool,
+    /// The last check's shadowed-rule findings, and the window the re-parse
+    /// since then replaced.
+    previous_shadowed: Option<(Arc<memo::ShadowFindings>, crate::incremental::Window)>,
+    /// This check's, to keep (when `remember`).
+    shadowed: Option<Arc<memo::ShadowFindings>>,
+    /// Whether they are the last check's, moved.
+    shadowed_reused: bool,
     /// What the statement being checked reads and writes, while recording.
     tape: Option<Vec<memo::Event>>,
     /// Start and index of the top-level statement being checked.

@@ -10,6 +10,7 @@
 use crate::fast_hash::{FastMap, FastSet};
 use std::sync::Arc;
 
+use super::memo::ShadowFindings;
 use super::{Checker, Ty};
 use crate::ast::*;
 use crate::diagnostic::{line_or_span, Diagnostic, Fix};
@@ -201,16 +202,78 @@ impl<'a> Checker<'a> {
     /// with the same key wins.
     pub(super) fn shadowed_mapping_statements(&mut self) {
         let program = self.program;
-        // The language server's checks size the table by the rules (it
-        // grew and rehashed ten times on a big file, on every keystroke);
-        // a check run once grows it, for its peak memory.
-        let rules = if self.table_size_hint > 0 {
+        // Counted in the language server's checks: they size the table by
+        // it (it grew and rehashed ten times on a big file) and compare it
+        // with the last check's. A check run once grows the table, for its
+        // peak memory.
+        let rules = if self.remember {
             program.stmts.iter().filter(|s| is_rule(s)).count()
         } else {
             0
         };
+        // The last check's findings hold while no rule statement was
+        // edited: none in the re-parsed window now, and as many rules as
+        // before (so none in the window then either). The rules outside it
+        // are the same trees, in the same order. (Only their spans are
+        // kept: lines and fixes are made from the new text below.)
+        let reused = self.previous_shadowed.take().and_then(|(old, window)| {
+            let now = program.stmts.get(window.first..window.new_end_stmt)?;
+            (old.rules == rules && !now.iter().any(|s| is_rule(s))).then(|| old.moved(&window))
+        });
+        if !self.remember {
+            // Reported as found: a check run once keeps no list of them
+            // (one per line in a file of repeated rules).
+            self.find_shadowed(rules, |c, at, wins, key| {
+                c.report_shadowed(at, wins, &key.shown())
+            });
+            return;
+        }
+        self.shadowed_reused = reused.is_some();
+        let found = reused.unwrap_or_else(|| {
+            let mut found = Vec::new();
+            self.find_shadowed(rules, |_, at, wins, key| {
+                found.push((at, wins, Arc::from(key.shown())))
+            });
+            ShadowFindings { rules, found }
+        });
+        for (at, wins, shown) in &found.found {
+            self.report_shadowed(*at, *wins, shown);
+        }
+        self.shadowed = Some(Arc::new(found));
+    }
+
+    /// W0218 for the rule at `at`, which `wins` shadows (or only counted,
+    /// past the cap).
+    fn report_shadowed(&mut self, at: Span, wins: Span, shown: &str) {
+        if self.over_cap() {
+            self.left_out(at);
+            return;
+        }
+        let line = self.line(wins.start());
+        self.emit(
+            Diagnostic::warning(
+                "W0218",
+                at,
+                format!("this rule for {shown} never takes effect: the earlier one on line {line} wins"),
+            )
+            .with_label("shadowed")
+            .with_related(wins, "this rule wins")
+            .with_note("the reference keeps the first rule for each key (it inserts into a map that never overwrites)")
+            .with_fix(Fix::unsafe_("remove the shadowed rule", vec![(line_or_span(self.source, at), String::new())])),
+        );
+    }
+
+    /// Each rule statement whose key an earlier one has, in source order
+    /// (a statement with several keys once per key shadowed), handed to
+    /// `found` with the statement that wins.
+    fn find_shadowed(
+        &mut self,
+        rules: usize,
+        mut found: impl FnMut(&mut Self, Span, Span, &RuleKey<'a>),
+    ) {
         let mut first: FastMap<RuleKey<'a>, Span> = crate::fast_hash::map_with_capacity(rules);
         let mut keys = Vec::new();
+        let program = self.program;
         for stmt in &program.stmts {
             keys.clear();
             mapping_keys(stmt, &mut keys);
@@ -219,22 +282,7 @@ impl<'a> Checker<'a> {
                     None => {
                         first.insert(*key, stmt.span);
                     }
-                    Some(_) if self.over_cap() => self.left_out(stmt.span),
-                    Some(&prev) => {
-                        let line = self.line(prev.start());
-                        let shown = key.shown();
-                        self.emit(
-                            Diagnostic::warning(
-                                "W0218",
-                                stmt.span,
-                                format!("this rule for {shown} never takes effect: the earlier one on line {line} wins"),
-                            )
-                            .with_label("shadowed")
-                            .with_related(prev, "this rule wins")
-                            .with_note("the reference keeps the first rule for each key (it inserts into a map that never overwrites)")
-                            .with_fix(Fix::unsafe_("remove the shadowed rule", vec![(line_or_span(self.source, stmt.span), String::new())])),
-                        );
-                    }
+                    Some(&wins) => found(self, stmt.span, wins, key),
                 }
             }
         }
