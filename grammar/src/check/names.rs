@@ -277,6 +277,9 @@ impl<'a> Checker<'a> {
         for stmt in &program.stmts {
             keys.clear();
             mapping_keys(stmt, &mut keys);
+            // The memo's reuse condition counts rules with `is_rule`: it
+            // must name every statement that has keys.
+            debug_assert!(keys.is_empty() || is_rule(stmt), "{:?}", stmt.kind);
             for key in &keys {
                 match first.get(key) {
                     None => {
@@ -289,7 +292,9 @@ impl<'a> Checker<'a> {
     }
 }
 
-/// True for the statements [`mapping_keys`] gives keys for.
+/// True for the statements [`mapping_keys`] gives keys for (the two must
+/// name the same kinds: `find_shadowed` asserts it in debug builds, which
+/// the property tests run).
 fn is_rule(stmt: &Stmt) -> bool {
     matches!(
         stmt.kind,

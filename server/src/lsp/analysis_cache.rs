@@ -26,7 +26,8 @@ use super::recent::RecentlyUsed;
 pub const KEPT_ANALYSES: usize = 12;
 
 /// And at most this much text (summed over the kept analyses' documents):
-/// about 6 MB of analyses.
+/// about 6 MB of analyses. (The text itself is shared with the document;
+/// its length stands for the size of the analysis made from it.)
 pub const KEPT_TEXT_BYTES: usize = 256 * 1024;
 
 /// The strong references to the most recently used analyses.
