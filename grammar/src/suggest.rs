@@ -172,8 +172,8 @@ impl ByLength {
 /// are (sorting the names and copying them and the answers was 6 % of a
 /// keystroke's analysis on a 5,000-line file). When a few names changed in
 /// one place, the previous order is updated rather than all sorted again
-/// ([`Suggestions::sorted_after_small_change`]), and the names are kept in
-/// one allocation ([`NameList`]): together 8 % of the check before.
+/// (`Suggestions::sorted_after_small_change`), and the names are kept in
+/// one allocation (`NameList`): together 8 % of the check before.
 #[derive(Debug, Clone, Default)]
 pub struct Suggestions {
     /// The candidates as last given (in the caller's order, duplicates
