@@ -70,9 +70,20 @@ pub fn select<'a>(
             (counted, d.severity, line.abs_diff(focus_line), i, d)
         })
         .collect();
-    ranked.sort_unstable_by_key(|&(counted, severity, distance, i, _)| {
-        (counted, severity, distance, i)
-    });
+    let key =
+        |&(counted, severity, distance, i, _): &(bool, Severity, usize, usize, &Diagnostic)| {
+            (counted, severity, distance, i)
+        };
+    // At most the uncounted notes and `max` others are sent: only those
+    // first ones are put in order (the keys are unique, so the order is
+    // the full sort's), not all of a big file's diagnostics.
+    let uncounted = ranked.iter().filter(|r| !r.0).count();
+    let first = (uncounted + max).min(total);
+    if first < total {
+        ranked.select_nth_unstable_by_key(first, key);
+        ranked.truncate(first);
+    }
+    ranked.sort_unstable_by_key(key);
     let mut kept = Vec::with_capacity(max.min(total));
     let (mut bytes, mut sent) = (0, 0);
     for (counted, _, _, i, d) in ranked {
@@ -234,6 +245,59 @@ mod tests {
         assert_eq!(sel.kept.len(), 11);
         assert!(sel.kept.iter().any(|d| d.code == CAPPED_CODE));
         assert_eq!(sel.omitted, 390);
+    }
+
+    /// Only the first `max` (and the notes) are put in order: the choice
+    /// is the one sorting every diagnostic gives, for every focus and
+    /// limit, with errors, warnings and notes mixed.
+    #[test]
+    fn ordering_only_the_first_ones_chooses_as_sorting_all_does() {
+        let text = text_of_lines(600);
+        let index = LineIndex::new(&text);
+        let mut all = diags(&text, 7);
+        for at in [0, 37, 300] {
+            all.push(Diagnostic::info(CAPPED_CODE, Span::at(at), "more"));
+        }
+        all.sort_by_key(|d| d.span.start());
+        let reference = |max: usize, focus: usize| {
+            let focus_line = index.line_of(focus);
+            let mut ranked: Vec<_> = all
+                .iter()
+                .enumerate()
+                .map(|(i, d)| {
+                    let distance = index.line_of(d.span.start()).abs_diff(focus_line);
+                    (d.code != CAPPED_CODE, d.severity, distance, i)
+                })
+                .collect();
+            ranked.sort_unstable();
+            let (mut kept, mut sent, mut bytes) = (Vec::new(), 0, 0);
+            for (counted, _, _, i) in ranked {
+                let size = estimated_json_bytes(&all[i], 30);
+                if counted {
+                    if sent >= max || bytes + size > BUDGET_BYTES {
+                        break;
+                    }
+                    sent += 1;
+                }
+                bytes += size;
+                kept.push(i);
+            }
+            kept.sort_unstable();
+            kept
+        };
+        for max in [1, 2, 10, 150, 599, 700] {
+            for line in [0, 1, 250, 599] {
+                let focus = index.line_span(line).0;
+                let sel = select(all.iter().collect(), max, focus, &index, 30);
+                let got: Vec<usize> = sel
+                    .kept
+                    .iter()
+                    .map(|k| all.iter().position(|d| std::ptr::eq(d, *k)).unwrap())
+                    .collect();
+                assert_eq!(got, reference(max, focus), "max {max}, line {line}");
+                assert_eq!(sel.omitted, all.len() - got.len());
+            }
+        }
     }
 
     #[test]
