@@ -385,7 +385,10 @@ impl<'a> Formatter<'a> {
 
     /// Forgets what is behind a top-level statement that ended at `end`
     /// (when formatting statement by statement): the comments before the
-    /// first one not yet used, the error offsets up to `end`.
+    /// first one not yet used, the error offsets before `end`. (One at
+    /// `end` stays: it also touches a statement that begins right there,
+    /// as `Task;tuple=x;` has one where `tuple` begins; see
+    /// [`Formatter::has_error`].)
     fn forget_behind(&mut self, end: usize) {
         let n = self.first_unused();
         if let Cow::Owned(comments) = &mut self.comments {
@@ -393,7 +396,7 @@ impl<'a> Formatter<'a> {
             self.used.drain(..n);
             self.next_unused = 0;
         }
-        let behind = self.error_offsets.partition_point(|&o| o <= end);
+        let behind = self.error_offsets.partition_point(|&o| o < end);
         self.error_offsets.drain(..behind);
     }
 

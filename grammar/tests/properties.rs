@@ -88,6 +88,10 @@ fn streaming_parse_agrees_on_the_corpus_and_past_the_diagnostics_cap() {
         "def f task) {\n  return mgpu[0];\n}\n\ndef g(Task t) {\n  return mgpu[0];\n}\n".into(),
     );
     sources.push("Task GPU\n$ @\nx = mgpu[0];\n".into());
+    // An error where one statement ends and the next begins, with no space
+    // between: it touches both, and the streaming formatter once forgot it
+    // for the second (found by `token_soup_never_panics_and_keeps_comments`).
+    sources.push("Task;tuple=TaskTask;".into());
     for source in &sources {
         if let Err(e) = streaming_agrees(source) {
             panic!("{}", &e[..e.len().min(400)]);
