@@ -250,27 +250,22 @@ impl Suggestions {
         let given = Arc::new(NameList::new(candidates));
         // After a small change the previous order is updated; otherwise
         // (or with no previous) the candidates are sorted.
-        let updated = previous.and_then(|p| p.sorted_after_small_change(&given));
-        let (sorted, added, removed) = match updated {
-            Some(u) => u,
+        let (sorted, changed) = match previous.and_then(|p| p.sorted_after_small_change(&given)) {
+            Some((sorted, added, removed)) => (sorted, Some((added, removed))),
             None => {
                 let mut sorted: Vec<u32> = (0..given.len() as u32).collect();
                 sorted.sort_unstable_by(|&a, &b| given.name(a).cmp(given.name(b)));
                 sorted.dedup_by(|a, b| given.name(*a) == given.name(*b));
-                let names: Vec<&str> = sorted.iter().map(|&i| given.name(i)).collect();
-                let (added, removed) = match previous {
-                    Some(p) => sorted_difference(&p.sorted_names(), &names),
-                    // (With no previous answers, every word is asked over
-                    // all names: none is a newcomer.)
-                    None => (Vec::new(), Vec::new()),
-                };
-                let owned = |v: Vec<&str>| v.into_iter().map(String::from).collect::<Vec<_>>();
-                (sorted, owned(added), owned(removed))
+                (sorted, None)
             }
         };
         let names: Vec<&str> = sorted.iter().map(|&i| given.name(i)).collect();
-        let added: Vec<&str> = added.iter().map(String::as_str).collect();
-        let removed: Vec<&str> = removed.iter().map(String::as_str).collect();
+        let (added, removed) = changed.unwrap_or_else(|| match previous {
+            Some(p) => sorted_difference(&p.sorted_names(), &names),
+            // (With no previous answers, every word is asked over all
+            // names: none is a newcomer.)
+            None => (Vec::new(), Vec::new()),
+        });
         let previous = previous.filter(|_| added.len() + removed.len() <= MAX_CHANGED);
         let newcomers = Suggester::new(added.iter().copied());
         let everyone: Arc<OnceLock<ByLength>> = Arc::default();
@@ -317,10 +312,10 @@ impl Suggestions {
     /// before and after it keep their places, so only the run's names are
     /// placed, not thousands sorted again. `None` for a bigger change.
     #[allow(clippy::type_complexity)]
-    fn sorted_after_small_change(
+    fn sorted_after_small_change<'g>(
         &self,
-        given: &NameList,
-    ) -> Option<(Vec<u32>, Vec<String>, Vec<String>)> {
+        given: &'g NameList,
+    ) -> Option<(Vec<u32>, Vec<&'g str>, Vec<&str>)> {
         let old = &*self.given;
         let (m, n) = (old.len(), given.len());
         let prefix = (0..m.min(n))
@@ -350,7 +345,7 @@ impl Suggestions {
             };
             match now {
                 Some(j) => sorted.push(j),
-                None => removed.push(old.name(i as u32).to_string()),
+                None => removed.push(old.name(i as u32)),
             }
         }
         let mut added = Vec::new();
@@ -358,7 +353,7 @@ impl Suggestions {
             let name = given.name(j as u32);
             if let Err(at) = sorted.binary_search_by(|&k| given.name(k).cmp(name)) {
                 sorted.insert(at, j as u32);
-                added.push(name.to_string());
+                added.push(name);
             }
         }
         added.sort_unstable();
