@@ -508,6 +508,17 @@ impl<'a> Checker<'a> {
             Event::Write(Write::Return { name, .. } | Write::ForgetReturn { name }) => &**name,
             _ => "",
         };
+        // A function's return type as this statement's later reads see it:
+        // its own last write, else the table's.
+        let returns = &self.returns;
+        let return_now = |own: &[(usize, Option<Ty>)], name: &str| match own
+            .iter()
+            .rev()
+            .find(|(i, _)| returned(*i) == name)
+        {
+            Some((_, t)) => *t,
+            None => returns.get(name).copied(),
+        };
         // Symbol indices move when a symbol is added or removed before
         // them: each old index read maps to the new one, and the writes
         // (which only use indices just read) follow the map.
@@ -520,17 +531,7 @@ impl<'a> Checker<'a> {
                             let own = own_global.filter(|_| self.own_name(stmt) == Some(&**name));
                             self.globals.get(&**name).copied().or(own) == *ty
                         }
-                        Read::Return { name, ty } => {
-                            let now = match own_returns
-                                .iter()
-                                .rev()
-                                .find(|(i, _)| returned(*i) == &**name)
-                            {
-                                Some((_, t)) => *t,
-                                None => self.returns.get(&**name).copied(),
-                            };
-                            now == *ty
-                        }
+                        Read::Return { name, ty } => return_now(own_returns, name) == *ty,
                         Read::FunctionBody { name, at } => {
                             self.body_unchanged(name, *at, old_source, old_start)
                         }
@@ -556,15 +557,7 @@ impl<'a> Checker<'a> {
                     own_global.get_or_insert(*ty);
                 }
                 Event::Write(Write::Return { name, ty }) => {
-                    let now = match own_returns
-                        .iter()
-                        .rev()
-                        .find(|(i, _)| returned(*i) == &**name)
-                    {
-                        Some((_, t)) => *t,
-                        None => self.returns.get(&**name).copied(),
-                    };
-                    if now.is_none() {
+                    if return_now(own_returns, name).is_none() {
                         own_returns.push((e, Some(*ty)));
                     }
                 }

@@ -201,16 +201,19 @@ impl<'a> Checker<'a> {
     /// Mapping statements that can never take effect because an earlier one
     /// with the same key wins.
     pub(super) fn shadowed_mapping_statements(&mut self) {
+        if !self.remember {
+            // Reported as found: a check run once keeps no list of them
+            // (one per line in a file of repeated rules), and grows its
+            // table of keys, for its peak memory.
+            self.find_shadowed(0, |c, at, wins, key| {
+                c.report_shadowed(at, wins, &key.shown())
+            });
+            return;
+        }
         let program = self.program;
-        // Counted in the language server's checks: they size the table by
-        // it (it grew and rehashed ten times on a big file) and compare it
-        // with the last check's. A check run once grows the table, for its
-        // peak memory.
-        let rules = if self.remember {
-            program.stmts.iter().filter(|s| is_rule(s)).count()
-        } else {
-            0
-        };
+        // Counted: the table is sized by it (it grew and rehashed ten times
+        // on a big file) and it is compared with the last check's.
+        let rules = program.stmts.iter().filter(|s| is_rule(s)).count();
         // The last check's findings hold while no rule statement was
         // edited: none in the re-parsed window now, and as many rules as
         // before (so none in the window then either). The rules outside it
@@ -220,14 +223,6 @@ impl<'a> Checker<'a> {
             let now = program.stmts.get(window.first..window.new_end_stmt)?;
             (old.rules == rules && !now.iter().any(|s| is_rule(s))).then(|| old.moved(&window))
         });
-        if !self.remember {
-            // Reported as found: a check run once keeps no list of them
-            // (one per line in a file of repeated rules).
-            self.find_shadowed(rules, |c, at, wins, key| {
-                c.report_shadowed(at, wins, &key.shown())
-            });
-            return;
-        }
         self.shadowed_reused = reused.is_some();
         let found = reused.unwrap_or_else(|| {
             let mut found = Vec::new();
