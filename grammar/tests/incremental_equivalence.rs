@@ -19,7 +19,7 @@
 use std::cell::Cell;
 use std::path::Path;
 
-use mapwright_grammar::check::{check, Checked};
+use mapwright_grammar::check::{check, Checked, Reuse};
 use mapwright_grammar::incremental::{
     reanalyze_consuming, reanalyze_remembering, reparse, reparse_owned, Reparse,
 };
@@ -434,6 +434,27 @@ fn typing_inside_statements_takes_the_incremental_path() {
     );
 }
 
+/// `after` analysed from `before`'s analysis both ways, borrowing it and
+/// consuming it: each must equal a full analysis. How the re-parse went,
+/// and what each way reused.
+fn both_ways_equal_a_full_analysis(before: &str, after: &str) -> (Reparse, Reuse, Reuse) {
+    let full = analyze(after);
+    let old = analyze_remembering(before);
+    let (inc, how, reuse) = reanalyze_remembering(&old.parsed, &old.checked.memo, before, after);
+    assert_eq!(
+        same_checked(&inc.checked, &full.checked),
+        Ok(()),
+        "{after:?}"
+    );
+    let (consumed, _, consumed_reuse) = reanalyze_consuming(old, before, after);
+    assert_eq!(
+        same_checked(&consumed.checked, &full.checked),
+        Ok(()),
+        "{after:?}"
+    );
+    (how, reuse, consumed_reuse)
+}
+
 /// A statement re-parsed with the same text but a different tree: the
 /// Python-style `def h` ends its body at the next line's indentation, and
 /// whether `return 1` is a statement depends on the `}` typed after it. Its
@@ -442,13 +463,8 @@ fn typing_inside_statements_takes_the_incremental_path() {
 fn same_text_with_another_tree_is_checked_again() {
     let before = "GPUyout * * * SOA Bogus;\ndef h(Task t):\n  return 1\ndef f(Task taska):\nTask Task;\n    return 0;\n";
     let after = before.replacen("return 1", "return 1}", 1);
-    let full = analyze(&after);
-    let old = analyze_remembering(before);
-    let (inc, how, _) = reanalyze_remembering(&old.parsed, &old.checked.memo, before, &after);
+    let (how, _, _) = both_ways_equal_a_full_analysis(before, &after);
     assert!(matches!(how, Reparse::Incremental { .. }), "{how:?}");
-    assert_eq!(same_checked(&inc.checked, &full.checked), Ok(()));
-    let (consumed, _, _) = reanalyze_consuming(old, before, &after);
-    assert_eq!(same_checked(&consumed.checked, &full.checked), Ok(()));
 }
 
 /// A statement the re-parse kept (with a syntax error) must replay its own
@@ -458,12 +474,7 @@ fn same_text_with_another_tree_is_checked_again() {
 fn a_kept_statement_replays_only_its_own_record() {
     let before = "def h(Task t):\n  y = 1\n  z = 2}\nx = 1;\nTask * GPU;\ndef h(Task t):\n  y = 1\n  z = 2\nTask * GPU;\n";
     let after = before.replacen("x = 1;", "Task * CPU;", 1);
-    let full = analyze(&after);
-    let old = analyze_remembering(before);
-    let (inc, _, _) = reanalyze_remembering(&old.parsed, &old.checked.memo, before, &after);
-    assert_eq!(same_checked(&inc.checked, &full.checked), Ok(()));
-    let (consumed, _, _) = reanalyze_consuming(old, before, &after);
-    assert_eq!(same_checked(&consumed.checked, &full.checked), Ok(()));
+    both_ways_equal_a_full_analysis(before, &after);
 }
 
 /// The shadowed-rule findings are reused after an edit that touches no
@@ -491,19 +502,13 @@ fn shadowed_rules_are_reused_only_while_no_rule_is_edited() {
         (before.replacen("Task * GPU;\n", "", 1), false),
     ];
     for (after, reused) in edits {
-        let full = analyze(&after);
-        let old = analyze_remembering(before);
-        let (inc, how, reuse) =
-            reanalyze_remembering(&old.parsed, &old.checked.memo, before, &after);
-        assert_eq!(same_checked(&inc.checked, &full.checked), Ok(()), "{after}");
+        let (how, reuse, consumed_reuse) = both_ways_equal_a_full_analysis(before, &after);
         assert_eq!(reuse.shadowed_reused, reused, "{after:?} {how:?}");
-        let (consumed, _, reuse) = reanalyze_consuming(old, before, &after);
-        assert_eq!(
-            same_checked(&consumed.checked, &full.checked),
-            Ok(()),
-            "{after}"
-        );
-        assert_eq!(reuse.shadowed_reused, reused, "{after:?} {how:?}");
-        assert!(full.checked.diagnostics.iter().any(|d| d.code == "W0218"));
+        assert_eq!(consumed_reuse.shadowed_reused, reused, "{after:?} {how:?}");
+        assert!(analyze(&after)
+            .checked
+            .diagnostics
+            .iter()
+            .any(|d| d.code == "W0218"));
     }
 }
