@@ -77,11 +77,7 @@ impl LineStarts {
         for s in &mut self.starts[after..] {
             *s = (*s as isize + delta) as usize;
         }
-        let found = (start.max(1)..=new_end).filter(|&p| match bytes[p - 1] {
-            b'\n' => true,
-            b'\r' => bytes.get(p) != Some(&b'\n'),
-            _ => false,
-        });
+        let found = (start.max(1)..=new_end).filter(|&p| is_break(bytes, p - 1));
         self.starts.splice(keep..after, found);
         self.text_len = bytes.len();
         self
@@ -106,6 +102,15 @@ impl LineStarts {
     }
 }
 
+/// Whether byte `j` ends a line: a `\n`, or a `\r` not followed by `\n`.
+fn is_break(bytes: &[u8], j: usize) -> bool {
+    match bytes[j] {
+        b'\n' => true,
+        b'\r' => bytes.get(j + 1) != Some(&b'\n'),
+        _ => false,
+    }
+}
+
 /// The start of every line of `bytes`: 0, and the byte after each `\n`
 /// and each `\r` not followed by `\n`. Built on every keystroke (by the
 /// checker), so the text is scanned eight bytes at a time, and only the
@@ -124,12 +129,7 @@ fn line_starts(bytes: &[u8]) -> Vec<usize> {
     let mut starts = Vec::with_capacity(bytes.len() / 32 + 1);
     starts.push(0);
     let look_at = |from: usize, to: usize, starts: &mut Vec<usize>| {
-        for (j, &b) in bytes[from..to].iter().enumerate() {
-            let j = from + j;
-            if b == b'\n' || (b == b'\r' && bytes.get(j + 1) != Some(&b'\n')) {
-                starts.push(j + 1);
-            }
-        }
+        starts.extend((from..to).filter(|&j| is_break(bytes, j)).map(|j| j + 1));
     };
     let mut chunks = bytes.chunks_exact(8);
     let mut at = 0;
