@@ -521,7 +521,7 @@ impl CappedDiagnostics {
 
 /// The final `I0001` of a list that left `n` diagnostics out, the first at
 /// `span`.
-fn summary(span: Span, n: usize) -> Diagnostic {
+pub(crate) fn summary(span: Span, n: usize) -> Diagnostic {
     Diagnostic::info(
         CAPPED_CODE,
         span,

@@ -133,8 +133,19 @@ impl Report {
 /// [`analyze_tree`]'s diagnostics (`analyze_tree(source).into_diagnostics()`,
 /// the same values in the same order), kept packed while the file is parsed
 /// and checked, and nothing else of the analysis: a file full of mistakes
-/// holds a few bytes per diagnostic instead of several hundred.
+/// holds a few bytes per diagnostic instead of several hundred. The file is
+/// parsed twice, one statement at a time, and no tree but the function
+/// definitions' is kept (`check::stream`).
 pub fn report(source: &str) -> Report {
+    let (syntax, check) = check::report_streaming(source);
+    Report { syntax, check }
+}
+
+/// [`report`] from the whole tree: parsed once, then checked (what
+/// [`report`] did before it streamed; the reference of the tests that the
+/// two agree).
+#[doc(hidden)]
+pub fn report_whole(source: &str) -> Report {
     let (parsed, syntax) = parser::parse_tree_packed(source);
     let check = check::check_packed(&parsed, source);
     Report { syntax, check }

@@ -142,7 +142,7 @@ impl PackedDiagnostics {
     }
 
     /// The `i`th diagnostic's span, without building it.
-    fn span_of(&self, i: usize) -> Span {
+    pub(crate) fn span_of(&self, i: usize) -> Span {
         let mut r = Reader {
             packed: self,
             at: self.starts[i] as usize,
@@ -169,6 +169,16 @@ impl PackedDiagnostics {
         let mut order: Vec<u32> = (0..n as u32).collect();
         order.sort_by_key(|&i| self.key(i as usize));
         let starts: Vec<u32> = order.iter().map(|&i| self.starts[i as usize]).collect();
+        self.starts = starts;
+    }
+
+    /// Keeps only the diagnostics numbered `records`, in that order (their
+    /// bytes stay until the list is dropped).
+    pub(crate) fn select(&mut self, records: &[u32]) {
+        let starts: Vec<u32> = records
+            .iter()
+            .filter_map(|&r| self.starts.get(r as usize).copied())
+            .collect();
         self.starts = starts;
     }
 

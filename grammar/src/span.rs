@@ -27,6 +27,9 @@ fn narrow(offset: usize) -> u32 {
 }
 
 impl Span {
+    /// The empty span at offset 0 (a constant [`Span::at`]`(0)`).
+    pub const START: Span = Span { lo: 0, hi: 0 };
+
     pub fn new(start: usize, end: usize) -> Span {
         Span {
             lo: narrow(start),

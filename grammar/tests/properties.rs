@@ -7,7 +7,7 @@ use std::path::Path;
 use mapwright_grammar::ast::without_spans;
 use mapwright_grammar::format::{format, format_parsed, format_range};
 use mapwright_grammar::token::lex;
-use mapwright_grammar::{analyze, analyze_tree, parse, parse_tree, report, Span};
+use mapwright_grammar::{analyze, analyze_tree, parse, parse_tree, report, report_whole, Span};
 use proptest::prelude::*;
 
 fn corpus_files() -> Vec<(String, String)> {
@@ -51,16 +51,73 @@ fn streaming_agrees(source: &str) -> Result<(), String> {
     if analyzed != analyze(source).diagnostics() {
         return Err(format!("analyze_tree differs from analyze on {source:?}"));
     }
-    // `mapwright check` keeps the diagnostics packed (`report`).
+    // `mapwright check` keeps the diagnostics packed (`report`), and
+    // checks one statement at a time.
     let report = report(source);
     if report.len() != analyzed.len() || !report.diagnostics().eq(analyzed) {
         return Err(format!("report differs from analyze_tree on {source:?}"));
+    }
+    if !report.diagnostics().eq(report_whole(source).diagnostics()) {
+        return Err(format!("report differs from report_whole on {source:?}"));
     }
     // `format` parses keeping only where errors start (light diagnostics).
     if format(source) != format_parsed(source, &full) {
         return Err(format!("format differs from format_parsed on {source:?}"));
     }
     Ok(())
+}
+
+/// The streaming check collects each kind of diagnostic apart and applies
+/// the cap kind by kind at the end: past the cap in each kind, and in all
+/// of them at once, it keeps and counts what the whole-file check does.
+#[test]
+fn streaming_check_agrees_past_the_cap_of_each_kind() {
+    let many = |n: usize, each: &dyn Fn(usize) -> String| (0..n).map(each).collect::<String>();
+    let sources = [
+        // second definitions and shadowed rules
+        many(1200, &|i| format!("x = {i};\nTask a{} GPU;\n", i % 7)),
+        // undefined names (a machine's name: its fix only once)
+        many(1300, &|i| format!("x{i} = y{i} + mgpu[0];\n")),
+        // unused functions, parameters and locals; a mapping function
+        many(800, &|i| {
+            format!("def f{i}(int a, int b, Task t) {{ c = 1; return m[0]; }}\n")
+        }) + "m = Machine(GPU);\nIndexTaskMap t f1;\n",
+        // uses before assignment
+        many(1200, &|i| format!("x{i} = y{i};\n")) + &many(1200, &|i| format!("y{i} = 1;\n")),
+        // statements' own diagnostics, entry functions defined later
+        many(700, &|i| {
+            format!("m = Machine(GPU);\nx{i} = m + 1;\nIndexTaskMap k{i} h{i};\ndef h{i}(Task t) {{ a = t.ipoint; return a; }}\n")
+        }),
+        // every kind, interleaved
+        many(1500, &|i| {
+            format!(
+                "x{} = q{i} + z;\nTask a{} GPU;\ndef g{i}(int p) {{ return p + r; }}\nIndexTaskMap t g{};\nw{i} = v{};\nv{i} = 2;\n",
+                i % 900,
+                i % 3,
+                i + 1,
+                i + 5
+            )
+        }),
+    ];
+    for source in &sources {
+        let streamed: Vec<_> = report(source).diagnostics().collect();
+        let whole: Vec<_> = report_whole(source).diagnostics().collect();
+        assert!(
+            streamed.iter().any(|d| d.code == "I0001"),
+            "not past the cap: {}",
+            &source[..80]
+        );
+        if let Some(i) =
+            (0..streamed.len().max(whole.len())).find(|&i| streamed.get(i) != whole.get(i))
+        {
+            panic!(
+                "differs at #{i} on {}...: streamed {:?}, whole {:?}",
+                &source[..80],
+                streamed.get(i),
+                whole.get(i)
+            );
+        }
+    }
 }
 
 #[test]

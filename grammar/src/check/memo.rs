@@ -628,7 +628,7 @@ impl<'a> Checker<'a> {
     /// The first definition of function `name`.
     fn function_def(&self, name: &str) -> Option<(usize, &'a Stmt)> {
         let index = *self.functions.get(name)?;
-        Some((index, self.program.stmts.get(index)?))
+        Some((index, self.stmt_at(index)))
     }
 
     /// Whether function `name` is defined after the current statement, and
@@ -741,7 +741,10 @@ impl<'a> Checker<'a> {
     // ----- the checker's reads and writes, recorded ----------------------
 
     pub(super) fn global_ty(&mut self, name: &str) -> Option<Ty> {
-        let ty = self.globals.get(name).copied();
+        let ty = match &self.stream {
+            Some(globals) => globals.get(name).and_then(|g| g.so_far),
+            None => self.globals.get(name).copied(),
+        };
         self.note(Event::Read(Read::Global {
             name: name.into(),
             ty,
@@ -750,7 +753,10 @@ impl<'a> Checker<'a> {
     }
 
     pub(super) fn late_global_ty(&mut self, name: &str) -> Option<Ty> {
-        let ty = self.late_globals.get(name).copied();
+        let ty = match &self.stream {
+            Some(globals) => globals.get(name).map(|g| g.late),
+            None => self.late_globals.get(name).copied(),
+        };
         self.note(Event::Read(Read::LateGlobal {
             name: name.into(),
             ty,
@@ -813,6 +819,9 @@ impl<'a> Checker<'a> {
     }
 
     fn is_assigned(&self, name: &str) -> bool {
+        if let Some(globals) = &self.stream {
+            return globals.get(name).is_some_and(|g| g.assigned);
+        }
         // (A set made on first use: a scan of every statement per read
         // made replaying such reads quadratic in the file's length.)
         self.assigned
@@ -836,8 +845,13 @@ impl<'a> Checker<'a> {
         best
     }
 
+    /// The symbol of global `name` (none in the streaming check, which
+    /// keeps no symbols of globals: their types are only for hovers).
     pub(super) fn global_id(&mut self, name: &str) -> Option<usize> {
-        let id = self.resolved.global(name);
+        let id = match self.stream {
+            Some(_) => None,
+            None => self.resolved.global(name),
+        };
         self.note(Event::Read(Read::GlobalId {
             name: name.into(),
             id,
@@ -870,7 +884,12 @@ impl<'a> Checker<'a> {
 
     pub(super) fn write_global(&mut self, name: &'a str, ty: Ty) {
         self.note(Event::Write(Write::Global { ty }));
-        self.globals.entry(name).or_insert(ty);
+        match &mut self.stream {
+            Some(globals) => globals.assign(name, ty),
+            None => {
+                self.globals.entry(name).or_insert(ty);
+            }
+        }
     }
 
     pub(super) fn write_symbol_type(&mut self, id: usize, ty: Ty, replace: bool) {

@@ -31,10 +31,12 @@ use crate::Span;
 
 mod memo;
 mod names;
+mod stream;
 mod symbol_types;
 pub use symbol_types::SymbolTypes;
 
 pub use memo::{CheckMemo, Previous, Reuse};
+pub(crate) use stream::report as report_streaming;
 
 /// Static types. `None` lengths/dimensions mean "not known statically".
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -386,6 +388,8 @@ fn check_with(
             }
             referenced
         },
+        stream: None,
+        positions: &[],
     };
     let old = previous.map(|p| memo::OldRecords::new(p, &parsed.diagnostics));
     let (mut memo, mut reuse) = c.run(remember, old.as_ref());
@@ -477,6 +481,13 @@ struct Checker<'a> {
     defined_at: FastMap<Span, usize>,
     /// Whether each symbol is referenced at least once.
     referenced: Vec<bool>,
+    /// The streaming check's globals (`stream`): then `program` holds only
+    /// the function definitions, and `globals`, `late_globals` and
+    /// `assigned` are read from here instead.
+    stream: Option<stream::Globals<'a>>,
+    /// With `stream`: the statement index of each of `program`'s
+    /// statements, ascending (empty: `program` is the whole file).
+    positions: &'a [usize],
 }
 
 /// Names visible while typing an expression.
@@ -491,6 +502,26 @@ struct Env {
 }
 
 impl<'a> Checker<'a> {
+    /// Top-level statement `index` (with `stream`, one of the function
+    /// definitions kept: the only statements looked up by index). An
+    /// index the checker has not read from the file cannot come, but
+    /// would give an error statement, not a panic.
+    fn stmt_at(&self, index: usize) -> &'a Stmt {
+        static MISSING: Stmt = Stmt {
+            kind: StmtKind::Error,
+            span: Span::START,
+        };
+        let position = if self.positions.is_empty() {
+            Some(index)
+        } else {
+            self.positions.binary_search(&index).ok()
+        };
+        match position.and_then(|p| self.program.stmts.get(p)) {
+            Some(stmt) => stmt,
+            None => &MISSING,
+        }
+    }
+
     fn line(&self, offset: usize) -> usize {
         self.lines.line_of(offset) + 1
     }
@@ -545,13 +576,15 @@ impl<'a> Checker<'a> {
     }
 
     /// Types top-level statement `i`.
-    fn statement(&mut self, i: usize, stmt: &'a Stmt) {
+    fn statement(&mut self, i: usize, stmt: &Stmt) {
         {
             match &stmt.kind {
                 StmtKind::Assign { name, value } => {
                     let ty = self.infer(value, &Env::default());
                     self.check_assignable(ty, value);
-                    self.write_global(name.name.as_str(), ty);
+                    // (The name as the text spells it, which outlives the
+                    // tree: the streaming check forgets each statement's.)
+                    self.write_global(name.span.text(self.source), ty);
                     if let Some(id) = self.global_id(&name.name) {
                         self.write_symbol_type(id, ty, false);
                     }
@@ -568,7 +601,7 @@ impl<'a> Checker<'a> {
                     self.check_print(format, *format_span, args.len());
                 }
                 StmtKind::FuncDef { name, .. } => {
-                    self.write_global(name.name.as_str(), Ty::Function);
+                    self.write_global(name.span.text(self.source), Ty::Function);
                     self.function_body(i);
                 }
                 StmtKind::IndexTaskMap { func, .. } | StmtKind::SingleTaskMap { func, .. } => {
@@ -595,7 +628,7 @@ impl<'a> Checker<'a> {
     fn function_body(&mut self, index: usize) {
         let StmtKind::FuncDef {
             name, params, body, ..
-        } = &self.program.stmts[index].kind
+        } = &self.stmt_at(index).kind
         else {
             return;
         };
@@ -759,7 +792,7 @@ impl<'a> Checker<'a> {
             self.diags.push(d);
             return;
         };
-        let def = &self.program.stmts[def_index];
+        let def = self.stmt_at(def_index);
         if def_index > stmt_index {
             self.pin_function(&func.name);
             let line = self.line_read(def.span.start());
@@ -1161,7 +1194,7 @@ impl<'a> Checker<'a> {
                 if env.locals.iter().any(|(l, _)| l == n) {
                     return Ty::Unknown;
                 }
-                let StmtKind::FuncDef { params, name, .. } = &self.program.stmts[index].kind else {
+                let StmtKind::FuncDef { params, name, .. } = &self.stmt_at(index).kind else {
                     return Ty::Unknown;
                 };
                 let spread = arg_types.iter().any(|t| matches!(t, Ty::Spread(_)));

@@ -50,33 +50,13 @@ impl<'a> Checker<'a> {
                 continue;
             }
             let prev_line = self.line(prev.start());
-            if !is_func {
-                let what = if prev_is_func { "function" } else { "global" };
-                self.emit(
-                    Diagnostic::error(
-                        "E0215",
-                        name.span,
-                        format!("`{}` is already defined as a {what} (line {prev_line})", name.name),
-                    )
-                    .with_label("second definition")
-                    .with_related(prev, "first defined here")
-                    .with_note(format!(
-                        "globals can be assigned once; the reference aborts with \"AssignNode multiple {} cause conflicts in global_symbol!\"",
-                        name.name
-                    ))
-                    .with_fix(Fix::unsafe_("remove this assignment", vec![(stmt.span, String::new())])),
-                );
-            } else {
-                self.emit(
-                    Diagnostic::warning(
-                        "W0216",
-                        name.span,
-                        format!("this definition of `{}` is ignored: the first one (line {prev_line}) wins", name.name),
-                    )
-                    .with_label("ignored")
-                    .with_related(prev, "this definition is used"),
-                );
-            }
+            self.emit(second_definition(
+                name,
+                stmt.span,
+                (prev, prev_is_func),
+                prev_line,
+                is_func,
+            ));
         }
     }
 
@@ -102,31 +82,15 @@ impl<'a> Checker<'a> {
                 self.left_out(*span);
                 continue;
             }
-            let mut d = Diagnostic::error("E0201", *span, format!("`{name}` not found"))
-                .with_label("undefined name")
-                .with_note(format!("the reference aborts with \"{name} not found\""));
-            if let Some(best) = suggestions.get(name) {
-                d = d.with_fix(Fix::safe(
-                    format!("use `{best}`"),
-                    vec![(*span, best.to_string())],
-                ));
-            }
-            if let Some(kind) = machine_kind_for_name(name) {
-                if !seen.contains(name.as_str()) {
-                    let at = self
-                        .program
-                        .stmts
-                        .first()
-                        .map(|s| s.span.start())
-                        .unwrap_or(0);
-                    let at = self.insertion_point_before_uses(at);
-                    d = d.with_fix(Fix::safe(
-                        format!("add `{name} = Machine({kind});`"),
-                        vec![(Span::at(at), format!("{name} = Machine({kind});\n"))],
-                    ));
-                }
-            }
-            seen.insert(name);
+            let first_stmt = self.program.stmts.first().map(|s| s.span.start());
+            let d = undefined_name(
+                self.source,
+                name,
+                *span,
+                suggestions.get(name),
+                seen.insert(name.as_str())
+                    .then_some(first_stmt.unwrap_or(0)),
+            );
             self.emit(d);
         }
         self.suggestions = Some(Arc::new(suggestions));
@@ -141,25 +105,9 @@ impl<'a> Checker<'a> {
                     continue;
                 }
                 let line = sym.defs.first().map(|d| self.line(d.start())).unwrap_or(0);
-                self.emit(
-                    Diagnostic::error(
-                        "E0201",
-                        r.span,
-                        format!("`{}` is used before it is assigned (line {line})", sym.name),
-                    )
-                    .with_label("not defined yet")
-                    .with_note("top-level statements run in order"),
-                );
+                self.emit(used_before_assignment(&sym.name, r.span, line));
             }
         }
-    }
-
-    /// Where to insert a new global: the first statement's line start.
-    fn insertion_point_before_uses(&self, first_stmt: usize) -> usize {
-        self.source[..first_stmt]
-            .rfind('\n')
-            .map(|i| i + 1)
-            .unwrap_or(0)
     }
 
     pub(super) fn unused_symbols(&mut self) {
@@ -174,27 +122,14 @@ impl<'a> Checker<'a> {
             let Some(&def) = sym.defs.first() else {
                 continue;
             };
-            let (code, what) = match sym.kind {
-                SymbolKind::Function => ("W0213", "function"),
-                SymbolKind::Global => ("W0214", "variable"),
-                SymbolKind::Local => ("W0214", "local variable"),
-                SymbolKind::LoopVar => continue,
-                SymbolKind::Parameter => {
-                    if self.symbol_types.get(id) == Some(Ty::Task) {
-                        continue; // entry functions must take the task even if unused
-                    }
-                    ("W0214", "parameter")
-                }
-            };
+            if !reported_when_unused(sym.kind, self.symbol_types.get(id)) {
+                continue;
+            }
             if self.over_cap() {
                 self.left_out(def);
                 continue;
             }
-            self.emit(
-                Diagnostic::warning(code, def, format!("unused {what} `{}`", sym.name))
-                    .with_label("never used")
-                    .with_note("prefix the name with `_` to silence this"),
-            );
+            self.emit(unused(sym.kind, &sym.name, def));
         }
     }
 
@@ -245,17 +180,7 @@ impl<'a> Checker<'a> {
             return;
         }
         let line = self.line(wins.start());
-        self.emit(
-            Diagnostic::warning(
-                "W0218",
-                at,
-                format!("this rule for {shown} never takes effect: the earlier one on line {line} wins"),
-            )
-            .with_label("shadowed")
-            .with_related(wins, "this rule wins")
-            .with_note("the reference keeps the first rule for each key (it inserts into a map that never overwrites)")
-            .with_fix(Fix::unsafe_("remove the shadowed rule", vec![(line_or_span(self.source, at), String::new())])),
-        );
+        self.emit(shadowed_rule(self.source, at, wins, shown, line));
     }
 
     /// Each rule statement whose key an earlier one has, in source order
@@ -271,7 +196,7 @@ impl<'a> Checker<'a> {
         let program = self.program;
         for stmt in &program.stmts {
             keys.clear();
-            mapping_keys(stmt, &mut keys);
+            mapping_keys(stmt, self.source, &mut keys);
             // The memo's reuse condition counts rules with `is_rule`: it
             // must name every statement that has keys.
             debug_assert!(keys.is_empty() || is_rule(stmt), "{:?}", stmt.kind);
@@ -287,10 +212,138 @@ impl<'a> Checker<'a> {
     }
 }
 
+/// E0215 (a global assigned again) or W0216 (a function defined again)
+/// for the definition of `name` in the statement at `stmt`; `first` is
+/// the first definition's name and whether it was a function's, on line
+/// `first_line`.
+pub(super) fn second_definition(
+    name: &Ident,
+    stmt: Span,
+    (first, first_is_func): (Span, bool),
+    first_line: usize,
+    is_func: bool,
+) -> Diagnostic {
+    if !is_func {
+        let what = if first_is_func { "function" } else { "global" };
+        Diagnostic::error(
+            "E0215",
+            name.span,
+            format!("`{}` is already defined as a {what} (line {first_line})", name.name),
+        )
+        .with_label("second definition")
+        .with_related(first, "first defined here")
+        .with_note(format!(
+            "globals can be assigned once; the reference aborts with \"AssignNode multiple {} cause conflicts in global_symbol!\"",
+            name.name
+        ))
+        .with_fix(Fix::unsafe_("remove this assignment", vec![(stmt, String::new())]))
+    } else {
+        Diagnostic::warning(
+            "W0216",
+            name.span,
+            format!(
+                "this definition of `{}` is ignored: the first one (line {first_line}) wins",
+                name.name
+            ),
+        )
+        .with_label("ignored")
+        .with_related(first, "this definition is used")
+    }
+}
+
+/// E0201 for the undefined `name` at `span`, with a fix to use `best`,
+/// and, given where the file's first statement starts (for the first use
+/// of the name only), one to define a machine model its name suggests.
+pub(super) fn undefined_name(
+    source: &str,
+    name: &str,
+    span: Span,
+    best: Option<&str>,
+    first_stmt: Option<usize>,
+) -> Diagnostic {
+    let mut d = Diagnostic::error("E0201", span, format!("`{name}` not found"))
+        .with_label("undefined name")
+        .with_note(format!("the reference aborts with \"{name} not found\""));
+    if let Some(best) = best {
+        d = d.with_fix(Fix::safe(
+            format!("use `{best}`"),
+            vec![(span, best.to_string())],
+        ));
+    }
+    if let (Some(kind), Some(first_stmt)) = (machine_kind_for_name(name), first_stmt) {
+        // Inserted at the start of the first statement's line.
+        let at = source
+            .get(..first_stmt)
+            .and_then(|before| before.rfind('\n'))
+            .map_or(0, |i| i + 1);
+        d = d.with_fix(Fix::safe(
+            format!("add `{name} = Machine({kind});`"),
+            vec![(Span::at(at), format!("{name} = Machine({kind});\n"))],
+        ));
+    }
+    d
+}
+
+/// E0201 for a top-level use at `span` of the global `name`, assigned
+/// later (on line `line`).
+pub(super) fn used_before_assignment(name: &str, span: Span, line: usize) -> Diagnostic {
+    Diagnostic::error(
+        "E0201",
+        span,
+        format!("`{name}` is used before it is assigned (line {line})"),
+    )
+    .with_label("not defined yet")
+    .with_note("top-level statements run in order")
+}
+
+/// Whether a symbol of `kind` (a parameter of type `ty`) is reported when
+/// nothing uses it: comprehension variables are not, nor the task
+/// parameter, which entry functions must take even if unused.
+pub(super) fn reported_when_unused(kind: SymbolKind, ty: Option<Ty>) -> bool {
+    match kind {
+        SymbolKind::LoopVar => false,
+        SymbolKind::Parameter => ty != Some(Ty::Task),
+        SymbolKind::Function | SymbolKind::Global | SymbolKind::Local => true,
+    }
+}
+
+/// W0213 or W0214 for the unused symbol `name` of `kind`, defined at `def`.
+pub(super) fn unused(kind: SymbolKind, name: &str, def: Span) -> Diagnostic {
+    let (code, what) = match kind {
+        SymbolKind::Function => ("W0213", "function"),
+        SymbolKind::Global => ("W0214", "variable"),
+        SymbolKind::Local => ("W0214", "local variable"),
+        SymbolKind::Parameter | SymbolKind::LoopVar => ("W0214", "parameter"),
+    };
+    Diagnostic::warning(code, def, format!("unused {what} `{name}`"))
+        .with_label("never used")
+        .with_note("prefix the name with `_` to silence this")
+}
+
+/// W0218 for the rule at `at`, shown as `shown`, which the earlier rule
+/// at `wins` (on line `line`) shadows.
+pub(super) fn shadowed_rule(
+    source: &str,
+    at: Span,
+    wins: Span,
+    shown: &str,
+    line: usize,
+) -> Diagnostic {
+    Diagnostic::warning(
+        "W0218",
+        at,
+        format!("this rule for {shown} never takes effect: the earlier one on line {line} wins"),
+    )
+    .with_label("shadowed")
+    .with_related(wins, "this rule wins")
+    .with_note("the reference keeps the first rule for each key (it inserts into a map that never overwrites)")
+    .with_fix(Fix::unsafe_("remove the shadowed rule", vec![(line_or_span(source, at), String::new())]))
+}
+
 /// True for the statements [`mapping_keys`] gives keys for (the two must
 /// name the same kinds: `find_shadowed` asserts it in debug builds, which
 /// the property tests run).
-fn is_rule(stmt: &Stmt) -> bool {
+pub(super) fn is_rule(stmt: &Stmt) -> bool {
     matches!(
         stmt.kind,
         StmtKind::Task { .. }
@@ -325,7 +378,7 @@ fn machine_kind_for_name(name: &str) -> Option<&'static str> {
 /// tree: this pass runs on every keystroke over every rule of the file,
 /// and building a `String` per key was most of its time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-struct RuleKey<'a> {
+pub(super) struct RuleKey<'a> {
     kind: RuleKind,
     task: &'a str,
     region: RegionKey<'a>,
@@ -363,7 +416,7 @@ impl std::fmt::Display for RegionKey<'_> {
 
 impl RuleKey<'_> {
     /// How the rule is shown in the shadowing warning.
-    fn shown(&self) -> String {
+    pub(super) fn shown(&self) -> String {
         let RuleKey {
             task,
             region,
@@ -382,22 +435,20 @@ impl RuleKey<'_> {
 }
 
 /// The keys under which the reference stores a mapping statement (one per
-/// task it names), pushed onto `out`.
-fn mapping_keys<'a>(stmt: &'a Stmt, out: &mut Vec<RuleKey<'a>>) {
-    fn tasks<'a>(sel: &'a TaskSel, mut each: impl FnMut(&'a str)) {
-        match sel {
-            TaskSel::Star(_) => each("*"),
-            TaskSel::Names(ns) => ns.iter().for_each(|n| each(&n.name)),
-            TaskSel::Kind(k, _) => each(k.name()),
-        }
-    }
-    fn region(r: &RegionSel) -> RegionKey<'_> {
-        match r {
-            RegionSel::Star(_) => RegionKey::Name("*"),
-            RegionSel::Name(n) => RegionKey::Name(&n.name),
-            RegionSel::Index(i, _) => RegionKey::Index(*i),
-        }
-    }
+/// task it names), pushed onto `out`. Names are borrowed from `source`
+/// (where the tree's names are spelled), so a key outlives the tree: the
+/// streaming check forgets each statement's.
+pub(super) fn mapping_keys<'a>(stmt: &Stmt, source: &'a str, out: &mut Vec<RuleKey<'a>>) {
+    let tasks = |sel: &TaskSel, each: &mut dyn FnMut(&'a str)| match sel {
+        TaskSel::Star(_) => each("*"),
+        TaskSel::Names(ns) => ns.iter().for_each(|n| each(n.span.text(source))),
+        TaskSel::Kind(k, _) => each(k.name()),
+    };
+    let region = |r: &RegionSel| match r {
+        RegionSel::Star(_) => RegionKey::Name("*"),
+        RegionSel::Name(n) => RegionKey::Name(n.span.text(source)),
+        RegionSel::Index(i, _) => RegionKey::Index(*i),
+    };
     let key = |kind, task, region, target| RuleKey {
         kind,
         task,
@@ -405,7 +456,7 @@ fn mapping_keys<'a>(stmt: &'a Stmt, out: &mut Vec<RuleKey<'a>>) {
         target,
     };
     match &stmt.kind {
-        StmtKind::Task { tasks: sel, .. } => tasks(sel, |t| {
+        StmtKind::Task { tasks: sel, .. } => tasks(sel, &mut |t| {
             out.push(key(RuleKind::Task, t, RegionKey::None, ""))
         }),
         StmtKind::Region {
@@ -418,7 +469,8 @@ fn mapping_keys<'a>(stmt: &'a Stmt, out: &mut Vec<RuleKey<'a>>) {
                 ProcSel::Star(_) => "*",
                 ProcSel::Kind(k, _) => k.name(),
             };
-            tasks(task, |t| out.push(key(RuleKind::Region, t, region(r), p)))
+            let r = region(r);
+            tasks(task, &mut |t| out.push(key(RuleKind::Region, t, r, p)))
         }
         StmtKind::Layout {
             task,
@@ -430,15 +482,19 @@ fn mapping_keys<'a>(stmt: &'a Stmt, out: &mut Vec<RuleKey<'a>>) {
                 MemSel::Star(_) => "*",
                 MemSel::Kind(k, _) => k.name(),
             };
-            tasks(task, |t| out.push(key(RuleKind::Layout, t, region(r), m)))
+            let r = region(r);
+            tasks(task, &mut |t| out.push(key(RuleKind::Layout, t, r, m)))
         }
-        StmtKind::InstanceLimit { task, .. } => {
-            out.push(key(RuleKind::Limit, &task.name, RegionKey::None, ""))
-        }
-        StmtKind::IndexTaskMap { tasks: sel, .. } => tasks(sel, |t| {
+        StmtKind::InstanceLimit { task, .. } => out.push(key(
+            RuleKind::Limit,
+            task.span.text(source),
+            RegionKey::None,
+            "",
+        )),
+        StmtKind::IndexTaskMap { tasks: sel, .. } => tasks(sel, &mut |t| {
             out.push(key(RuleKind::Index, t, RegionKey::None, ""))
         }),
-        StmtKind::SingleTaskMap { tasks: sel, .. } => tasks(sel, |t| {
+        StmtKind::SingleTaskMap { tasks: sel, .. } => tasks(sel, &mut |t| {
             out.push(key(RuleKind::Single, t, RegionKey::None, ""))
         }),
         _ => {}

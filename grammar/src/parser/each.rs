@@ -34,6 +34,40 @@ impl<'a> EachStmt<'a> {
         }
     }
 
+    /// A parse for the streaming check ([`crate::report`]): no comments,
+    /// and the diagnostics packed as [`parse_tree_packed`] packs them
+    /// (`collect`, for [`EachStmt::finish_packed`]), or light, for the
+    /// caller to drop with [`EachStmt::new_diagnostics`].
+    pub(crate) fn reporting(source: &'a str, collect: bool) -> EachStmt<'a> {
+        let list = if collect {
+            CappedDiagnostics::packed
+        } else {
+            CappedDiagnostics::light
+        };
+        let stream = TokenStream::new(source, false).collecting_into(list());
+        EachStmt {
+            parser: Parser {
+                src: source,
+                toks: RefCell::new(TokenWindow::new(stream, false)),
+                pos: 0,
+                diags: list(),
+                python_semis: None,
+                keep_error_stmts: true,
+                depth: 0,
+            },
+        }
+    }
+
+    /// The lexical and syntax diagnostics of the whole file, packed and
+    /// sorted as [`parse_tree_packed`] gives them (after the last
+    /// statement; a [`EachStmt::reporting`] parse that collects them).
+    pub(crate) fn finish_packed(mut self) -> crate::packed::PackedDiagnostics {
+        self.parser.reject_empty_file();
+        let (_, _, mut all) = self.parser.toks.into_inner().finish();
+        all.append(self.parser.diags);
+        all.into_packed()
+    }
+
     /// The next top-level statement (a broken one as [`StmtKind::Error`]),
     /// `None` at the end of the file. When it returns, the first token of
     /// the statement after it has been lexed (and the comments before it).

@@ -5,6 +5,12 @@ use super::*;
 impl<'a> Parser<'a> {
     pub(super) fn program(&mut self) -> Program {
         let stmts = self.statements(&mut |_, _| false);
+        self.reject_empty_file();
+        Program { stmts }
+    }
+
+    /// E0109 if the file, parsed to its end, has no token.
+    pub(super) fn reject_empty_file(&mut self) {
         if self.toks.borrow_mut().file_is_empty() {
             self.push(
                 Diagnostic::error(
@@ -19,7 +25,6 @@ impl<'a> Parser<'a> {
                 )),
             );
         }
-        Program { stmts }
     }
 
     /// Top-level statements from the current token to the end of the

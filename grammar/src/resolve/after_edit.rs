@@ -167,6 +167,8 @@ fn splice(mut old: Resolved, program: &Program, w: &Window, defs: &[WindowDefini
     let mut r = Resolver {
         out: old,
         first_definition,
+        base: 0,
+        streamed: None,
     };
     for (i, stmt) in stmts.iter().enumerate().take(w.new_end_stmt).skip(w.first) {
         r.statement(i, stmt);

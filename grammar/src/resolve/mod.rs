@@ -161,6 +161,34 @@ impl GlobalIndex {
     }
 }
 
+/// Finds a global for a resolver that sees one statement at a time
+/// ([`resolve_statement`]): its symbol number and the index of the
+/// statement that first defines it.
+pub(crate) type FindGlobal<'g> = &'g dyn Fn(&str) -> Option<(usize, usize)>;
+
+/// Resolves top-level statement `index` alone, the globals found by
+/// `globals` (which the caller collected from every statement first): the
+/// references, the unresolved names and the symbols the statement makes
+/// (parameters, locals, comprehension variables), numbered from `base`
+/// (`symbols[k]` is symbol `base + k`). Each is what [`resolve`] gives for
+/// the statement, with the globals numbered as `globals` numbers them: the
+/// streaming check (`check::stream`) holds one statement at a time.
+pub(crate) fn resolve_statement(
+    stmt: &Stmt,
+    index: usize,
+    base: usize,
+    globals: FindGlobal<'_>,
+) -> Resolved {
+    let mut r = Resolver {
+        out: Resolved::default(),
+        first_definition: Vec::new(),
+        base,
+        streamed: Some(globals),
+    };
+    r.statement(index, stmt);
+    r.out
+}
+
 /// Resolves every name in `program`.
 pub fn resolve(program: &Program) -> Resolved {
     // Globals first, so bodies (which run late) can see all of them.
@@ -176,11 +204,15 @@ pub fn resolve(program: &Program) -> Resolved {
     r.out
 }
 
-struct Resolver {
+struct Resolver<'g> {
     out: Resolved,
     /// For each global symbol (by index), the statement index of its
     /// first definition; 0 for other symbols.
     first_definition: Vec<usize>,
+    /// The number of `out.symbols[0]` (0 but for [`resolve_statement`]).
+    base: usize,
+    /// Where the globals are, when not in `out` ([`resolve_statement`]).
+    streamed: Option<FindGlobal<'g>>,
 }
 
 /// A function's frame while resolving its body.
@@ -188,12 +220,14 @@ struct Frame {
     names: Vec<(String, usize)>,
 }
 
-impl Resolver {
+impl<'g> Resolver<'g> {
     /// A resolver that has defined every global of `program` (pass one).
-    fn with_globals(program: &Program) -> Resolver {
+    fn with_globals(program: &Program) -> Resolver<'g> {
         let mut r = Resolver {
             out: Resolved::default(),
             first_definition: Vec::new(),
+            base: 0,
+            streamed: None,
         };
         for (i, stmt) in program.stmts.iter().enumerate() {
             match &stmt.kind {
@@ -241,6 +275,22 @@ impl Resolver {
         self.first_definition.get(symbol).copied().unwrap_or(0)
     }
 
+    /// The global `name`: its symbol and the statement that first defines it.
+    fn global(&self, name: &str) -> Option<(usize, usize)> {
+        match self.streamed {
+            Some(find) => find(name),
+            None => {
+                let id = self.out.global(name)?;
+                Some((id, self.first_definition_stmt(id)))
+            }
+        }
+    }
+
+    /// Symbol `id`, made by this resolver.
+    fn symbol_mut(&mut self, id: usize) -> Option<&mut Symbol> {
+        self.out.symbols.get_mut(id.checked_sub(self.base)?)
+    }
+
     fn reference(&mut self, span: Span, symbol: usize, before_definition: bool) {
         self.out.references.push(Reference {
             span,
@@ -250,11 +300,8 @@ impl Resolver {
     }
 
     fn top_level_name(&mut self, name: &str, span: Span, stmt: usize) {
-        match self.out.global(name) {
-            Some(id) => {
-                let before = self.first_definition_stmt(id) >= stmt;
-                self.reference(span, id, before);
-            }
+        match self.global(name) {
+            Some((id, first)) => self.reference(span, id, first >= stmt),
             None if name == "Machine" => {}
             None => self.out.unresolved.push((name.to_string(), span)),
         }
@@ -272,7 +319,11 @@ impl Resolver {
         let mut frame = Frame { names: Vec::new() };
         for p in params {
             match frame.names.iter().find(|(n, _)| *n == p.name.name) {
-                Some(&(_, id)) => self.out.symbols[id].defs.push(p.name.span),
+                Some(&(_, id)) => {
+                    if let Some(s) = self.symbol_mut(id) {
+                        s.defs.push(p.name.span)
+                    }
+                }
                 None => {
                     let id =
                         self.new_symbol(&p.name, SymbolKind::Parameter, Scope::Function(index));
@@ -286,7 +337,11 @@ impl Resolver {
             }
             if let StmtKind::Assign { name, .. } = &stmt.kind {
                 match frame.names.iter().find(|(n, _)| *n == name.name) {
-                    Some(&(_, id)) => self.out.symbols[id].defs.push(name.span),
+                    Some(&(_, id)) => {
+                        if let Some(s) = self.symbol_mut(id) {
+                            s.defs.push(name.span)
+                        }
+                    }
                     None => {
                         let id = self.new_symbol(name, SymbolKind::Local, Scope::Function(index));
                         frame.names.push((name.name.clone(), id));
@@ -303,7 +358,7 @@ impl Resolver {
             defs: vec![name.span],
             scope,
         });
-        self.out.symbols.len() - 1
+        self.base + self.out.symbols.len() - 1
     }
 
     fn body_expr(&mut self, e: &Expr, frame: &Frame) {
@@ -314,7 +369,7 @@ impl Resolver {
             &mut |r, name, span, _| {
                 if let Some(&(_, id)) = locals.iter().find(|(n, _)| n == name) {
                     r.reference(span, id, false);
-                } else if let Some(id) = r.out.global(name) {
+                } else if let Some((id, _)) = r.global(name) {
                     r.reference(span, id, false);
                 } else if name != "Machine" {
                     r.out.unresolved.push((name.to_string(), span));

@@ -1,0 +1,562 @@
+//! The streaming check: [`crate::report`]'s diagnostics from two passes
+//! over the file's statements, each statement's tree forgotten once it is
+//! handled (`mapwright check` without an application, whose peak memory
+//! was the whole tree, the names and the checker's tables: 25-38 times the
+//! input on a file of one-line statements; see bench/memory).
+//!
+//! - Pass one parses each top-level statement and keeps, per global name,
+//!   one compact entry ([`Globals`]: where it is first defined, what a
+//!   function body sees of it, whether an assignment defines it), reports
+//!   the second definitions, and keeps the function definitions' trees
+//!   (calls and mapping statements read a function's parameters and
+//!   infer its return type from its body).
+//! - Pass two parses the file again and, per statement, resolves its names
+//!   against those globals ([`crate::resolve::resolve_statement`]), types it
+//!   with the same [`Checker`] as the whole-file check, and reports its
+//!   unused locals and shadowed rules; the syntax diagnostics are
+//!   collected here. Unused globals and undefined names are reported at
+//!   the end, from the entries and the names kept (spans).
+//!
+//! The result equals [`super::check_packed`] on the whole tree: the same
+//! diagnostics, and the same ones left out past the cap. The whole-file
+//! check pushes its diagnostics one kind after another (second
+//! definitions, statements, undefined names, uses before assignment,
+//! unused globals, unused locals, shadowed rules) and keeps the first
+//! [`MAX_DIAGNOSTICS`]; here each kind is found in that kind's own order
+//! but the kinds interleave, so each is collected apart (at most the cap
+//! of each is built, the rest counted) and the cap is applied kind by kind
+//! at the end ([`Collected::finish`]). `tests/report_streaming.rs` compares
+//! the two on the corpus, mutations of it, generated files and past the
+//! cap.
+
+use std::hash::BuildHasherDefault;
+use std::sync::Arc;
+
+use super::names::{
+    mapping_keys, reported_when_unused, second_definition, shadowed_rule, undefined_name, unused,
+    used_before_assignment, RuleKey,
+};
+use super::{machine_ctor_dims, memo, Checker, Ty};
+use crate::ast::{Program, Stmt, StmtKind};
+use crate::diagnostic::{Diagnostic, MAX_DIAGNOSTICS};
+use crate::fast_hash::{FastHasher, FastMap};
+use crate::packed::PackedDiagnostics;
+use crate::parser::EachStmt;
+use crate::resolve::{resolve_statement, Resolved, SymbolKind};
+use crate::suggest::Suggestions;
+use crate::Span;
+
+/// One global name: an assignment's or a function's, at top level.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Global {
+    /// The name where it is first defined.
+    name: Span,
+    /// The index of that statement.
+    first_stmt: u32,
+    /// Whether the first definition is a function's.
+    function: bool,
+    /// Whether some top-level assignment defines it.
+    pub(super) assigned: bool,
+    /// Whether some name refers to it.
+    referenced: bool,
+    /// Whether a mapping statement names it.
+    used_by_mapping: bool,
+    /// What a function body sees of it before its assignment is checked:
+    /// a machine model from its constructor, or a function.
+    pub(super) late: Ty,
+    /// Its type once its first definition is checked.
+    pub(super) so_far: Option<Ty>,
+}
+
+/// The file's globals, in the order of their first definitions (the
+/// whole-file resolver's symbol numbers), with an index by name. Names
+/// are spans of the text, not copies.
+pub(super) struct Globals<'a> {
+    source: &'a str,
+    entries: Vec<Global>,
+    index: hashbrown::HashTable<u32>,
+    hasher: BuildHasherDefault<FastHasher>,
+}
+
+impl<'a> Globals<'a> {
+    fn new(source: &'a str) -> Globals<'a> {
+        Globals {
+            source,
+            entries: Vec::new(),
+            index: hashbrown::HashTable::new(),
+            hasher: BuildHasherDefault::default(),
+        }
+    }
+
+    fn name(&self, i: usize) -> &'a str {
+        self.entries.get(i).map_or("", |g| g.name.text(self.source))
+    }
+
+    /// The number of global `name`.
+    fn find(&self, name: &str) -> Option<usize> {
+        let hash = std::hash::BuildHasher::hash_one(&self.hasher, name);
+        let found = self.index.find(hash, |&i| self.name(i as usize) == name);
+        found.map(|&i| i as usize)
+    }
+
+    pub(super) fn get(&self, name: &str) -> Option<&Global> {
+        self.entries.get(self.find(name)?)
+    }
+
+    /// Records a definition of `name` (at `span`) by statement `stmt`: the
+    /// first one found, if the name has one already.
+    fn define(&mut self, name: Span, stmt: usize, function: bool, late: Ty) -> Option<Global> {
+        let text = name.text(self.source);
+        if let Some(i) = self.find(text) {
+            return self.entries.get(i).copied();
+        }
+        let Ok(number) = u32::try_from(self.entries.len()) else {
+            return None;
+        };
+        // A quarter more room at a time: the entries are most of what the
+        // check holds on a file of one-line assignments, and a doubling
+        // leaves up to half of them empty.
+        if self.entries.len() == self.entries.capacity() {
+            self.entries.reserve_exact((self.entries.len() / 4).max(8));
+        }
+        self.entries.push(Global {
+            name,
+            first_stmt: u32::try_from(stmt).unwrap_or(u32::MAX),
+            function,
+            assigned: false,
+            referenced: false,
+            used_by_mapping: false,
+            late,
+            so_far: None,
+        });
+        let (source, entries, hasher) = (self.source, &self.entries, &self.hasher);
+        let rehash = |&i: &u32| {
+            let name = entries.get(i as usize).map_or("", |g| g.name.text(source));
+            std::hash::BuildHasher::hash_one(hasher, name)
+        };
+        self.index.insert_unique(rehash(&number), number, rehash);
+        None
+    }
+
+    /// The checker's write of a global's type: the first one stays.
+    pub(super) fn assign(&mut self, name: &str, ty: Ty) {
+        if let Some(i) = self.find(name) {
+            self.entries[i].so_far.get_or_insert(ty);
+        }
+    }
+}
+
+/// The kinds of diagnostics in the order the whole-file check pushes them
+/// (see the module doc).
+#[derive(Clone, Copy)]
+enum Kind {
+    SecondDefinition,
+    Statement,
+    Undefined,
+    UsedBefore,
+    UnusedGlobal,
+    UnusedLocal,
+    Shadowed,
+}
+
+const KINDS: usize = 7;
+
+/// The diagnostics found, each with its kind, at most [`MAX_DIAGNOSTICS`]
+/// built per kind (no more of one kind can be kept), the rest counted.
+#[derive(Default)]
+struct Collected {
+    packed: PackedDiagnostics,
+    /// The kind of each record of `packed`.
+    kinds: Vec<u8>,
+    built: [usize; KINDS],
+    /// Per kind, those not built: how many, and the first span.
+    over: [Option<(Span, usize)>; KINDS],
+}
+
+impl Collected {
+    /// Whether a diagnostic of `kind` would be built (not only counted).
+    fn wants(&self, kind: Kind) -> bool {
+        self.built[kind as usize] < MAX_DIAGNOSTICS
+    }
+
+    fn push(&mut self, kind: Kind, d: &Diagnostic) {
+        if self.wants(kind) {
+            self.packed.push(d);
+            self.kinds.push(kind as u8);
+            self.built[kind as usize] += 1;
+        } else {
+            self.count(kind, d.span);
+        }
+    }
+
+    /// Counts one diagnostic of `kind` at `span`, not built.
+    fn count(&mut self, kind: Kind, span: Span) {
+        let over = &mut self.over[kind as usize];
+        let (first, n) = over.unwrap_or((span, 0));
+        *over = Some((first.min(span), n + 1));
+    }
+
+    /// The list the whole-file check makes: the first [`MAX_DIAGNOSTICS`]
+    /// in its order (kind by kind, each kind in the order found), one
+    /// `I0001` for the rest, sorted by span, ties in that order.
+    fn finish(self) -> PackedDiagnostics {
+        let Collected {
+            mut packed,
+            kinds,
+            over,
+            ..
+        } = self;
+        let mut order: Vec<u32> = (0..kinds.len() as u32).collect();
+        order.sort_by_key(|&i| kinds[i as usize]);
+        let mut dropped: Option<(Span, usize)> = None;
+        let mut drop_at = |span: Span, n: usize| {
+            let (first, count) = dropped.unwrap_or((span, 0));
+            dropped = Some((first.min(span), count + n));
+        };
+        let mut kept = Vec::with_capacity(order.len().min(MAX_DIAGNOSTICS));
+        let mut records = order.iter().peekable();
+        for (kind, over) in over.iter().enumerate() {
+            while let Some(&&i) = records.peek() {
+                if usize::from(kinds[i as usize]) != kind {
+                    break;
+                }
+                records.next();
+                if kept.len() < MAX_DIAGNOSTICS {
+                    kept.push(i);
+                } else {
+                    drop_at(packed.span_of(i as usize), 1);
+                }
+            }
+            if let Some((first, n)) = *over {
+                // (Past the cap: none of these could be kept.)
+                drop_at(first, n);
+            }
+        }
+        drop(order);
+        packed.select(&kept);
+        if let Some((first, n)) = dropped {
+            packed.push(&crate::diagnostic::summary(first, n));
+        }
+        packed.sort_by_span();
+        packed.shrink_to_fit();
+        packed
+    }
+}
+
+/// [`super::check_packed`] of `parse_tree_packed(source)`, and that
+/// parse's syntax diagnostics, without holding the tree (see the module
+/// doc): `(syntax, check)`.
+pub(crate) fn report(source: &str) -> (PackedDiagnostics, PackedDiagnostics) {
+    let lines = crate::line_index::LineStarts::new(source);
+    let mut found = Collected::default();
+    let mut globals = Globals::new(source);
+    // Pass one: the globals, the second definitions, the functions.
+    let mut functions = Program { stmts: Vec::new() };
+    let mut positions = Vec::new();
+    let mut first_stmt = None;
+    each_statement(source, false, |i, stmt| {
+        first_stmt.get_or_insert(stmt.span.start());
+        let (name, function, late) = match &stmt.kind {
+            StmtKind::Assign { name, value } => {
+                (name, false, machine_ctor_dims(value).unwrap_or(Ty::Unknown))
+            }
+            StmtKind::FuncDef { name, .. } => (name, true, Ty::Function),
+            _ => return,
+        };
+        if let Some(first) = globals.define(name.span, i, function, late) {
+            if found.wants(Kind::SecondDefinition) {
+                let line = lines.line_of(first.name.start()) + 1;
+                let d = second_definition(
+                    name,
+                    stmt.span,
+                    (first.name, first.function),
+                    line,
+                    function,
+                );
+                found.push(Kind::SecondDefinition, &d);
+            } else {
+                found.count(Kind::SecondDefinition, name.span);
+            }
+        }
+        if !function {
+            if let Some(i) = globals.find(name.span.text(source)) {
+                globals.entries[i].assigned = true;
+            }
+        } else {
+            functions.stmts.push(stmt.clone());
+            positions.push(i);
+        }
+    });
+    let mut function_index: FastMap<&str, usize> = FastMap::default();
+    for (stmt, &i) in functions.stmts.iter().zip(&positions) {
+        if let StmtKind::FuncDef { name, .. } = &stmt.kind {
+            function_index.entry(name.name.as_str()).or_insert(i);
+        }
+    }
+    let no_names = Resolved::default();
+    let mut checker = Checker::streaming(source, &functions, &positions, &no_names, lines);
+    checker.functions = function_index;
+    checker.stream = Some(globals);
+    // Pass two: each statement's names, types, unused locals and rules.
+    let mut pass = Pass::default();
+    let syntax = each_statement(source, true, |i, stmt| {
+        pass.statement(&mut checker, &mut found, i, &stmt);
+    });
+    pass.finish(&mut checker, &mut found, first_stmt);
+    (syntax, found.finish())
+}
+
+/// Calls `each` with every top-level statement of `source` and its index,
+/// as `parse_tree_packed` would number them (a statement that failed to
+/// parse is left out, but for the first), and returns the lexical and
+/// syntax diagnostics as it packs them (`collect`; otherwise none).
+fn each_statement(
+    source: &str,
+    collect: bool,
+    mut each: impl FnMut(usize, Arc<Stmt>),
+) -> PackedDiagnostics {
+    let mut parse = EachStmt::reporting(source, collect);
+    let mut index = 0;
+    while let Some(stmt) = parse.next_stmt() {
+        if !collect {
+            parse.new_diagnostics(|_, _| {});
+        }
+        if index > 0 && matches!(stmt.kind, StmtKind::Error) {
+            continue;
+        }
+        each(index, stmt);
+        index += 1;
+    }
+    if collect {
+        parse.finish_packed()
+    } else {
+        PackedDiagnostics::default()
+    }
+}
+
+/// Pass two's state between statements.
+#[derive(Default)]
+struct Pass<'a> {
+    /// The names of the symbols the statements made (the candidates of
+    /// "did you mean", with the globals'), as spans of the text.
+    local_names: Vec<Span>,
+    /// Undefined names (the first [`MAX_DIAGNOSTICS`]).
+    undefined: Vec<Span>,
+    /// Top-level uses of a later global (the first [`MAX_DIAGNOSTICS`]),
+    /// with its number.
+    used_before: Vec<(Span, usize)>,
+    /// The first rule with each key.
+    rules: FastMap<RuleKey<'a>, Span>,
+    keys: Vec<RuleKey<'a>>,
+}
+
+impl<'a> Pass<'a> {
+    fn statement(
+        &mut self,
+        checker: &mut Checker<'a>,
+        found: &mut Collected,
+        index: usize,
+        stmt: &Stmt,
+    ) {
+        let source = checker.source;
+        let Some(globals) = checker.stream.as_mut() else {
+            return;
+        };
+        let base = globals.entries.len();
+        let names = {
+            let globals = &*globals;
+            let find = |name: &str| {
+                let i = globals.find(name)?;
+                Some((i, globals.entries[i].first_stmt as usize))
+            };
+            resolve_statement(stmt, index, base, &find)
+        };
+        let mut referenced = vec![false; names.symbols.len()];
+        for r in &names.references {
+            match r.symbol.checked_sub(base) {
+                Some(local) => {
+                    if let Some(slot) = referenced.get_mut(local) {
+                        *slot = true;
+                    }
+                }
+                None => {
+                    let g = &mut globals.entries[r.symbol];
+                    g.referenced = true;
+                    if r.before_definition && !g.function {
+                        if self.used_before.len() < MAX_DIAGNOSTICS {
+                            self.used_before.push((r.span, r.symbol));
+                        } else {
+                            found.count(Kind::UsedBefore, r.span);
+                        }
+                    }
+                }
+            }
+        }
+        if let StmtKind::IndexTaskMap { func, .. } | StmtKind::SingleTaskMap { func, .. } =
+            &stmt.kind
+        {
+            if let Some(i) = globals.find(func.span.text(source)) {
+                globals.entries[i].used_by_mapping = true;
+            }
+        }
+        for (_, span) in &names.unresolved {
+            if self.undefined.len() < MAX_DIAGNOSTICS {
+                self.undefined.push(*span);
+            } else {
+                found.count(Kind::Undefined, *span);
+            }
+        }
+        self.local_names
+            .extend(names.symbols.iter().filter_map(|s| s.defs.first().copied()));
+
+        // Typed as the whole-file check types it, with this statement's
+        // symbols numbered from 0.
+        if memo::worth_recording(stmt) {
+            checker.defined_at.clear();
+            for (k, s) in names.symbols.iter().enumerate() {
+                if s.scope != crate::resolve::Scope::Global {
+                    checker.defined_at.extend(s.defs.iter().map(|d| (*d, k)));
+                }
+            }
+            checker.symbol_types = super::SymbolTypes::with_symbols(names.symbols.len());
+            checker.stmt_start = stmt.span.start();
+            checker.stmt_index = index;
+            checker.statement(index, stmt);
+            for d in checker.diags.drain(..) {
+                found.push(Kind::Statement, &d);
+            }
+        }
+
+        for (k, s) in names.symbols.iter().enumerate() {
+            if s.name.starts_with('_') || referenced[k] {
+                continue;
+            }
+            let Some(&def) = s.defs.first() else {
+                continue;
+            };
+            if !reported_when_unused(s.kind, checker.symbol_types.get(k)) {
+                continue;
+            }
+            if found.wants(Kind::UnusedLocal) {
+                found.push(Kind::UnusedLocal, &unused(s.kind, &s.name, def));
+            } else {
+                found.count(Kind::UnusedLocal, def);
+            }
+        }
+
+        self.keys.clear();
+        mapping_keys(stmt, source, &mut self.keys);
+        for key in &self.keys {
+            match self.rules.get(key) {
+                None => {
+                    self.rules.insert(*key, stmt.span);
+                }
+                Some(&wins) if found.wants(Kind::Shadowed) => {
+                    let line = checker.line(wins.start());
+                    let d = shadowed_rule(source, stmt.span, wins, &key.shown(), line);
+                    found.push(Kind::Shadowed, &d);
+                }
+                Some(_) => found.count(Kind::Shadowed, stmt.span),
+            }
+        }
+    }
+
+    /// The whole-file findings: undefined names, uses before assignment,
+    /// unused globals.
+    fn finish(self, checker: &mut Checker<'a>, found: &mut Collected, first_stmt: Option<usize>) {
+        let source = checker.source;
+        let Some(globals) = checker.stream.as_ref() else {
+            return;
+        };
+        if !self.undefined.is_empty() {
+            let mut candidates: Vec<&str> = (0..globals.entries.len())
+                .map(|i| globals.name(i))
+                .collect();
+            candidates.extend(self.local_names.iter().map(|s| s.text(source)));
+            let words = self.undefined.iter().map(|s| s.text(source));
+            let suggestions = Suggestions::new(None, &candidates, words);
+            drop(candidates);
+            let mut seen = crate::fast_hash::FastSet::default();
+            for span in &self.undefined {
+                let name = span.text(source);
+                let d = undefined_name(
+                    source,
+                    name,
+                    *span,
+                    suggestions.get(name),
+                    seen.insert(name).then_some(first_stmt.unwrap_or(0)),
+                );
+                found.push(Kind::Undefined, &d);
+            }
+        }
+        for (span, i) in &self.used_before {
+            let g = &globals.entries[*i];
+            let line = checker.line(g.name.start());
+            found.push(
+                Kind::UsedBefore,
+                &used_before_assignment(globals.name(*i), *span, line),
+            );
+        }
+        for (i, g) in globals.entries.iter().enumerate() {
+            let name = globals.name(i);
+            if name.starts_with('_') || g.referenced || (g.function && g.used_by_mapping) {
+                continue;
+            }
+            let kind = if g.function {
+                SymbolKind::Function
+            } else {
+                SymbolKind::Global
+            };
+            if found.wants(Kind::UnusedGlobal) {
+                found.push(Kind::UnusedGlobal, &unused(kind, name, g.name));
+            } else {
+                found.count(Kind::UnusedGlobal, g.name);
+            }
+        }
+    }
+}
+
+impl<'a> Checker<'a> {
+    /// A checker for the streaming check: `functions` are the file's
+    /// function definitions, at statement indices `positions`; the globals
+    /// come with [`Checker::stream`], the names statement by statement.
+    fn streaming(
+        source: &'a str,
+        functions: &'a Program,
+        positions: &'a [usize],
+        no_names: &'a Resolved,
+        lines: crate::line_index::LineStarts,
+    ) -> Checker<'a> {
+        Checker {
+            source,
+            program: functions,
+            resolved: no_names,
+            diags: Vec::new(),
+            capped: crate::diagnostic::CappedDiagnostics::default(),
+            build_all: false,
+            remember: false,
+            previous_shadowed: None,
+            shadowed: None,
+            shadowed_reused: false,
+            tape: None,
+            stmt_start: 0,
+            stmt_index: 0,
+            previous_suggestions: None,
+            suggestions: None,
+            symbol_types: super::SymbolTypes::default(),
+            returns: FastMap::default(),
+            in_progress: Vec::new(),
+            replay_scratch: memo::ReplayScratch::default(),
+            globals: FastMap::default(),
+            table_size_hint: 0,
+            lines,
+            functions: FastMap::default(),
+            late_globals: FastMap::default(),
+            assigned: std::cell::OnceCell::new(),
+            defined_at: FastMap::default(),
+            referenced: Vec::new(),
+            stream: None,
+            positions,
+        }
+    }
+}
