@@ -514,7 +514,7 @@ impl CappedDiagnostics {
             out.push(&summary(span, n));
         }
         out.sort_by_span();
-        out.shrink_to_fit();
+        out.finished();
         out
     }
 }

@@ -742,7 +742,7 @@ impl<'a> Checker<'a> {
 
     pub(super) fn global_ty(&mut self, name: &str) -> Option<Ty> {
         let ty = match &self.stream {
-            Some(globals) => globals.get(name).and_then(|g| g.so_far),
+            Some(globals) => globals.get(name).and_then(|g| g.so_far()),
             None => self.globals.get(name).copied(),
         };
         self.note(Event::Read(Read::Global {
@@ -754,7 +754,7 @@ impl<'a> Checker<'a> {
 
     pub(super) fn late_global_ty(&mut self, name: &str) -> Option<Ty> {
         let ty = match &self.stream {
-            Some(globals) => globals.get(name).map(|g| g.late),
+            Some(globals) => globals.get(name).map(|g| g.late()),
             None => self.late_globals.get(name).copied(),
         };
         self.note(Event::Read(Read::LateGlobal {

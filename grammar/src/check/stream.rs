@@ -53,8 +53,6 @@ pub(super) struct Global {
     name: Span,
     /// The index of that statement.
     first_stmt: u32,
-    /// Whether the first definition is a function's.
-    function: bool,
     /// Whether some top-level assignment defines it.
     pub(super) assigned: bool,
     /// Whether some name refers to it.
@@ -62,10 +60,105 @@ pub(super) struct Global {
     /// Whether a mapping statement names it.
     used_by_mapping: bool,
     /// What a function body sees of it before its assignment is checked:
-    /// a machine model from its constructor, or a function.
-    pub(super) late: Ty,
+    /// a machine model from its constructor, a function, or unknown.
+    late: Late,
+    /// Its type once its first definition is checked ([`PackedTy`]).
+    so_far: PackedTy,
+}
+
+impl Global {
+    /// Whether the first definition is a function's.
+    fn function(&self) -> bool {
+        self.late == Late::Function
+    }
+
+    /// What a function body sees of the global before its assignment is
+    /// checked.
+    pub(super) fn late(&self) -> Ty {
+        match self.late {
+            Late::Machine => Ty::MSpace(Some(2)),
+            Late::Function => Ty::Function,
+            Late::Unknown => Ty::Unknown,
+        }
+    }
+
     /// Its type once its first definition is checked.
-    pub(super) so_far: Option<Ty>,
+    pub(super) fn so_far(&self) -> Option<Ty> {
+        self.so_far.get()
+    }
+}
+
+/// [`Global::late`], in a byte (a global's entry is most of what the
+/// streaming check holds on a file of one-line assignments).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Late {
+    Machine,
+    Function,
+    Unknown,
+}
+
+impl Late {
+    fn of(ty: Ty) -> Late {
+        match ty {
+            Ty::MSpace(Some(2)) => Late::Machine,
+            Ty::Function => Late::Function,
+            _ => Late::Unknown,
+        }
+    }
+}
+
+/// An `Option<Ty>` in 8 bytes instead of 16: the variant in the low byte,
+/// a length (`Tuple`, `MSpace`, `Spread`) in the rest, one more than the
+/// length (0: not known). A length over 2^56 (which no text a span can
+/// address holds) is kept as not known.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct PackedTy(u64);
+
+impl PackedTy {
+    const NONE: PackedTy = PackedTy(0);
+
+    fn new(ty: Ty) -> PackedTy {
+        let len = |n: Option<usize>| match n {
+            Some(n) if (n as u64) < (1 << 55) => (n as u64 + 1) << 8,
+            _ => 0,
+        };
+        PackedTy(match ty {
+            Ty::Int => 1,
+            Ty::Bool => 2,
+            Ty::Tuple(n) => 3 | len(n),
+            Ty::Task => 4,
+            Ty::MSpace(n) => 5 | len(n),
+            Ty::Processor => 6,
+            Ty::ProcKind => 7,
+            Ty::MemKind => 8,
+            Ty::Star => 9,
+            Ty::Spread(n) => 10 | len(n),
+            Ty::Function => 11,
+            Ty::Unknown => 12,
+        })
+    }
+
+    fn get(self) -> Option<Ty> {
+        let len = match self.0 >> 8 {
+            0 => None,
+            n => usize::try_from(n - 1).ok(),
+        };
+        Some(match self.0 & 0xff {
+            1 => Ty::Int,
+            2 => Ty::Bool,
+            3 => Ty::Tuple(len),
+            4 => Ty::Task,
+            5 => Ty::MSpace(len),
+            6 => Ty::Processor,
+            7 => Ty::ProcKind,
+            8 => Ty::MemKind,
+            9 => Ty::Star,
+            10 => Ty::Spread(len),
+            11 => Ty::Function,
+            12 => Ty::Unknown,
+            _ => return None,
+        })
+    }
 }
 
 /// The file's globals, in the order of their first definitions (the
@@ -103,9 +196,10 @@ impl<'a> Globals<'a> {
         self.entries.get(self.find(name)?)
     }
 
-    /// Records a definition of `name` (at `span`) by statement `stmt`: the
-    /// first one found, if the name has one already.
-    fn define(&mut self, name: Span, stmt: usize, function: bool, late: Ty) -> Option<Global> {
+    /// Records a definition of `name` by statement `stmt` (a function's
+    /// when `late` is [`Ty::Function`]); the first one found, if the name
+    /// has one already.
+    fn define(&mut self, name: Span, stmt: usize, late: Ty) -> Option<Global> {
         let text = name.text(self.source);
         if let Some(i) = self.find(text) {
             return self.entries.get(i).copied();
@@ -122,12 +216,11 @@ impl<'a> Globals<'a> {
         self.entries.push(Global {
             name,
             first_stmt: u32::try_from(stmt).unwrap_or(u32::MAX),
-            function,
             assigned: false,
             referenced: false,
             used_by_mapping: false,
-            late,
-            so_far: None,
+            late: Late::of(late),
+            so_far: PackedTy::NONE,
         });
         let (source, entries, hasher) = (self.source, &self.entries, &self.hasher);
         let rehash = |&i: &u32| {
@@ -140,8 +233,10 @@ impl<'a> Globals<'a> {
 
     /// The checker's write of a global's type: the first one stays.
     pub(super) fn assign(&mut self, name: &str, ty: Ty) {
-        if let Some(i) = self.find(name) {
-            self.entries[i].so_far.get_or_insert(ty);
+        if let Some(g) = self.find(name).and_then(|i| self.entries.get_mut(i)) {
+            if g.so_far == PackedTy::NONE {
+                g.so_far = PackedTy::new(ty);
+            }
         }
     }
 }
@@ -203,42 +298,48 @@ impl Collected {
         let Collected {
             mut packed,
             kinds,
+            built,
             over,
-            ..
         } = self;
-        let mut order: Vec<u32> = (0..kinds.len() as u32).collect();
-        order.sort_by_key(|&i| kinds[i as usize]);
+        // How many of each kind the cap keeps: the first ones, kind by kind.
+        let mut room = MAX_DIAGNOSTICS;
+        let take = built.map(|n| {
+            let kept = n.min(room);
+            room -= kept;
+            kept
+        });
         let mut dropped: Option<(Span, usize)> = None;
         let mut drop_at = |span: Span, n: usize| {
             let (first, count) = dropped.unwrap_or((span, 0));
             dropped = Some((first.min(span), count + n));
         };
-        let mut kept = Vec::with_capacity(order.len().min(MAX_DIAGNOSTICS));
-        let mut records = order.iter().peekable();
-        for (kind, over) in over.iter().enumerate() {
-            while let Some(&&i) = records.peek() {
-                if usize::from(kinds[i as usize]) != kind {
-                    break;
-                }
-                records.next();
-                if kept.len() < MAX_DIAGNOSTICS {
-                    kept.push(i);
-                } else {
-                    drop_at(packed.span_of(i as usize), 1);
-                }
+        let mut seen = [0usize; KINDS];
+        let mut kept = Vec::with_capacity(kinds.len().min(MAX_DIAGNOSTICS));
+        for (i, &kind) in kinds.iter().enumerate() {
+            let kind = usize::from(kind);
+            if seen[kind] < take[kind] {
+                kept.push(i as u32);
+            } else {
+                drop_at(packed.span_of(i), 1);
             }
-            if let Some((first, n)) = *over {
-                // (Past the cap: none of these could be kept.)
-                drop_at(first, n);
-            }
+            seen[kind] += 1;
         }
-        drop(order);
+        for (first, n) in over.into_iter().flatten() {
+            drop_at(first, n);
+        }
+        // Sorted by span; at the same span, in the whole-file check's order
+        // (kind by kind, each in the order found).
+        kept.sort_unstable_by_key(|&i| {
+            let span = packed.span_of(i as usize);
+            (span.start(), span.end(), kinds[i as usize], i)
+        });
         packed.select(&kept);
+        drop((kept, kinds));
         if let Some((first, n)) = dropped {
-            packed.push(&crate::diagnostic::summary(first, n));
+            // Pushed last by the whole-file check: after those at its span.
+            packed.insert_by_span(&crate::diagnostic::summary(first, n));
         }
-        packed.sort_by_span();
-        packed.shrink_to_fit();
+        packed.finished();
         packed
     }
 }
@@ -263,13 +364,13 @@ pub(crate) fn report(source: &str) -> (PackedDiagnostics, PackedDiagnostics) {
             StmtKind::FuncDef { name, .. } => (name, true, Ty::Function),
             _ => return,
         };
-        if let Some(first) = globals.define(name.span, i, function, late) {
+        if let Some(first) = globals.define(name.span, i, late) {
             if found.wants(Kind::SecondDefinition) {
                 let line = lines.line_of(first.name.start()) + 1;
                 let d = second_definition(
                     name,
                     stmt.span,
-                    (first.name, first.function),
+                    (first.name, first.function()),
                     line,
                     function,
                 );
@@ -382,7 +483,7 @@ impl<'a> Pass<'a> {
                 None => {
                     let g = &mut globals.entries[r.symbol];
                     g.referenced = true;
-                    if r.before_definition && !g.function {
+                    if r.before_definition && !g.function() {
                         if self.used_before.len() < MAX_DIAGNOSTICS {
                             self.used_before.push((r.span, r.symbol));
                         } else {
@@ -499,10 +600,10 @@ impl<'a> Pass<'a> {
         }
         for (i, g) in globals.entries.iter().enumerate() {
             let name = globals.name(i);
-            if name.starts_with('_') || g.referenced || (g.function && g.used_by_mapping) {
+            if name.starts_with('_') || g.referenced || (g.function() && g.used_by_mapping) {
                 continue;
             }
-            let kind = if g.function {
+            let kind = if g.function() {
                 SymbolKind::Function
             } else {
                 SymbolKind::Global
@@ -558,5 +659,58 @@ impl<'a> Checker<'a> {
             stream: None,
             positions,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn packed_types_come_back_equal() {
+        let types = [
+            Ty::Int,
+            Ty::Bool,
+            Ty::Tuple(None),
+            Ty::Tuple(Some(0)),
+            Ty::Tuple(Some(3)),
+            Ty::Task,
+            Ty::MSpace(None),
+            Ty::MSpace(Some(2)),
+            Ty::Processor,
+            Ty::ProcKind,
+            Ty::MemKind,
+            Ty::Star,
+            Ty::Spread(Some(u32::MAX as usize)),
+            Ty::Spread(None),
+            Ty::Function,
+            Ty::Unknown,
+        ];
+        for ty in types {
+            assert_eq!(PackedTy::new(ty).get(), Some(ty));
+            assert_ne!(PackedTy::new(ty), PackedTy::NONE);
+        }
+        assert_eq!(PackedTy::NONE.get(), None);
+        for ty in [Ty::MSpace(Some(2)), Ty::Function, Ty::Unknown] {
+            assert_eq!(
+                Global {
+                    name: Span::START,
+                    first_stmt: 0,
+                    assigned: false,
+                    referenced: false,
+                    used_by_mapping: false,
+                    late: Late::of(ty),
+                    so_far: PackedTy::NONE,
+                }
+                .late(),
+                ty
+            );
+        }
+    }
+
+    #[test]
+    fn a_global_takes_24_bytes() {
+        // Most of what the check holds on a file of one-line assignments.
+        assert_eq!(std::mem::size_of::<Global>(), 24);
     }
 }
