@@ -25,9 +25,10 @@ pub struct PackedDiagnostics {
     /// The distinct texts, one after another, and where each ends.
     texts: String,
     text_ends: Vec<u32>,
-    /// Recently stored texts by their hash (a direct-mapped cache of
-    /// [`TEXT_CACHE`] slots, text number + 1, 0 when empty), so that a
-    /// repeated text is stored once. Fixed-size, not a map of every text:
+    /// Recently stored texts by their hash ([`TEXT_CACHE`] slots, each
+    /// text in one of two; text number + 1, 0 when empty, marked once
+    /// found again), so that a repeated text is stored once. Bounded, not
+    /// a map of every text:
     /// most texts are either shared by many diagnostics (a label, a note, a
     /// fix title) or by none (a message naming its variable), and a map
     /// would hold an entry for each of the latter too. A text whose slot
@@ -37,6 +38,9 @@ pub struct PackedDiagnostics {
 
 /// Slots of [`PackedDiagnostics::text_cache`].
 const TEXT_CACHE: usize = 256;
+
+/// The mark of a cached text found again (see [`PackedDiagnostics::text`]).
+const SHARED: u16 = 0x8000;
 
 impl PackedDiagnostics {
     /// How many diagnostics are held.
@@ -254,25 +258,39 @@ impl PackedDiagnostics {
         if self.text_cache.is_empty() {
             self.text_cache = vec![0; TEXT_CACHE];
         }
-        let slot = (hash >> 56) as usize % TEXT_CACHE;
-        let id = match self.text_cache[slot].checked_sub(1) {
-            Some(id) if self.text_at(usize::from(id)) == text => u32::from(id),
-            _ => {
-                if self.texts.capacity() - self.texts.len() < text.len() {
-                    let more = (self.texts.len() / 4).max(text.len()).max(64);
-                    self.texts.reserve_exact(more);
+        // Two slots a text may sit in; a text found again is marked
+        // (`SHARED`) and keeps its slot, so the few texts many diagnostics
+        // share (labels, notes, fix titles) are not pushed out by the many
+        // each diagnostic has alone (a message naming its variable).
+        let first = (hash >> 56) as usize % TEXT_CACHE;
+        let slots = [first, first ^ 1];
+        for slot in slots {
+            let cached = self.text_cache[slot];
+            if let Some(id) = (cached & !SHARED).checked_sub(1) {
+                if self.text_at(usize::from(id)) == text {
+                    self.text_cache[slot] = cached | SHARED;
+                    self.varint(u64::from(id));
+                    return;
                 }
-                gently(&mut self.text_ends, 1);
-                self.texts.push_str(text);
-                self.text_ends.push(self.texts.len() as u32);
-                let id = self.text_ends.len() as u32 - 1;
-                // Past 65,535 texts the later ones are not cached.
-                if let Ok(cached) = u16::try_from(id + 1) {
-                    self.text_cache[slot] = cached;
-                }
-                id
             }
-        };
+        }
+        if self.texts.capacity() - self.texts.len() < text.len() {
+            let more = (self.texts.len() / 4).max(text.len()).max(64);
+            self.texts.reserve_exact(more);
+        }
+        gently(&mut self.text_ends, 1);
+        self.texts.push_str(text);
+        self.text_ends.push(self.texts.len() as u32);
+        let id = self.text_ends.len() as u32 - 1;
+        // Past 32,767 texts the later ones are not cached.
+        let free = slots
+            .into_iter()
+            .find(|&slot| self.text_cache[slot] & SHARED == 0);
+        if let (Ok(cached), Some(slot)) = (u16::try_from(id + 1), free) {
+            if cached & SHARED == 0 {
+                self.text_cache[slot] = cached;
+            }
+        }
         self.varint(u64::from(id));
     }
 
@@ -436,6 +454,26 @@ mod tests {
         expected.sort_by_key(|d| (d.span.start(), d.span.end()));
         let got: Vec<Diagnostic> = merged(&a, &b).collect();
         assert_eq!(got, expected);
+    }
+
+    #[test]
+    fn texts_found_again_keep_their_place_in_the_cache() {
+        let mut packed = PackedDiagnostics::default();
+        let all: Vec<Diagnostic> = (0..600)
+            .map(|i| {
+                Diagnostic::warning("W0214", Span::at(i), format!("unused variable `x{i}`"))
+                    .with_label("never used")
+                    .with_note("prefix the name with `_` to silence this")
+            })
+            .collect();
+        for d in &all {
+            packed.push(d);
+        }
+        // 600 messages, the label and the note once each.
+        assert_eq!(packed.text_ends.len(), 602);
+        for (i, d) in all.iter().enumerate() {
+            assert_eq!(&packed.get(i), d, "{i}");
+        }
     }
 
     #[test]
