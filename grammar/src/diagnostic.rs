@@ -419,6 +419,13 @@ impl CappedDiagnostics {
         self.len() >= MAX_DIAGNOSTICS
     }
 
+    /// Whether a diagnostic pushed now would be kept whole: not past the
+    /// cap, nor in a light list (which keeps only span and severity). A
+    /// caller may skip building what would be dropped (a costly fix).
+    pub fn keeps_the_next_whole(&self) -> bool {
+        !self.is_full() && self.light.is_none()
+    }
+
     pub fn push(&mut self, d: Diagnostic) {
         if self.light.is_some() {
             self.push_light(d.span, d.severity);

@@ -20,7 +20,8 @@
 //!   ([`resolve::resolve_after_edit`]).
 //! - [`check`]       static semantics: types, definitions, mapping-rule shadowing;
 //!   statement by statement, reusing the previous check's work for the
-//!   statements an edit did not change (`check::memo`).
+//!   statements an edit did not change (`check::memo`); for [`report`],
+//!   streamed over the statements without the whole tree (`check::stream`).
 //! - [`format`]      the formatter (keeps every comment, idempotent; a whole
 //!   file one top-level statement at a time, [`parser`]'s `EachStmt`).
 //! - [`codes`]       the table of diagnostic codes with their explanations.

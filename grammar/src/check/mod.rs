@@ -15,6 +15,17 @@
 //!   mapping statement wins; inside one `Layout`, a later constraint overrides
 //!   an earlier one of the same family;
 //! - `print` aborts with fewer arguments than `{}` placeholders.
+//!
+//! Module map:
+//! - this file: the `Checker` itself, typing one top-level statement at
+//!   a time, and the entry points ([`check`], [`check_incremental`],
+//!   [`check_after_reparse`]);
+//! - `names`: the whole-file passes (second definitions, undefined and
+//!   unused names, shadowed rules) and the diagnostics they make;
+//! - `memo`: the record of each statement's check, replayed after an edit;
+//! - `stream`: the check of `mapwright check`, two passes over the
+//!   statements with one tree at a time, equal to [`check`]'s diagnostics;
+//! - `symbol_types`: the inferred type of each symbol (hovers).
 
 use crate::fast_hash::FastMap;
 use std::sync::Arc;

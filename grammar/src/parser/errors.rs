@@ -95,8 +95,9 @@ impl<'a> Parser<'a> {
         .with_label("reserved keyword");
         let renameable =
             what.contains("variable") || what.contains("parameter") || what.contains("function");
-        // Past the cap the diagnostic is only counted: spare the re-lexing.
-        if renameable && !self.diags.is_full() {
+        // Past the cap, or in a list of spans only, the diagnostic is only
+        // counted: spare the re-lexing.
+        if renameable && self.diags.keeps_the_next_whole() {
             let new_name = format!("{word}_");
             // Lexed again, as the parser keeps only the current
             // statement's tokens.

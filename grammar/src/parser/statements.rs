@@ -594,9 +594,11 @@ impl<'a> Parser<'a> {
         )
         .text(self.src)
         .to_string();
-        let already_defined = self.src.contains(&format!("def {wrapper}("));
         let mut edits = vec![(kw.to(func.span), format!("{keyword} {task_text} {wrapper}"))];
-        if !already_defined {
+        // (A search of the whole text: skipped where the fix is dropped,
+        // past the cap or in a list of spans only, such as the streaming
+        // check's first pass.)
+        if self.diags.keeps_the_next_whole() && !self.src.contains(&format!("def {wrapper}(")) {
             edits.push((Span::at(kw.start()), def));
         }
         self.push(
