@@ -509,6 +509,46 @@ impl CappedDiagnostics {
         out
     }
 
+    /// A packed list (`self`, the lexer's) and the packed list of a later
+    /// stage (`later`, the parser's), each sorted by span: what
+    /// [`CappedDiagnostics::append`] then [`CappedDiagnostics::into_packed`]
+    /// give as one list, without copying the later one into the first
+    /// (which held both at once: the peak of `mapwright check` on a small
+    /// file of broken lines). Read together with [`crate::packed::merged`],
+    /// the first before the later at equal spans, they are that list: the
+    /// later's diagnostics past the cap are left out and counted, and the
+    /// `I0001` summary, pushed last, sorts after those at its span.
+    pub(crate) fn into_packed_with(
+        self,
+        later: CappedDiagnostics,
+    ) -> (PackedDiagnostics, PackedDiagnostics) {
+        let mut first = self.packed.unwrap_or_default();
+        for d in &self.kept {
+            first.push(d);
+        }
+        let mut second = later.packed.unwrap_or_default();
+        for d in &later.kept {
+            second.push(d);
+        }
+        let mut dropped = Dropped(self.dropped);
+        let room = MAX_DIAGNOSTICS.saturating_sub(first.len());
+        for i in room..second.len() {
+            dropped.add(second.span_of(i), 1);
+        }
+        second.truncate(room);
+        if let Some((span, n)) = later.dropped {
+            dropped.add(span, n);
+        }
+        first.sort_by_span();
+        second.sort_by_span();
+        if let Some((span, n)) = dropped.0 {
+            second.insert_by_span(&summary(span, n));
+        }
+        first.finished();
+        second.finished();
+        (first, second)
+    }
+
     /// [`CappedDiagnostics::into_vec`] sorted by span
     /// ([`sort_by_span`]), packed ([`CappedDiagnostics::packed`]; a full
     /// list is packed here).
@@ -523,6 +563,16 @@ impl CappedDiagnostics {
         out.sort_by_span();
         out.finished();
         out
+    }
+}
+
+/// Diagnostics left out: where the first one was, and how many.
+struct Dropped(Option<(Span, usize)>);
+
+impl Dropped {
+    fn add(&mut self, span: Span, n: usize) {
+        let (first, count) = self.0.unwrap_or((span, 0));
+        self.0 = Some((first.min(span), count + n));
     }
 }
 

@@ -109,6 +109,9 @@ pub fn analyze_tree(source: &str) -> Analysis {
 /// a time in source order by [`Report::diagnostics`].
 #[derive(Debug, Clone, Default)]
 pub struct Report {
+    /// The lexer's diagnostics, then the parser's (with the `I0001` of
+    /// the two), then the checker's, each sorted by span.
+    lexical: packed::PackedDiagnostics,
     syntax: packed::PackedDiagnostics,
     check: packed::PackedDiagnostics,
 }
@@ -117,12 +120,12 @@ impl Report {
     /// The diagnostics in the order [`Analysis::into_diagnostics`] gives
     /// them, built one at a time.
     pub fn diagnostics(&self) -> impl Iterator<Item = Diagnostic> + '_ {
-        packed::merged(&self.syntax, &self.check)
+        packed::merged([&self.lexical, &self.syntax, &self.check])
     }
 
     /// How many diagnostics there are.
     pub fn len(&self) -> usize {
-        self.syntax.len() + self.check.len()
+        self.lexical.len() + self.syntax.len() + self.check.len()
     }
 
     /// True when there are none.
@@ -138,8 +141,12 @@ impl Report {
 /// parsed twice, one statement at a time, and no tree but the function
 /// definitions' is kept (`check::stream`).
 pub fn report(source: &str) -> Report {
-    let (syntax, check) = check::report_streaming(source);
-    Report { syntax, check }
+    let ((lexical, syntax), check) = check::report_streaming(source);
+    Report {
+        lexical,
+        syntax,
+        check,
+    }
 }
 
 /// [`report`] from the whole tree: parsed once, then checked (what
@@ -147,7 +154,11 @@ pub fn report(source: &str) -> Report {
 /// two agree).
 #[doc(hidden)]
 pub fn report_whole(source: &str) -> Report {
-    let (parsed, syntax) = parser::parse_tree_packed(source);
+    let (parsed, (lexical, syntax)) = parser::parse_tree_packed(source);
     let check = check::check_packed(&parsed, source);
-    Report { syntax, check }
+    Report {
+        lexical,
+        syntax,
+        check,
+    }
 }

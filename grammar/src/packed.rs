@@ -37,7 +37,7 @@ pub struct PackedDiagnostics {
 }
 
 /// Slots of [`PackedDiagnostics::text_cache`].
-const TEXT_CACHE: usize = 256;
+const TEXT_CACHE: usize = 128;
 
 /// The mark of a cached text found again (see [`PackedDiagnostics::text`]).
 const SHARED: u16 = 0x8000;
@@ -210,6 +210,11 @@ impl PackedDiagnostics {
         self.starts.insert(at, last);
     }
 
+    /// Keeps the first `len` diagnostics.
+    pub(crate) fn truncate(&mut self, len: usize) {
+        self.starts.truncate(len);
+    }
+
     /// Keeps only the diagnostics numbered `records`, in that order (their
     /// bytes stay until the list is dropped).
     pub(crate) fn select(&mut self, records: &[u32]) {
@@ -368,29 +373,27 @@ impl Reader<'_> {
     }
 }
 
-/// The diagnostics of two lists each sorted by span, one at a time, in the
-/// order a stable sort of the first list followed by the second would give
-/// (at equal spans the first list's come first): what
+/// The diagnostics of lists each sorted by span, one at a time, in the
+/// order a stable sort of the lists one after another would give (at
+/// equal spans the earlier list's come first): what
 /// [`crate::Analysis::into_diagnostics`] returns, without building the list.
-pub fn merged<'a>(
-    first: &'a PackedDiagnostics,
-    second: &'a PackedDiagnostics,
+pub fn merged<'a, const N: usize>(
+    lists: [&'a PackedDiagnostics; N],
 ) -> impl Iterator<Item = Diagnostic> + 'a {
-    let (mut i, mut j) = (0, 0);
+    let mut next = [0usize; N];
     std::iter::from_fn(move || {
-        let take_first = match (i < first.len(), j < second.len()) {
-            (false, false) => return None,
-            (true, false) => true,
-            (false, true) => false,
-            (true, true) => first.key(i) <= second.key(j),
-        };
-        if take_first {
-            i += 1;
-            Some(first.get(i - 1))
-        } else {
-            j += 1;
-            Some(second.get(j - 1))
+        let mut best: Option<(usize, (usize, usize))> = None;
+        for (l, list) in lists.iter().enumerate() {
+            if next[l] < list.len() {
+                let key = list.key(next[l]);
+                if best.is_none_or(|(_, k)| key < k) {
+                    best = Some((l, key));
+                }
+            }
         }
+        let (l, _) = best?;
+        next[l] += 1;
+        Some(lists[l].get(next[l] - 1))
     })
 }
 
@@ -452,7 +455,7 @@ mod tests {
         let (a, b) = (pack(&first), pack(&second));
         let mut expected: Vec<Diagnostic> = first.into_iter().chain(second).collect();
         expected.sort_by_key(|d| (d.span.start(), d.span.end()));
-        let got: Vec<Diagnostic> = merged(&a, &b).collect();
+        let got: Vec<Diagnostic> = merged([&a, &b]).collect();
         assert_eq!(got, expected);
     }
 

@@ -41,7 +41,7 @@ use crate::ast::{Program, Stmt, StmtKind};
 use crate::diagnostic::{Diagnostic, MAX_DIAGNOSTICS};
 use crate::fast_hash::{FastHasher, FastMap};
 use crate::packed::PackedDiagnostics;
-use crate::parser::EachStmt;
+use crate::parser::{EachStmt, PackedPair};
 use crate::resolve::{resolve_statement, Resolved, SymbolKind};
 use crate::suggest::Suggestions;
 use crate::Span;
@@ -346,8 +346,8 @@ impl Collected {
 
 /// [`super::check_packed`] of `parse_tree_packed(source)`, and that
 /// parse's syntax diagnostics, without holding the tree (see the module
-/// doc): `(syntax, check)`.
-pub(crate) fn report(source: &str) -> (PackedDiagnostics, PackedDiagnostics) {
+/// doc): `((lexical, syntax), check)`.
+pub(crate) fn report(source: &str) -> (PackedPair, PackedDiagnostics) {
     let lines = crate::line_index::LineStarts::new(source);
     let mut found = Collected::default();
     let mut globals = Globals::new(source);
@@ -417,7 +417,7 @@ fn each_statement(
     source: &str,
     collect: bool,
     mut each: impl FnMut(usize, Arc<Stmt>),
-) -> PackedDiagnostics {
+) -> PackedPair {
     let mut parse = EachStmt::reporting(source, collect);
     let mut index = 0;
     while let Some(stmt) = parse.next_stmt() {
@@ -433,7 +433,7 @@ fn each_statement(
     if collect {
         parse.finish_packed()
     } else {
-        PackedDiagnostics::default()
+        PackedPair::default()
     }
 }
 

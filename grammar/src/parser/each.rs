@@ -58,14 +58,13 @@ impl<'a> EachStmt<'a> {
         }
     }
 
-    /// The lexical and syntax diagnostics of the whole file, packed and
-    /// sorted as [`parse_tree_packed`] gives them (after the last
+    /// The lexical and the syntax diagnostics of the whole file, packed
+    /// and sorted as [`parse_tree_packed`] gives them (after the last
     /// statement; a [`EachStmt::reporting`] parse that collects them).
-    pub(crate) fn finish_packed(mut self) -> crate::packed::PackedDiagnostics {
+    pub(crate) fn finish_packed(mut self) -> PackedPair {
         self.parser.reject_empty_file();
-        let (_, _, mut all) = self.parser.toks.into_inner().finish();
-        all.append(self.parser.diags);
-        all.into_packed()
+        let (_, _, lexical) = self.parser.toks.into_inner().finish();
+        lexical.into_packed_with(self.parser.diags)
     }
 
     /// The next top-level statement (a broken one as [`StmtKind::Error`]),

@@ -116,17 +116,24 @@ pub(crate) fn parse_for_format(source: &str) -> FormatParse {
 /// them (see [`crate::report`]). Top-level statements that fail to parse
 /// are left out of the tree, but for the first statement: the resolver and
 /// the checker skip them, and read only where the first one starts.
-pub(crate) fn parse_tree_packed(source: &str) -> (Parsed, crate::packed::PackedDiagnostics) {
-    let (program, tokens, comments, diagnostics) =
-        parse_parts(source, false, false, CappedDiagnostics::packed);
+pub(crate) fn parse_tree_packed(source: &str) -> (Parsed, PackedPair) {
+    let (program, tokens, comments, lexical, syntax) =
+        parse_parts_apart(source, false, false, CappedDiagnostics::packed);
     let parsed = Parsed {
         program,
         diagnostics: Vec::new(),
         tokens,
         comments,
     };
-    (parsed, diagnostics.into_packed())
+    (parsed, lexical.into_packed_with(syntax))
 }
+
+/// The lexical and the syntax diagnostics of a file, packed apart (see
+/// [`CappedDiagnostics::into_packed_with`]).
+pub(crate) type PackedPair = (
+    crate::packed::PackedDiagnostics,
+    crate::packed::PackedDiagnostics,
+);
 
 fn parse_with(source: &str, keep_tokens: bool, keep_comments: bool) -> Parsed {
     let (program, tokens, comments, diagnostics) = parse_parts(
@@ -154,6 +161,28 @@ fn parse_parts(
     keep_comments: bool,
     list: fn() -> CappedDiagnostics,
 ) -> (Program, Vec<Token>, Vec<Token>, CappedDiagnostics) {
+    let (program, tokens, comments, mut all, syntax) =
+        parse_parts_apart(source, keep_tokens, keep_comments, list);
+    // The lexer's list first, then the parser's: the same ones are kept
+    // as when the lexer's were pushed one by one before the parser's.
+    all.append(syntax);
+    (program, tokens, comments, all)
+}
+
+/// [`parse_parts`] with the lexer's and the parser's diagnostics apart.
+#[allow(clippy::type_complexity)]
+fn parse_parts_apart(
+    source: &str,
+    keep_tokens: bool,
+    keep_comments: bool,
+    list: fn() -> CappedDiagnostics,
+) -> (
+    Program,
+    Vec<Token>,
+    Vec<Token>,
+    CappedDiagnostics,
+    CappedDiagnostics,
+) {
     let diags = list();
     // Only a packed list's caller reports and nothing else (see
     // `Parser::keep_error_stmts`).
@@ -169,11 +198,8 @@ fn parse_parts(
         depth: 0,
     };
     let program = p.program();
-    let (tokens, comments, mut all) = p.toks.into_inner().finish();
-    // The lexer's list first, then the parser's: the same ones are kept
-    // as when the lexer's were pushed one by one before the parser's.
-    all.append(p.diags);
-    (program, tokens, comments, all)
+    let (tokens, comments, lexical) = p.toks.into_inner().finish();
+    (program, tokens, comments, lexical, p.diags)
 }
 
 /// What [`parse_resumed`] parsed: the statements from where it began to
