@@ -149,6 +149,18 @@ fn streaming_parse_agrees_on_the_corpus_and_past_the_diagnostics_cap() {
     // between: it touches both, and the streaming formatter once forgot it
     // for the second (found by `token_soup_never_panics_and_keeps_comments`).
     sources.push("Task;tuple=TaskTask;".into());
+    // The streaming check's corner cases: a function reading a machine
+    // assigned later, a name first a global then a function (and the
+    // reverse), parameters named twice, a mapping function defined after
+    // its statement or assigned as a variable, recursion, top-level
+    // comprehension variables, rules repeated under several keys.
+    sources.push(
+        "def f(Task t) { return m[0, 1, 2] + m; }\nIndexTaskMap a f;\nm = Machine(GPU);\nq = m[0,0,0];\n"
+            .into(),
+    );
+    sources.push("f = 1;\ndef f(int a, Task a) { return f(a); }\ndef g(Task t) { x = 1; x = 2; return g; }\ng = 2;\nSingleTaskMap t g;\nIndexTaskMap t f;\n".into());
+    sources.push("IndexTaskMap a,b late;\nx = y + mgpu;\ny = tuple(i for i in (1, 2));\ndef late(Task t) { return mgpu[tuple(j for j in t.ipoint)]; }\nz = mgpu;\nv = y;\n".into());
+    sources.push("Task a,b GPU;\nTask b CPU;\nRegion * r GPU FBMEM;\nRegion * r GPU ZCMEM;\nLayout a 0 * SOA;\nLayout a 0 * AOS F_order C_order;\nInstanceLimit a 1;\nInstanceLimit a 2;\n".into());
     for source in &sources {
         if let Err(e) = streaming_agrees(source) {
             panic!("{}", &e[..e.len().min(400)]);
@@ -402,8 +414,64 @@ fn program_with_comments() -> impl Strategy<Value = String> {
     })
 }
 
+/// A statement of a program whose few names are defined, redefined, used
+/// before and after their definitions, shadowed and left unused in every
+/// combination: globals, functions (with parameters, locals and
+/// comprehension variables, calling each other), mapping statements and
+/// rules. The streaming check resolves and types one statement at a time
+/// against a table of the globals; these are its corner cases.
+fn name_statement() -> impl Strategy<Value = String> {
+    let name = || prop::sample::select(vec!["a", "b", "f", "g", "m", "mgpu", "_u", "t", "Task"]);
+    let ty = || prop::sample::select(vec!["Task", "int", "tuple", "MSpace", "bool"]);
+    let value = || {
+        prop_oneof![
+            Just("Machine(GPU)".to_string()),
+            Just("1".to_string()),
+            Just("(1, 2)".to_string()),
+            name().prop_map(String::from),
+            (name(), name()).prop_map(|(x, y)| format!("{x} + {y}")),
+            (name(), name()).prop_map(|(x, y)| format!("{x}({y})")),
+            (name(), name()).prop_map(|(x, y)| format!("{x}[{y}, 0]")),
+            name().prop_map(|x| format!("{x}[0, 1, 2]")),
+            name().prop_map(|x| format!("{x} + 1")),
+            (name(), name()).prop_map(|(x, y)| format!("tuple({x} + i for i in {y})")),
+            name().prop_map(|x| format!("{x}.size")),
+        ]
+    };
+    prop_oneof![
+        (name(), value()).prop_map(|(n, v)| format!("{n} = {v};")),
+        (
+            name(),
+            prop::collection::vec((ty(), name()), 0..3),
+            prop::collection::vec((name(), value()), 0..3),
+            value()
+        )
+            .prop_map(|(n, params, locals, ret)| {
+                let params: Vec<String> = params.iter().map(|(t, p)| format!("{t} {p}")).collect();
+                let body: String = locals.iter().map(|(l, v)| format!(" {l} = {v};")).collect();
+                format!("def {n}({}) {{{body} return {ret}; }}", params.join(", "))
+            }),
+        (name(), name()).prop_map(|(t, f)| format!("IndexTaskMap {t} {f};")),
+        (name(), name()).prop_map(|(t, f)| format!("SingleTaskMap {t},b {f};")),
+        name().prop_map(|t| format!("Task {t} GPU;")),
+        (name(), name()).prop_map(|(t, r)| format!("Region {t} {r} GPU FBMEM;")),
+        (name(), name()).prop_map(|(t, r)| format!("Layout {t} {r} * SOA F_order C_order;")),
+        name().prop_map(|t| format!("InstanceLimit {t} 2;")),
+        (value(), value()).prop_map(|(x, y)| format!("print(\"{{}} {{}}\", {x}, {y});")),
+        Just("x = ;".to_string()),
+    ]
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+    #[test]
+    fn the_streaming_check_agrees_on_programs_of_few_names(stmts in prop::collection::vec(name_statement(), 1..14)) {
+        let source = stmts.join("\n");
+        if let Err(e) = streaming_agrees(&source) {
+            prop_assert!(false, "{}", e);
+        }
+    }
 
     #[test]
     fn arbitrary_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..400)) {
