@@ -23,12 +23,14 @@ pub struct LineCol {
 }
 
 /// The start of every line of a text, without the text: line numbers
-/// for a pass that has the text at hand anyway (the checker), at 8 bytes
-/// a line instead of a copy of the text.
+/// for a pass that has the text at hand anyway (the checker), at 4 bytes
+/// a line instead of a copy of the text. Offsets are `u32`, as in a
+/// [`crate::Span`] (a text over 4 GiB, which no caller reads, has its
+/// later line starts saturated, as its spans are).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LineStarts {
     /// Byte offset of the start of every line; `starts[0] == 0`.
-    starts: Vec<usize>,
+    starts: Vec<u32>,
     text_len: usize,
 }
 
@@ -71,13 +73,17 @@ impl LineStarts {
         // A start `s` depends on bytes `s - 1` (a break) and `s` (what
         // follows a `\r`): those with both before the edit stay, those with
         // both after it move.
-        let keep = self.starts.partition_point(|&s| s < start.max(1));
-        let after = self.starts.partition_point(|&s| s <= old_end);
+        let keep = self
+            .starts
+            .partition_point(|&s| (s as usize) < start.max(1));
+        let after = self.starts.partition_point(|&s| s as usize <= old_end);
         let delta = new_end as isize - old_end as isize;
         for s in &mut self.starts[after..] {
-            *s = (*s as isize + delta) as usize;
+            *s = narrow((*s as isize + delta) as usize);
         }
-        let found = (start.max(1)..=new_end).filter(|&p| is_break(bytes, p - 1));
+        let found = (start.max(1)..=new_end)
+            .filter(|&p| is_break(bytes, p - 1))
+            .map(narrow);
         self.starts.splice(keep..after, found);
         self.text_len = bytes.len();
         self
@@ -94,12 +100,17 @@ impl LineStarts {
 
     /// Zero-based line containing byte `offset` (clamped to the text).
     pub fn line_of(&self, offset: usize) -> usize {
-        let offset = offset.min(self.text_len);
+        let offset = narrow(offset.min(self.text_len));
         match self.starts.binary_search(&offset) {
             Ok(i) => i,
             Err(i) => i - 1,
         }
     }
+}
+
+/// `offset` as a line start is stored: saturated at `u32::MAX`.
+fn narrow(offset: usize) -> u32 {
+    u32::try_from(offset).unwrap_or(u32::MAX)
 }
 
 /// Whether byte `j` ends a line: a `\n`, or a `\r` not followed by `\n`.
@@ -117,7 +128,7 @@ fn is_break(bytes: &[u8], j: usize) -> bool {
 /// words that hold a `\n` or a `\r` byte by byte: most lines are several
 /// words long. (Collecting `match_indices` of both, then sorting, was 3 %
 /// of a keystroke's analysis on a 5,000-line file.)
-fn line_starts(bytes: &[u8]) -> Vec<usize> {
+fn line_starts(bytes: &[u8]) -> Vec<u32> {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGHS: u64 = 0x8080_8080_8080_8080;
     // Non-zero if a byte of `word` is `byte` (it may also be for a byte
@@ -128,8 +139,12 @@ fn line_starts(bytes: &[u8]) -> Vec<usize> {
     };
     let mut starts = Vec::with_capacity(bytes.len() / 32 + 1);
     starts.push(0);
-    let look_at = |from: usize, to: usize, starts: &mut Vec<usize>| {
-        starts.extend((from..to).filter(|&j| is_break(bytes, j)).map(|j| j + 1));
+    let look_at = |from: usize, to: usize, starts: &mut Vec<u32>| {
+        starts.extend(
+            (from..to)
+                .filter(|&j| is_break(bytes, j))
+                .map(|j| narrow(j + 1)),
+        );
     };
     let mut chunks = bytes.chunks_exact(8);
     let mut at = 0;
@@ -205,14 +220,12 @@ impl LineIndex {
             .lines
             .starts
             .get(line)
-            .copied()
-            .unwrap_or(self.text.len());
+            .map_or(self.text.len(), |&s| s as usize);
         let mut end = self
             .lines
             .starts
             .get(line + 1)
-            .map(|s| s - 1)
-            .unwrap_or(self.text.len());
+            .map_or(self.text.len(), |&s| s as usize - 1);
         let bytes = self.text.as_bytes();
         let ends_in_lf = bytes.get(end) == Some(&b'\n');
         if ends_in_lf && end > start && bytes[end - 1] == b'\r' {
@@ -229,7 +242,7 @@ impl LineIndex {
             offset -= 1;
         }
         let line = self.line_of(offset);
-        let start = self.lines.starts[line];
+        let start = self.lines.starts[line] as usize;
         let prefix = &self.text[start..offset];
         let col = match enc {
             Encoding::Utf8 => prefix.len(),
@@ -272,13 +285,13 @@ mod tests {
 
     /// The start of every line, looking at each byte: `\r\n` is one break, at
     /// its `\n`; a `\r` alone is a break too.
-    fn starts_scanning_bytes(text: &str) -> Vec<usize> {
+    fn starts_scanning_bytes(text: &str) -> Vec<u32> {
         let mut starts = vec![0];
         let bytes = text.as_bytes();
         for (i, &b) in bytes.iter().enumerate() {
             let breaks = b == b'\n' || (b == b'\r' && bytes.get(i + 1) != Some(&b'\n'));
             if breaks {
-                starts.push(i + 1);
+                starts.push(i as u32 + 1);
             }
         }
         starts
