@@ -9,7 +9,8 @@
 //! against crafted collisions buys nothing here.
 //!
 //! How: the multiply-rotate step of rustc's `FxHasher`, eight bytes at a
-//! time. Iteration order of a [`FastMap`] is as unspecified as a
+//! time, and MurmurHash3's final mix when the hash is taken (see
+//! `FastHasher::finish`). Iteration order of a [`FastMap`] is as unspecified as a
 //! `HashMap`'s; nothing in the front end depends on it.
 
 use std::collections::{HashMap, HashSet};

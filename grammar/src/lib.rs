@@ -109,10 +109,12 @@ pub fn analyze_tree(source: &str) -> Analysis {
 /// a time in source order by [`Report::diagnostics`].
 #[derive(Debug, Clone, Default)]
 pub struct Report {
-    /// The lexer's diagnostics, then the parser's (with the `I0001` of
-    /// the two), then the checker's, each sorted by span.
+    /// The lexer's diagnostics, sorted by span.
     lexical: packed::PackedDiagnostics,
+    /// The parser's, sorted by span, with the `I0001` summary of the two
+    /// lists (read after the lexer's at equal spans).
     syntax: packed::PackedDiagnostics,
+    /// The checker's, sorted by span, with their own `I0001`.
     check: packed::PackedDiagnostics,
 }
 

@@ -161,6 +161,20 @@ fn streaming_parse_agrees_on_the_corpus_and_past_the_diagnostics_cap() {
     sources.push("f = 1;\ndef f(int a, Task a) { return f(a); }\ndef g(Task t) { x = 1; x = 2; return g; }\ng = 2;\nSingleTaskMap t g;\nIndexTaskMap t f;\n".into());
     sources.push("IndexTaskMap a,b late;\nx = y + mgpu;\ny = tuple(i for i in (1, 2));\ndef late(Task t) { return mgpu[tuple(j for j in t.ipoint)]; }\nz = mgpu;\nv = y;\n".into());
     sources.push("Task a,b GPU;\nTask b CPU;\nRegion * r GPU FBMEM;\nRegion * r GPU ZCMEM;\nLayout a 0 * SOA;\nLayout a 0 * AOS F_order C_order;\nInstanceLimit a 1;\nInstanceLimit a 2;\n".into());
+    // A tuple spread into itself doubles: past 2^55 elements the streaming
+    // check keeps the length whole (found by review), and past 2^64 the
+    // length is unknown, not an overflow (a panic in debug builds); an
+    // `auto_split` by an empty tuple of a machine merged down to nothing.
+    let doubling: String = (1..70)
+        .map(|i| format!("a{i} = (*a{}, *a{});\n", i - 1, i - 1))
+        .collect();
+    sources.push(format!(
+        "a0 = (1, 2);\n{doubling}b = a54 + (1, 2);\nc = a69 + (1, 2);\nd = m[*a69];\n"
+    ));
+    sources.push(
+        "m = Machine(GPU);\nt = (1, 2);\nx = m.merge(0,1).merge(0,0).auto_split(0, t[0:0]);\n"
+            .into(),
+    );
     for source in &sources {
         if let Err(e) = streaming_agrees(source) {
             panic!("{}", &e[..e.len().min(400)]);

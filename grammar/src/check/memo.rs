@@ -742,7 +742,7 @@ impl<'a> Checker<'a> {
 
     pub(super) fn global_ty(&mut self, name: &str) -> Option<Ty> {
         let ty = match &self.stream {
-            Some(globals) => globals.get(name).and_then(|g| g.so_far()),
+            Some(globals) => globals.so_far(name),
             None => self.globals.get(name).copied(),
         };
         self.note(Event::Read(Read::Global {

@@ -400,7 +400,7 @@ fn check_with(
             referenced
         },
         stream: None,
-        positions: &[],
+        positions: None,
     };
     let old = previous.map(|p| memo::OldRecords::new(p, &parsed.diagnostics));
     let (mut memo, mut reuse) = c.run(remember, old.as_ref());
@@ -497,8 +497,8 @@ struct Checker<'a> {
     /// `assigned` are read from here instead.
     stream: Option<stream::Globals<'a>>,
     /// With `stream`: the statement index of each of `program`'s
-    /// statements, ascending (empty: `program` is the whole file).
-    positions: &'a [usize],
+    /// statements, ascending (`None`: `program` is the whole file).
+    positions: Option<&'a [usize]>,
 }
 
 /// Names visible while typing an expression.
@@ -522,10 +522,9 @@ impl<'a> Checker<'a> {
             kind: StmtKind::Error,
             span: Span::START,
         };
-        let position = if self.positions.is_empty() {
-            Some(index)
-        } else {
-            self.positions.binary_search(&index).ok()
+        let position = match self.positions {
+            None => Some(index),
+            Some(positions) => positions.binary_search(&index).ok(),
         };
         match position.and_then(|p| self.program.stmts.get(p)) {
             Some(stmt) => stmt,
@@ -1009,10 +1008,12 @@ impl<'a> Checker<'a> {
             ExprKind::Tuple(items) => {
                 let mut len = Some(0usize);
                 for i in items {
+                    // (Checked: doubling a tuple by spreading it into itself
+                    // overflows in 64 lines; the length is then unknown.)
                     len = match (len, self.infer(i, env)) {
-                        (Some(l), Ty::Spread(Some(n))) => Some(l + n),
+                        (Some(l), Ty::Spread(Some(n))) => l.checked_add(n),
                         (_, Ty::Spread(None)) | (None, _) => None,
-                        (Some(l), _) => Some(l + 1),
+                        (Some(l), _) => l.checked_add(1),
                     };
                 }
                 Ty::Tuple(len)
@@ -1048,9 +1049,9 @@ impl<'a> Checker<'a> {
                 for i in indices {
                     let t = self.infer(i, env);
                     count = match (count, t) {
-                        (Some(c), Ty::Spread(Some(n))) => Some(c + n),
+                        (Some(c), Ty::Spread(Some(n))) => c.checked_add(n),
                         (_, Ty::Spread(None)) | (None, _) => None,
-                        (Some(c), _) => Some(c + 1),
+                        (Some(c), _) => c.checked_add(1),
                     };
                     if matches!(t, Ty::MSpace(_) | Ty::Task | Ty::Bool) {
                         self.mismatch(
@@ -1457,10 +1458,14 @@ impl<'a> Checker<'a> {
                         _ => None,
                     },
                     Prop::AutoSplit | Prop::GreedySplit => match types.get(1) {
-                        Some(Ty::Tuple(Some(k))) => dims.map(|n| n + k - 1),
+                        Some(Ty::Tuple(Some(k))) => {
+                            dims.and_then(|n| n.checked_add(*k)?.checked_sub(1))
+                        }
                         _ => None,
                     },
-                    _ => dims.and_then(|n| usize::try_from(n as i64 + delta).ok()),
+                    _ => dims.and_then(|n| {
+                        usize::try_from(i64::try_from(n).ok()?.checked_add(delta)?).ok()
+                    }),
                 };
                 Ty::MSpace(new_dims)
             }

@@ -24,10 +24,12 @@
 //! unused globals, unused locals, shadowed rules) and keeps the first
 //! [`MAX_DIAGNOSTICS`]; here each kind is found in that kind's own order
 //! but the kinds interleave, so each is collected apart (at most the cap
-//! of each is built, the rest counted) and the cap is applied kind by kind
-//! at the end ([`Collected::finish`]). `tests/report_streaming.rs` compares
-//! the two on the corpus, mutations of it, generated files and past the
-//! cap.
+//! of each is kept, the rest counted; the whole-file passes do not even
+//! build those, the statements' checks build them as the whole-file
+//! check does) and the cap is applied kind by kind at the end
+//! ([`Collected::finish`]). `grammar/tests/properties.rs` compares the two
+//! (`report` and `report_whole`) on the corpus, cuts and mutations of it,
+//! generated programs, arbitrary bytes and past the cap of each kind.
 
 use std::hash::BuildHasherDefault;
 use std::sync::Arc;
@@ -81,11 +83,6 @@ impl Global {
             Late::Unknown => Ty::Unknown,
         }
     }
-
-    /// Its type once its first definition is checked.
-    pub(super) fn so_far(&self) -> Option<Ty> {
-        self.so_far.get()
-    }
 }
 
 /// [`Global::late`], in a byte (a global's entry is most of what the
@@ -109,20 +106,28 @@ impl Late {
 
 /// An `Option<Ty>` in 8 bytes instead of 16: the variant in the low byte,
 /// a length (`Tuple`, `MSpace`, `Spread`) in the rest, one more than the
-/// length (0: not known). A length over 2^56 (which no text a span can
-/// address holds) is kept as not known.
+/// length (0: not known). A length of 2^55 or more does not fit (a tuple
+/// spread into itself doubles in a line, so a text can make one): such a
+/// type is [`PackedTy::WIDE`], kept whole in [`Globals::wide`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct PackedTy(u64);
 
 impl PackedTy {
     const NONE: PackedTy = PackedTy(0);
+    const WIDE: PackedTy = PackedTy(13);
 
-    fn new(ty: Ty) -> PackedTy {
-        let len = |n: Option<usize>| match n {
+    /// `ty` packed, if its length fits.
+    fn new(ty: Ty) -> Option<PackedTy> {
+        let mut fits = true;
+        let mut len = |n: Option<usize>| match n {
             Some(n) if (n as u64) < (1 << 55) => (n as u64 + 1) << 8,
-            _ => 0,
+            Some(_) => {
+                fits = false;
+                0
+            }
+            None => 0,
         };
-        PackedTy(match ty {
+        let packed = PackedTy(match ty {
             Ty::Int => 1,
             Ty::Bool => 2,
             Ty::Tuple(n) => 3 | len(n),
@@ -135,7 +140,8 @@ impl PackedTy {
             Ty::Spread(n) => 10 | len(n),
             Ty::Function => 11,
             Ty::Unknown => 12,
-        })
+        });
+        fits.then_some(packed)
     }
 
     fn get(self) -> Option<Ty> {
@@ -169,6 +175,8 @@ pub(super) struct Globals<'a> {
     entries: Vec<Global>,
     index: hashbrown::HashTable<u32>,
     hasher: BuildHasherDefault<FastHasher>,
+    /// The types too long for a [`PackedTy`], by global number.
+    wide: FastMap<u32, Ty>,
 }
 
 impl<'a> Globals<'a> {
@@ -178,6 +186,7 @@ impl<'a> Globals<'a> {
             entries: Vec::new(),
             index: hashbrown::HashTable::new(),
             hasher: BuildHasherDefault::default(),
+            wide: FastMap::default(),
         }
     }
 
@@ -233,10 +242,26 @@ impl<'a> Globals<'a> {
 
     /// The checker's write of a global's type: the first one stays.
     pub(super) fn assign(&mut self, name: &str, ty: Ty) {
-        if let Some(g) = self.find(name).and_then(|i| self.entries.get_mut(i)) {
-            if g.so_far == PackedTy::NONE {
-                g.so_far = PackedTy::new(ty);
-            }
+        let Some(i) = self.find(name) else {
+            return;
+        };
+        let Some(g) = self.entries.get_mut(i) else {
+            return;
+        };
+        if g.so_far == PackedTy::NONE {
+            g.so_far = PackedTy::new(ty).unwrap_or_else(|| {
+                self.wide.insert(i as u32, ty);
+                PackedTy::WIDE
+            });
+        }
+    }
+
+    /// The type of global `name` once its first definition is checked.
+    pub(super) fn so_far(&self, name: &str) -> Option<Ty> {
+        let i = self.find(name)?;
+        match self.entries.get(i)?.so_far {
+            PackedTy::WIDE => self.wide.get(&(i as u32)).copied(),
+            packed => packed.get(),
         }
     }
 }
@@ -514,14 +539,16 @@ impl<'a> Pass<'a> {
 
         // Typed as the whole-file check types it, with this statement's
         // symbols numbered from 0.
-        if memo::worth_recording(stmt) {
-            checker.defined_at.clear();
-            for (k, s) in names.symbols.iter().enumerate() {
-                if s.scope != crate::resolve::Scope::Global {
-                    checker.defined_at.extend(s.defs.iter().map(|d| (*d, k)));
-                }
+        // (Reset for every statement: the unused-symbol check below reads
+        // the types of this statement's symbols.)
+        checker.defined_at.clear();
+        for (k, s) in names.symbols.iter().enumerate() {
+            if s.scope != crate::resolve::Scope::Global {
+                checker.defined_at.extend(s.defs.iter().map(|d| (*d, k)));
             }
-            checker.symbol_types = super::SymbolTypes::with_symbols(names.symbols.len());
+        }
+        checker.symbol_types = super::SymbolTypes::with_symbols(names.symbols.len());
+        if memo::worth_recording(stmt) {
             checker.stmt_start = stmt.span.start();
             checker.stmt_index = index;
             checker.statement(index, stmt);
@@ -659,7 +686,7 @@ impl<'a> Checker<'a> {
             defined_at: FastMap::default(),
             referenced: Vec::new(),
             stream: None,
-            positions,
+            positions: Some(positions),
         }
     }
 }
@@ -689,9 +716,18 @@ mod tests {
             Ty::Unknown,
         ];
         for ty in types {
-            assert_eq!(PackedTy::new(ty).get(), Some(ty));
-            assert_ne!(PackedTy::new(ty), PackedTy::NONE);
+            let packed = PackedTy::new(ty).expect("fits");
+            assert_eq!(packed.get(), Some(ty));
+            assert_ne!(packed, PackedTy::NONE);
+            assert_ne!(packed, PackedTy::WIDE);
         }
+        assert_eq!(PackedTy::new(Ty::Tuple(Some(1 << 55))), None);
+        assert_eq!(PackedTy::new(Ty::Spread(Some(usize::MAX))), None);
+        let mut globals = Globals::new("t = 1;");
+        globals.define(Span::new(0, 1), 0, Ty::Unknown);
+        globals.assign("t", Ty::Tuple(Some(usize::MAX)));
+        globals.assign("t", Ty::Int);
+        assert_eq!(globals.so_far("t"), Some(Ty::Tuple(Some(usize::MAX))));
         assert_eq!(PackedTy::NONE.get(), None);
         for ty in [Ty::MSpace(Some(2)), Ty::Function, Ty::Unknown] {
             assert_eq!(
