@@ -7,7 +7,7 @@ use anyhow::Context;
 use clap::Args;
 use mapwright_grammar::format::format_file;
 
-use super::read_input;
+use super::read_bytes;
 
 #[derive(Debug, Args)]
 pub struct FmtArgs {
@@ -21,8 +21,26 @@ pub struct FmtArgs {
 
 pub fn run(args: FmtArgs) -> anyhow::Result<ExitCode> {
     let mut unformatted = 0usize;
+    let mut not_utf8 = 0usize;
     for path in &args.files {
-        let source = read_input(path)?;
+        // Not read with replacement characters, as `check` reads: writing
+        // those back would replace the bytes (a Latin-1 comment, say).
+        let source = match String::from_utf8(read_bytes(path)?) {
+            Ok(source) => source,
+            Err(e) => {
+                let at = e.utf8_error().valid_up_to();
+                let shown = if path == "-" {
+                    "<stdin>"
+                } else {
+                    path.as_str()
+                };
+                eprintln!(
+                    "error: {shown} is not UTF-8 (byte {at}) and is left as it is; `mapwright check` shows where"
+                );
+                not_utf8 += 1;
+                continue;
+            }
+        };
         // Without a whole-file token vector (see bench/memory).
         let (formatted, skipped) = format_file(&source);
         if path == "-" {
@@ -52,7 +70,9 @@ pub fn run(args: FmtArgs) -> anyhow::Result<ExitCode> {
             );
         }
     }
-    Ok(if unformatted > 0 {
+    Ok(if not_utf8 > 0 {
+        ExitCode::from(2)
+    } else if unformatted > 0 {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS

@@ -112,19 +112,36 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 
 /// Reads a file, or standard input for `-`.
 pub(crate) fn read_input(path: &str) -> anyhow::Result<String> {
-    use anyhow::Context;
-    use std::io::Read;
-    if path == "-" {
-        let mut s = String::new();
-        std::io::stdin()
-            .read_to_string(&mut s)
-            .context("reading standard input")?;
-        return Ok(s);
-    }
-    let bytes = std::fs::read(path).with_context(|| format!("cannot read `{path}`"))?;
+    let bytes = read_bytes(path)?;
     // Non-UTF-8 bytes can only be errors in this language; keep going with
     // replacement characters so they are reported at their position.
     Ok(String::from_utf8(bytes).unwrap_or_else(|e| lossy(&e.into_bytes())))
+}
+
+/// Reads a file, or standard input for `-`, that must be UTF-8: for a
+/// command that writes the text back (`optimize --apply`), where reading
+/// with replacement characters would replace the bytes that are not.
+pub(crate) fn read_utf8(path: &str) -> anyhow::Result<String> {
+    String::from_utf8(read_bytes(path)?).map_err(|e| {
+        anyhow::anyhow!(
+            "`{path}` is not UTF-8 (byte {}); `mapwright check` shows where",
+            e.utf8_error().valid_up_to()
+        )
+    })
+}
+
+/// The bytes of `path` (`-`: standard input).
+pub(crate) fn read_bytes(path: &str) -> anyhow::Result<Vec<u8>> {
+    use anyhow::Context;
+    use std::io::Read;
+    if path == "-" {
+        let mut bytes = Vec::new();
+        std::io::stdin()
+            .read_to_end(&mut bytes)
+            .context("reading standard input")?;
+        return Ok(bytes);
+    }
+    std::fs::read(path).with_context(|| format!("cannot read `{path}`"))
 }
 
 /// `String::from_utf8_lossy(bytes)` (each invalid sequence one U+FFFD) in

@@ -12,7 +12,7 @@ use anyhow::{anyhow, Context};
 use clap::{Args, ValueEnum};
 
 use super::backend_args::{BackendArgs, RuntimeChoice};
-use super::read_input;
+use super::read_utf8;
 use crate::autoguide::FeedbackMode;
 use crate::optimize::history::Record;
 use crate::optimize::plot::{trajectory_svg, Series};
@@ -214,7 +214,8 @@ fn progress_line(r: &Record, best: Option<f64>, total: usize) -> String {
 }
 
 pub fn run(args: OptimizeArgs) -> anyhow::Result<ExitCode> {
-    let source = read_input(&args.file.to_string_lossy())?;
+    // (Strict: the best mapper may be written over the file.)
+    let source = read_utf8(&args.file.to_string_lossy())?;
     let (app, machine, project) = target(
         Some(&args.file),
         args.app.as_deref(),
