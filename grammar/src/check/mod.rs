@@ -323,28 +323,13 @@ fn check_with(
         0
     };
     let mut c = Checker {
-        source,
-        program,
-        resolved: &resolved,
-        diags: Vec::new(),
-        capped,
         build_all,
         remember,
         previous_shadowed: previous.and_then(|p| Some((p.memo.shadowed.clone()?, p.window?))),
-        shadowed: None,
-        shadowed_reused: false,
-        tape: None,
-        stmt_start: 0,
-        stmt_index: 0,
         previous_suggestions: previous.and_then(|p| p.memo.suggestions()),
-        suggestions: None,
         symbol_types: symbol_types::SymbolTypes::with_symbols(resolved.symbols.len()),
-        returns: FastMap::default(),
-        in_progress: Vec::new(),
-        replay_scratch: memo::ReplayScratch::default(),
         globals: crate::fast_hash::map_with_capacity(table_size_hint),
         table_size_hint,
-        lines,
         late_globals: match definitions {
             None => FastMap::default(),
             Some(n) => {
@@ -364,7 +349,6 @@ fn check_with(
                 g
             }
         },
-        assigned: std::cell::OnceCell::new(),
         functions: {
             let mut f = FastMap::default();
             for (i, st) in program.stmts.iter().enumerate() {
@@ -399,8 +383,7 @@ fn check_with(
             }
             referenced
         },
-        stream: None,
-        positions: None,
+        ..Checker::blank(source, program, &resolved, lines, capped)
     };
     let old = previous.map(|p| memo::OldRecords::new(p, &parsed.diagnostics));
     let (mut memo, mut reuse) = c.run(remember, old.as_ref());
@@ -513,6 +496,49 @@ struct Env {
 }
 
 impl<'a> Checker<'a> {
+    /// A checker that has learned nothing yet, of `program` (and
+    /// `resolved`, its names) in `source`: empty tables, no memo, no
+    /// stream. Each way of checking starts from it and fills in its own.
+    fn blank(
+        source: &'a str,
+        program: &'a Program,
+        resolved: &'a Resolved,
+        lines: crate::line_index::LineStarts,
+        capped: CappedDiagnostics,
+    ) -> Checker<'a> {
+        Checker {
+            source,
+            program,
+            resolved,
+            diags: Vec::new(),
+            capped,
+            build_all: false,
+            remember: false,
+            previous_shadowed: None,
+            shadowed: None,
+            shadowed_reused: false,
+            tape: None,
+            stmt_start: 0,
+            stmt_index: 0,
+            previous_suggestions: None,
+            suggestions: None,
+            symbol_types: SymbolTypes::default(),
+            returns: FastMap::default(),
+            in_progress: Vec::new(),
+            replay_scratch: memo::ReplayScratch::default(),
+            globals: FastMap::default(),
+            table_size_hint: 0,
+            lines,
+            functions: FastMap::default(),
+            late_globals: FastMap::default(),
+            assigned: std::cell::OnceCell::new(),
+            defined_at: FastMap::default(),
+            referenced: Vec::new(),
+            stream: None,
+            positions: None,
+        }
+    }
+
     /// Top-level statement `index` (with `stream`, one of the function
     /// definitions kept: the only statements looked up by index). An
     /// index the checker has not read from the file cannot come, but

@@ -309,6 +309,16 @@ impl Collected {
         }
     }
 
+    /// A diagnostic of `kind` at `span`: built by `build` and kept while
+    /// the kind may still be kept, only counted past that.
+    fn add(&mut self, kind: Kind, span: Span, build: impl FnOnce() -> Diagnostic) {
+        if self.wants(kind) {
+            self.push(kind, &build());
+        } else {
+            self.count(kind, span);
+        }
+    }
+
     /// Counts one diagnostic of `kind` at `span`, not built.
     fn count(&mut self, kind: Kind, span: Span) {
         let over = &mut self.over[kind as usize];
@@ -390,19 +400,16 @@ pub(crate) fn report(source: &str) -> (PackedPair, PackedDiagnostics) {
             _ => return,
         };
         if let Some(first) = globals.define(name.span, i, late) {
-            if found.wants(Kind::SecondDefinition) {
+            found.add(Kind::SecondDefinition, name.span, || {
                 let line = lines.line_of(first.name.start()) + 1;
-                let d = second_definition(
+                second_definition(
                     name,
                     stmt.span,
                     (first.name, first.function()),
                     line,
                     function,
-                );
-                found.push(Kind::SecondDefinition, &d);
-            } else {
-                found.count(Kind::SecondDefinition, name.span);
-            }
+                )
+            });
         }
         if !function {
             if let Some(i) = globals.find(name.span.text(source)) {
@@ -567,11 +574,7 @@ impl<'a> Pass<'a> {
             if !reported_when_unused(s.kind, checker.symbol_types.get(k)) {
                 continue;
             }
-            if found.wants(Kind::UnusedLocal) {
-                found.push(Kind::UnusedLocal, &unused(s.kind, &s.name, def));
-            } else {
-                found.count(Kind::UnusedLocal, def);
-            }
+            found.add(Kind::UnusedLocal, def, || unused(s.kind, &s.name, def));
         }
 
         self.keys.clear();
@@ -581,12 +584,10 @@ impl<'a> Pass<'a> {
                 None => {
                     self.rules.insert(*key, stmt.span);
                 }
-                Some(&wins) if found.wants(Kind::Shadowed) => {
+                Some(&wins) => found.add(Kind::Shadowed, stmt.span, || {
                     let line = checker.line(wins.start());
-                    let d = shadowed_rule(source, stmt.span, wins, &key.shown(), line);
-                    found.push(Kind::Shadowed, &d);
-                }
-                Some(_) => found.count(Kind::Shadowed, stmt.span),
+                    shadowed_rule(source, stmt.span, wins, &key.shown(), line)
+                }),
             }
         }
     }
@@ -637,11 +638,7 @@ impl<'a> Pass<'a> {
             } else {
                 SymbolKind::Global
             };
-            if found.wants(Kind::UnusedGlobal) {
-                found.push(Kind::UnusedGlobal, &unused(kind, name, g.name));
-            } else {
-                found.count(Kind::UnusedGlobal, g.name);
-            }
+            found.add(Kind::UnusedGlobal, g.name, || unused(kind, name, g.name));
         }
     }
 }
@@ -658,35 +655,14 @@ impl<'a> Checker<'a> {
         lines: crate::line_index::LineStarts,
     ) -> Checker<'a> {
         Checker {
-            source,
-            program: functions,
-            resolved: no_names,
-            diags: Vec::new(),
-            capped: crate::diagnostic::CappedDiagnostics::default(),
-            build_all: false,
-            remember: false,
-            previous_shadowed: None,
-            shadowed: None,
-            shadowed_reused: false,
-            tape: None,
-            stmt_start: 0,
-            stmt_index: 0,
-            previous_suggestions: None,
-            suggestions: None,
-            symbol_types: super::SymbolTypes::default(),
-            returns: FastMap::default(),
-            in_progress: Vec::new(),
-            replay_scratch: memo::ReplayScratch::default(),
-            globals: FastMap::default(),
-            table_size_hint: 0,
-            lines,
-            functions: FastMap::default(),
-            late_globals: FastMap::default(),
-            assigned: std::cell::OnceCell::new(),
-            defined_at: FastMap::default(),
-            referenced: Vec::new(),
-            stream: None,
             positions: Some(positions),
+            ..Checker::blank(
+                source,
+                functions,
+                no_names,
+                lines,
+                crate::diagnostic::CappedDiagnostics::default(),
+            )
         }
     }
 }
