@@ -299,7 +299,7 @@ fn grow_gently<T>(list: &mut Vec<T>) {
 pub struct CappedDiagnostics {
     kept: Vec<Diagnostic>,
     /// Where the first diagnostic left out was, and how many were.
-    dropped: Option<(Span, usize)>,
+    dropped: Dropped,
     /// In a light list ([`CappedDiagnostics::light`]): the span and
     /// severity of each diagnostic kept, instead of `kept`.
     light: Option<Vec<LightDiagnostic>>,
@@ -353,7 +353,7 @@ impl CappedDiagnostics {
     /// How long [`CappedDiagnostics::into_vec`]'s list will be: those
     /// kept, and the `I0001` that counts the others if there were any.
     pub fn final_len(&self) -> usize {
-        self.len() + usize::from(self.dropped.is_some())
+        self.len() + usize::from(self.dropped.0.is_some())
     }
 
     /// True for a list made by [`CappedDiagnostics::packed`].
@@ -402,16 +402,12 @@ impl CappedDiagnostics {
         for (span, severity) in light.unwrap_or_default() {
             self.push_light(span, severity);
         }
-        self.count_dropped(dropped);
+        self.dropped.add_all(dropped);
     }
 
     /// Adds diagnostics left out elsewhere (where the first was, how many).
     pub fn count_dropped(&mut self, dropped: Option<(Span, usize)>) {
-        if let Some((span, n)) = dropped {
-            let first = self.dropped.map_or(span, |(s, _)| s.min(span));
-            let before = self.dropped.map_or(0, |(_, m)| m);
-            self.dropped = Some((first, before + n));
-        }
+        self.dropped.add_all(Dropped(dropped));
     }
 
     /// True once [`MAX_DIAGNOSTICS`] are kept: a new one is only counted.
@@ -463,13 +459,12 @@ impl CappedDiagnostics {
     /// full, for a caller that then need not build it (its text and fixes
     /// would be dropped at once).
     pub fn count_over(&mut self, span: Span) {
-        let (first, n) = self.dropped.unwrap_or((span, 0));
-        self.dropped = Some((first.min(span), n + 1));
+        self.dropped.add(span, 1);
     }
 
     /// How many diagnostics were pushed: those kept and those left out.
     pub fn total(&self) -> usize {
-        self.len() + self.dropped.map_or(0, |(_, n)| n)
+        self.len() + self.dropped.0.map_or(0, |(_, n)| n)
     }
 
     /// A light list's spans and severities kept since the last call
@@ -486,12 +481,12 @@ impl CappedDiagnostics {
     /// A light list's spans and severities (empty for a full list), and
     /// what was left out.
     pub fn into_light(self) -> (Vec<LightDiagnostic>, Option<(Span, usize)>) {
-        (self.light.unwrap_or_default(), self.dropped)
+        (self.light.unwrap_or_default(), self.dropped.0)
     }
 
     /// The kept diagnostics and what was left out, without the summary.
     pub fn into_parts(self) -> (Vec<Diagnostic>, Option<(Span, usize)>) {
-        (self.kept, self.dropped)
+        (self.kept, self.dropped.0)
     }
 
     /// The kept diagnostics, followed by one `I0001` saying how many more
@@ -501,7 +496,7 @@ impl CappedDiagnostics {
         if let Some(packed) = self.packed {
             out = (0..packed.len()).map(|i| packed.get(i)).collect();
         }
-        if let Some((span, n)) = self.dropped {
+        if let Some((span, n)) = self.dropped.0 {
             // One more, not a doubling of a full list (1,000 x 152 bytes).
             out.reserve_exact(1);
             out.push(summary(span, n));
@@ -530,15 +525,13 @@ impl CappedDiagnostics {
         for d in &later.kept {
             second.push(d);
         }
-        let mut dropped = Dropped(self.dropped);
+        let mut dropped = self.dropped;
         let room = MAX_DIAGNOSTICS.saturating_sub(first.len());
         for i in room..second.len() {
             dropped.add(second.span_of(i), 1);
         }
         second.truncate(room);
-        if let Some((span, n)) = later.dropped {
-            dropped.add(span, n);
-        }
+        dropped.add_all(later.dropped);
         first.sort_by_span();
         second.sort_by_span();
         if let Some((span, n)) = dropped.0 {
@@ -557,7 +550,7 @@ impl CappedDiagnostics {
         for d in &self.kept {
             out.push(d);
         }
-        if let Some((span, n)) = self.dropped {
+        if let Some((span, n)) = self.dropped.0 {
             out.push(&summary(span, n));
         }
         out.sort_by_span();
@@ -567,12 +560,21 @@ impl CappedDiagnostics {
 }
 
 /// Diagnostics left out: where the first one was, and how many.
-struct Dropped(Option<(Span, usize)>);
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Dropped(pub(crate) Option<(Span, usize)>);
 
 impl Dropped {
-    fn add(&mut self, span: Span, n: usize) {
+    /// `n` more left out, at `span`.
+    pub(crate) fn add(&mut self, span: Span, n: usize) {
         let (first, count) = self.0.unwrap_or((span, 0));
         self.0 = Some((first.min(span), count + n));
+    }
+
+    /// The others' too.
+    pub(crate) fn add_all(&mut self, other: Dropped) {
+        if let Some((span, n)) = other.0 {
+            self.add(span, n);
+        }
     }
 }
 

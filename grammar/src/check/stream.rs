@@ -40,7 +40,7 @@ use super::names::{
 };
 use super::{machine_ctor_dims, memo, Checker, Ty};
 use crate::ast::{Program, Stmt, StmtKind};
-use crate::diagnostic::{Diagnostic, MAX_DIAGNOSTICS};
+use crate::diagnostic::{Diagnostic, Dropped, MAX_DIAGNOSTICS};
 use crate::fast_hash::{FastHasher, FastMap};
 use crate::packed::PackedDiagnostics;
 use crate::parser::{EachStmt, PackedPair};
@@ -289,8 +289,8 @@ struct Collected {
     /// The kind of each record of `packed`.
     kinds: Vec<u8>,
     built: [usize; KINDS],
-    /// Per kind, those not built: how many, and the first span.
-    over: [Option<(Span, usize)>; KINDS],
+    /// Per kind, those not built: the first span, and how many.
+    over: [Dropped; KINDS],
 }
 
 impl Collected {
@@ -321,9 +321,7 @@ impl Collected {
 
     /// Counts one diagnostic of `kind` at `span`, not built.
     fn count(&mut self, kind: Kind, span: Span) {
-        let over = &mut self.over[kind as usize];
-        let (first, n) = over.unwrap_or((span, 0));
-        *over = Some((first.min(span), n + 1));
+        self.over[kind as usize].add(span, 1);
     }
 
     /// The list the whole-file check makes: the first [`MAX_DIAGNOSTICS`]
@@ -343,11 +341,7 @@ impl Collected {
             room -= kept;
             kept
         });
-        let mut dropped: Option<(Span, usize)> = None;
-        let mut drop_at = |span: Span, n: usize| {
-            let (first, count) = dropped.unwrap_or((span, 0));
-            dropped = Some((first.min(span), count + n));
-        };
+        let mut dropped = Dropped::default();
         let mut seen = [0usize; KINDS];
         let mut kept = Vec::with_capacity(kinds.len().min(MAX_DIAGNOSTICS));
         for (i, &kind) in kinds.iter().enumerate() {
@@ -355,12 +349,12 @@ impl Collected {
             if seen[kind] < take[kind] {
                 kept.push(i as u32);
             } else {
-                drop_at(packed.span_of(i), 1);
+                dropped.add(packed.span_of(i), 1);
             }
             seen[kind] += 1;
         }
-        for (first, n) in over.into_iter().flatten() {
-            drop_at(first, n);
+        for over in over {
+            dropped.add_all(over);
         }
         // Sorted by span; at the same span, in the whole-file check's order
         // (kind by kind, each in the order found).
@@ -370,7 +364,7 @@ impl Collected {
         });
         packed.select(&kept);
         drop((kept, kinds));
-        if let Some((first, n)) = dropped {
+        if let Some((first, n)) = dropped.0 {
             // Pushed last by the whole-file check: after those at its span.
             packed.insert_by_span(&crate::diagnostic::summary(first, n));
         }
