@@ -372,8 +372,10 @@ impl CappedDiagnostics {
 
     /// Adds the diagnostics of a later stage of the same kind of list
     /// (e.g. the parser's after the lexer's), in order: those over the
-    /// cap are counted, as are the ones `other` left out.
-    pub fn append(&mut self, other: CappedDiagnostics) {
+    /// cap are counted, as are the ones `other` left out. `source` is the
+    /// text they were found in (a packed list builds some diagnostics from
+    /// it, see [`CappedDiagnostics::push_rebuilt`]).
+    pub fn append(&mut self, other: CappedDiagnostics, source: &str) {
         let CappedDiagnostics {
             kept,
             dropped,
@@ -396,7 +398,7 @@ impl CappedDiagnostics {
         }
         if let Some(packed) = packed {
             for i in 0..packed.len() {
-                self.push(packed.get(i));
+                self.push(packed.get(i, source));
             }
         }
         for (span, severity) in light.unwrap_or_default() {
@@ -432,6 +434,19 @@ impl CappedDiagnostics {
         } else {
             grow_gently(&mut self.kept);
             self.kept.push(d);
+        }
+    }
+
+    /// Adds `build(span, source)`: a packed list keeps only `span` and
+    /// `build`, and builds the diagnostic again when it is read
+    /// ([`PackedDiagnostics::push_rebuilt`]); other lists build it now.
+    pub(crate) fn push_rebuilt(&mut self, build: crate::packed::Rebuild, span: Span, source: &str) {
+        if self.is_full() {
+            self.count_over(span);
+        } else if let (None, Some(packed)) = (&self.light, &mut self.packed) {
+            packed.push_rebuilt(build, span);
+        } else {
+            self.push(build(span, source));
         }
     }
 
@@ -490,11 +505,12 @@ impl CappedDiagnostics {
     }
 
     /// The kept diagnostics, followed by one `I0001` saying how many more
-    /// there were, if any.
-    pub fn into_vec(self) -> Vec<Diagnostic> {
+    /// there were, if any. `source` is the text they were found in (see
+    /// [`CappedDiagnostics::append`]).
+    pub fn into_vec(self, source: &str) -> Vec<Diagnostic> {
         let mut out = self.kept;
         if let Some(packed) = self.packed {
-            out = (0..packed.len()).map(|i| packed.get(i)).collect();
+            out = (0..packed.len()).map(|i| packed.get(i, source)).collect();
         }
         if let Some((span, n)) = self.dropped.0 {
             // One more, not a doubling of a full list (1,000 x 152 bytes).
@@ -610,7 +626,7 @@ mod tests {
         for i in 0..MAX_DIAGNOSTICS + 5 {
             capped.push(Diagnostic::error("E0001", Span::at(i), "x"));
         }
-        let all = capped.into_vec();
+        let all = capped.into_vec("");
         assert_eq!(all.len(), MAX_DIAGNOSTICS + 1);
         let last = &all[MAX_DIAGNOSTICS];
         assert_eq!((last.code, last.span), ("I0001", Span::at(MAX_DIAGNOSTICS)));
@@ -638,9 +654,12 @@ mod tests {
             list
         };
         let mut full = fill(CappedDiagnostics::default(), 0..first);
-        full.append(fill(CappedDiagnostics::default(), first..first + second));
+        full.append(
+            fill(CappedDiagnostics::default(), first..first + second),
+            "",
+        );
         let mut light = fill(CappedDiagnostics::light(), 0..first);
-        light.append(fill(CappedDiagnostics::light(), first..first + second));
+        light.append(fill(CappedDiagnostics::light(), first..first + second), "");
         let (kept, full_dropped) = full.into_parts();
         let (light_kept, light_dropped) = light.into_light();
         let expected: Vec<LightDiagnostic> = kept.iter().map(|d| (d.span, d.severity)).collect();

@@ -107,8 +107,11 @@ pub fn analyze_tree(source: &str) -> Analysis {
 /// The diagnostics of a file as `mapwright check` reports them without an
 /// application: syntax and semantic, packed ([`packed`]), read back one at
 /// a time in source order by [`Report::diagnostics`].
-#[derive(Debug, Clone, Default)]
-pub struct Report {
+#[derive(Debug, Clone)]
+pub struct Report<'s> {
+    /// The text the diagnostics were found in: some are built from it when
+    /// read (see [`packed`]).
+    source: &'s str,
     /// The lexer's diagnostics, sorted by span.
     lexical: packed::PackedDiagnostics,
     /// The parser's, sorted by span, with the `I0001` summary of the two
@@ -118,11 +121,11 @@ pub struct Report {
     check: packed::PackedDiagnostics,
 }
 
-impl Report {
+impl Report<'_> {
     /// The diagnostics in the order [`Analysis::into_diagnostics`] gives
     /// them, built one at a time.
     pub fn diagnostics(&self) -> impl Iterator<Item = Diagnostic> + '_ {
-        packed::merged([&self.lexical, &self.syntax, &self.check])
+        packed::merged([&self.lexical, &self.syntax, &self.check], self.source)
     }
 
     /// How many diagnostics there are.
@@ -142,9 +145,10 @@ impl Report {
 /// holds a few bytes per diagnostic instead of several hundred. The file is
 /// parsed twice, one statement at a time, and no tree but the function
 /// definitions' is kept (`check::stream`).
-pub fn report(source: &str) -> Report {
+pub fn report(source: &str) -> Report<'_> {
     let ((lexical, syntax), check) = check::report_streaming(source);
     Report {
+        source,
         lexical,
         syntax,
         check,
@@ -155,10 +159,11 @@ pub fn report(source: &str) -> Report {
 /// [`report`] did before it streamed; the reference of the tests that the
 /// two agree).
 #[doc(hidden)]
-pub fn report_whole(source: &str) -> Report {
+pub fn report_whole(source: &str) -> Report<'_> {
     let (parsed, (lexical, syntax)) = parser::parse_tree_packed(source);
     let check = check::check_packed(&parsed, source);
     Report {
+        source,
         lexical,
         syntax,
         check,

@@ -9,6 +9,13 @@
 //! [`PackedDiagnostics::get`] builds the diagnostic back, equal to the one
 //! pushed; a reporter reads them one at a time ([`merged`]), so the whole
 //! list never exists as values.
+//!
+//! A diagnostic that is a function of its span and the source alone (a run
+//! of unrecognized characters, whose message quotes them) is kept as its
+//! span and the function that builds it ([`PackedDiagnostics::push_rebuilt`]),
+//! and built again from the source when read: such messages are each one
+//! of a kind, and 1 KB of random bytes holds about 120 of them (5 KB of
+//! text, stored once each, was half of what checking it held).
 
 use crate::diagnostic::{Applicability, Diagnostic, Fix, Related, Severity, TextEdit};
 use crate::Span;
@@ -22,6 +29,9 @@ pub struct PackedDiagnostics {
     starts: Vec<u32>,
     /// The distinct codes (a handful per file), by index.
     codes: Vec<&'static str>,
+    /// The distinct functions that build a rebuilt record's diagnostic
+    /// (see [`PackedDiagnostics::push_rebuilt`]), by index.
+    builders: Vec<Rebuild>,
     /// The distinct texts, one after another, and where each ends.
     texts: String,
     text_ends: Vec<u32>,
@@ -49,6 +59,14 @@ fn cache_slot(hash: u64, len: usize) -> usize {
 
 /// The mark of a cached text found again (see [`PackedDiagnostics::text`]).
 const SHARED: u16 = 0x8000;
+
+/// Builds a diagnostic from its span and the source it was found in: the
+/// whole diagnostic (code, severity, message, notes, fixes) must follow
+/// from those two, for [`PackedDiagnostics::push_rebuilt`].
+pub type Rebuild = fn(Span, &str) -> Diagnostic;
+
+/// The byte that takes a severity's place in a rebuilt record.
+const REBUILT: u8 = 0xff;
 
 impl PackedDiagnostics {
     /// How many diagnostics are held.
@@ -112,17 +130,55 @@ impl PackedDiagnostics {
         }
     }
 
-    /// The `i`th diagnostic, built back as it was pushed.
+    /// Adds the diagnostic `build(span, source)` at the end of the list,
+    /// as `span` and `build` alone: [`PackedDiagnostics::get`] builds it
+    /// from the source it is given. For diagnostics that are each one of a
+    /// kind and follow from the source (see the module doc).
+    pub fn push_rebuilt(&mut self, build: Rebuild, span: Span) {
+        gently(&mut self.starts, 1);
+        gently(&mut self.bytes, 48);
+        self.starts.push(self.bytes.len() as u32);
+        // Compared by address: a function seen under two addresses (one
+        // per codegen unit) takes two entries, which is only a few bytes.
+        let builder = match self
+            .builders
+            .iter()
+            .position(|b| std::ptr::fn_addr_eq(*b, build))
+        {
+            Some(i) => i,
+            None => {
+                self.builders.push(build);
+                self.builders.len() - 1
+            }
+        };
+        // The layout of a stored record's first fields (see `span_at`).
+        self.varint(builder as u64);
+        self.bytes.push(REBUILT);
+        self.span(span);
+    }
+
+    /// The `i`th diagnostic, built back as it was pushed. `source` is the
+    /// text the diagnostics were found in; a rebuilt record
+    /// ([`PackedDiagnostics::push_rebuilt`]) is built from it.
     ///
     /// # Panics
     ///
     /// If `i` is out of range (callers index below [`PackedDiagnostics::len`]).
-    pub fn get(&self, i: usize) -> Diagnostic {
+    pub fn get(&self, i: usize, source: &str) -> Diagnostic {
         let mut r = Reader {
             packed: self,
             at: self.starts[i] as usize,
         };
-        let code = self.codes.get(r.varint()).copied().unwrap_or("");
+        let code_or_builder = r.varint();
+        if r.peek() == REBUILT {
+            r.byte();
+            let span = r.span();
+            return match self.builders.get(code_or_builder) {
+                Some(build) => build(span, source),
+                None => Diagnostic::error("", span, String::new()),
+            };
+        }
+        let code = self.codes.get(code_or_builder).copied().unwrap_or("");
         let severity = r.severity();
         let span = r.span();
         let mut d = Diagnostic::new(code, severity, span, r.text());
@@ -376,6 +432,10 @@ struct Reader<'a> {
 }
 
 impl Reader<'_> {
+    fn peek(&self) -> u8 {
+        self.packed.bytes.get(self.at).copied().unwrap_or(0)
+    }
+
     fn byte(&mut self) -> u8 {
         let b = self.packed.bytes.get(self.at).copied().unwrap_or(0);
         self.at += 1;
@@ -420,8 +480,11 @@ impl Reader<'_> {
 /// order a stable sort of the lists one after another would give (at
 /// equal spans the earlier list's come first): what
 /// [`crate::Analysis::into_diagnostics`] returns, without building the list.
+/// `source` is the text the diagnostics were found in (see
+/// [`PackedDiagnostics::get`]).
 pub fn merged<'a, const N: usize>(
     lists: [&'a PackedDiagnostics; N],
+    source: &'a str,
 ) -> impl Iterator<Item = Diagnostic> + 'a {
     let mut next = [0usize; N];
     std::iter::from_fn(move || {
@@ -436,7 +499,7 @@ pub fn merged<'a, const N: usize>(
         }
         let (l, _) = best?;
         next[l] += 1;
-        Some(lists[l].get(next[l] - 1))
+        Some(lists[l].get(next[l] - 1, source))
     })
 }
 
@@ -476,13 +539,13 @@ mod tests {
         packed.finished();
         assert_eq!(packed.len(), all.len());
         for (i, d) in all.iter().enumerate() {
-            assert_eq!(&packed.get(i), d, "{i}");
+            assert_eq!(&packed.get(i, ""), d, "{i}");
         }
         // A stale span that ends before it starts survives too.
         let mut odd = PackedDiagnostics::default();
         let d = Diagnostic::error("E0001", Span::new(10, 3), "");
         odd.push(&d);
-        assert_eq!(odd.get(0), d);
+        assert_eq!(odd.get(0, ""), d);
     }
 
     #[test]
@@ -498,7 +561,7 @@ mod tests {
         let (a, b) = (pack(&first), pack(&second));
         let mut expected: Vec<Diagnostic> = first.into_iter().chain(second).collect();
         expected.sort_by_key(|d| (d.span.start(), d.span.end()));
-        let got: Vec<Diagnostic> = merged([&a, &b]).collect();
+        let got: Vec<Diagnostic> = merged([&a, &b], "").collect();
         assert_eq!(got, expected);
     }
 
@@ -518,7 +581,7 @@ mod tests {
         // 600 messages, the label and the note once each.
         assert_eq!(packed.text_ends.len(), 602);
         for (i, d) in all.iter().enumerate() {
-            assert_eq!(&packed.get(i), d, "{i}");
+            assert_eq!(&packed.get(i, ""), d, "{i}");
         }
     }
 
@@ -549,8 +612,42 @@ mod tests {
             packed.text_ends.len()
         );
         for (i, d) in all.iter().enumerate() {
-            assert_eq!(&packed.get(i), d, "{i}");
+            assert_eq!(&packed.get(i, ""), d, "{i}");
         }
+    }
+
+    /// A diagnostic built from its span and the source alone.
+    fn quoting(span: Span, source: &str) -> Diagnostic {
+        Diagnostic::warning("W0001", span, format!("`{}`", span.text(source)))
+            .with_note("built from the source")
+    }
+
+    #[test]
+    fn rebuilt_records_come_back_built_from_the_source_in_their_place() {
+        let source = "abcdefghijklmnopqrstuvwxyz";
+        let mut packed = PackedDiagnostics::default();
+        let mut expected = Vec::new();
+        for i in 0..20 {
+            let span = Span::new(20 - i, 20 - i + i % 3);
+            if i % 2 == 0 {
+                packed.push_rebuilt(quoting, span);
+                expected.push(quoting(span, source));
+            } else {
+                let d = sample(i);
+                packed.push(&d);
+                expected.push(d);
+            }
+        }
+        // Nothing of a rebuilt record is stored as text.
+        assert!(!packed.texts.contains('`'), "{}", packed.texts);
+        assert_eq!(packed.builders.len(), 1);
+        for (i, d) in expected.iter().enumerate() {
+            assert_eq!(&packed.get(i, source), d, "{i}");
+        }
+        packed.sort_by_span();
+        expected.sort_by_key(|d| (d.span.start(), d.span.end()));
+        let got: Vec<Diagnostic> = merged([&packed], source).collect();
+        assert_eq!(got, expected);
     }
 
     #[test]

@@ -472,9 +472,8 @@ pub fn lex(source: &str) -> Lexed {
 pub struct TokenStream<'a> {
     source: &'a str,
     lexer: logos::Lexer<'a, TokenKind>,
-    /// The run of adjacent bad characters being collected: its span and
-    /// how many characters it has.
-    bad_run: Option<(Span, usize)>,
+    /// The span of the run of adjacent bad characters being collected.
+    bad_run: Option<Span>,
     /// A token that ended a run of bad characters: yielded right after
     /// the run's `BadChar` token.
     queued: Option<Token>,
@@ -581,12 +580,12 @@ impl Iterator for TokenStream<'_> {
                     self.lexer.bump(end - span.end());
                 }
                 match self.bad_run {
-                    Some((run, n)) if run.end() == start => {
-                        self.bad_run = Some((run.to(Span::new(start, end)), n + 1));
+                    Some(run) if run.end() == start => {
+                        self.bad_run = Some(run.to(Span::new(start, end)));
                     }
                     _ => {
                         let finished = self.end_bad_run();
-                        self.bad_run = Some((Span::new(start, end), 1));
+                        self.bad_run = Some(Span::new(start, end));
                         if finished.is_some() {
                             return finished;
                         }
@@ -632,21 +631,28 @@ impl Iterator for TokenStream<'_> {
 /// diagnostic: random bytes or a pasted binary are one problem per run, not
 /// one per byte.
 fn end_bad_run(
-    run: Option<(Span, usize)>,
+    run: Option<Span>,
     source: &str,
     diagnostics: &mut CappedDiagnostics,
 ) -> Option<Token> {
-    let (span, count) = run?;
-    let first = source[span.start()..].chars().next().unwrap_or('\u{fffd}');
-    if count == 1 {
-        diagnostics.push(bad_character(first, span, source));
-    } else {
-        diagnostics.push(bad_characters(count, span, source));
-    }
+    let span = run?;
+    diagnostics.push_rebuilt(bad_run, span, source);
     Some(Token {
         kind: TokenKind::BadChar,
         span,
     })
+}
+
+/// The diagnostic of the run of bad characters at `span`, from the span
+/// and the source alone (a packed list keeps only the span, see
+/// [`CappedDiagnostics::push_rebuilt`]).
+fn bad_run(span: Span, source: &str) -> Diagnostic {
+    let mut chars = span.text(source).chars();
+    let first = chars.next().unwrap_or('\u{fffd}');
+    match chars.count() {
+        0 => bad_character(first, span, source),
+        more => bad_characters(more + 1, span, source),
+    }
 }
 
 /// Several adjacent bad characters: one diagnostic, showing at most the

@@ -409,7 +409,7 @@ fn check_with(
         drop((resolved, symbol_types, returns, memo));
         return (Checked::default(), reuse, Some(capped.into_packed()));
     }
-    let mut diagnostics = capped.into_vec();
+    let mut diagnostics = capped.into_vec(source);
     crate::diagnostic::sort_by_span(&mut diagnostics);
     let checked = Checked {
         diagnostics,

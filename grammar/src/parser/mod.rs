@@ -142,7 +142,7 @@ fn parse_with(source: &str, keep_tokens: bool, keep_comments: bool) -> Parsed {
         keep_comments,
         CappedDiagnostics::default,
     );
-    let mut diagnostics = diagnostics.into_vec();
+    let mut diagnostics = diagnostics.into_vec(source);
     crate::diagnostic::sort_by_span(&mut diagnostics);
     Parsed {
         program,
@@ -165,7 +165,7 @@ fn parse_parts(
         parse_parts_apart(source, keep_tokens, keep_comments, list);
     // The lexer's list first, then the parser's: the same ones are kept
     // as when the lexer's were pushed one by one before the parser's.
-    all.append(syntax);
+    all.append(syntax, source);
     (program, tokens, comments, all)
 }
 
