@@ -437,6 +437,17 @@ impl CappedDiagnostics {
         }
     }
 
+    /// [`CappedDiagnostics::push`] of a diagnostic found in `source`: a
+    /// packed list stores the texts that quote its span as templates
+    /// ([`PackedDiagnostics::push_in`]).
+    pub(crate) fn push_in(&mut self, d: Diagnostic, source: &str) {
+        let full = self.is_full();
+        match (&self.light, &mut self.packed) {
+            (None, Some(packed)) if !full => packed.push_in(&d, source),
+            _ => self.push(d),
+        }
+    }
+
     /// Adds `build(span, source)`: a packed list keeps only `span` and
     /// `build`, and builds the diagnostic again when it is read
     /// ([`PackedDiagnostics::push_rebuilt`]); other lists build it now.

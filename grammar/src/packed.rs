@@ -103,6 +103,15 @@ impl PackedDiagnostics {
 
     /// Adds `d` at the end of the list.
     pub fn push(&mut self, d: &Diagnostic) {
+        self.push_in(d, "");
+    }
+
+    /// Adds `d`, found in `source`, at the end of the list: its texts
+    /// that quote the text at its span (a name, a token) are stored with a
+    /// placeholder there, shared by every diagnostic of that kind, and
+    /// [`PackedDiagnostics::get`] puts the span's text back from the
+    /// source it is given (which must be this `source`).
+    pub fn push_in(&mut self, d: &Diagnostic, source: &str) {
         // The lists grow by a quarter, not double: on a small file the
         // diagnostics are much of what `mapwright check` holds, and a
         // doubling leaves up to half of each empty (and holds the old and
@@ -126,7 +135,8 @@ impl PackedDiagnostics {
         // has records that differ only in their span (a fix's edits are
         // written relative to the diagnostic's span, so that they match).
         let body = self.bytes.len();
-        self.body(d);
+        let subject = source.get(d.span.start()..d.span.end()).unwrap_or("");
+        self.body(d, subject);
         if let Some(earlier) = self.earlier_body(body) {
             self.bytes.truncate(body);
             self.bytes[severity_at] |= BODY_ELSEWHERE;
@@ -134,28 +144,30 @@ impl PackedDiagnostics {
         }
     }
 
-    /// Writes all of `d` but its code, severity and span.
-    fn body(&mut self, d: &Diagnostic) {
-        self.text(&d.message);
+    /// Writes all of `d` but its code, severity and span; its texts as
+    /// templates of `subject`, the text at its span (see
+    /// [`PackedDiagnostics::push_in`]).
+    fn body(&mut self, d: &Diagnostic, subject: &str) {
+        self.text_of(&d.message, subject);
         match &d.label {
             None => self.varint(0),
             Some(label) => {
                 self.varint(1);
-                self.text(label);
+                self.text_of(label, subject);
             }
         }
         self.varint(d.related.len() as u64);
         for r in &d.related {
             self.span(r.span);
-            self.text(&r.message);
+            self.text_of(&r.message, subject);
         }
         self.varint(d.notes.len() as u64);
         for note in &d.notes {
-            self.text(note);
+            self.text_of(note, subject);
         }
         self.varint(d.fixes.len() as u64);
         for fix in &d.fixes {
-            self.text(&fix.title);
+            self.text_of(&fix.title, subject);
             self.bytes.push(match fix.applicability {
                 Applicability::Safe => 0,
                 Applicability::Unsafe => 1,
@@ -169,7 +181,7 @@ impl PackedDiagnostics {
                 self.varint(u64::from(
                     (edit.span.end() as u32).wrapping_sub(edit.span.start() as u32),
                 ));
-                self.text(&edit.text);
+                self.text_of(&edit.text, subject);
             }
         }
     }
@@ -238,8 +250,9 @@ impl PackedDiagnostics {
     }
 
     /// The `i`th diagnostic, built back as it was pushed. `source` is the
-    /// text the diagnostics were found in; a rebuilt record
-    /// ([`PackedDiagnostics::push_rebuilt`]) is built from it.
+    /// text the diagnostics were found in: a rebuilt record
+    /// ([`PackedDiagnostics::push_rebuilt`]) is built from it, and
+    /// templates ([`PackedDiagnostics::push_in`]) are filled in from it.
     ///
     /// # Panics
     ///
@@ -265,20 +278,21 @@ impl PackedDiagnostics {
             r.at = r.varint();
         }
         let severity = severity_of(severity_byte & !BODY_ELSEWHERE);
-        let mut d = Diagnostic::new(code, severity, span, r.text());
+        let subject = source.get(span.start()..span.end()).unwrap_or("");
+        let mut d = Diagnostic::new(code, severity, span, r.text(subject));
         if r.varint() == 1 {
-            d.label = Some(r.text().into());
+            d.label = Some(r.text(subject).into());
         }
         d.related = (0..r.varint())
             .map(|_| Related {
                 span: r.span(),
-                message: r.text().into(),
+                message: r.text(subject).into(),
             })
             .collect();
-        d.notes = (0..r.varint()).map(|_| r.text().into()).collect();
+        d.notes = (0..r.varint()).map(|_| r.text(subject).into()).collect();
         d.fixes = (0..r.varint())
             .map(|_| {
-                let title = r.text();
+                let title = r.text(subject);
                 let applicability = match r.byte() {
                     0 => Applicability::Safe,
                     _ => Applicability::Unsafe,
@@ -286,7 +300,7 @@ impl PackedDiagnostics {
                 let edits = (0..r.varint())
                     .map(|_| TextEdit {
                         span: r.span_from(span),
-                        text: r.text(),
+                        text: r.text(subject),
                     })
                     .collect();
                 Fix {
@@ -405,8 +419,18 @@ impl PackedDiagnostics {
         ));
     }
 
-    /// Stores `text` (once per distinct text) and writes its number.
-    fn text(&mut self, text: &str) {
+    /// Stores `text`, or its template when it quotes `subject`
+    /// ([`template`]), and writes its number and which of the two it is.
+    fn text_of(&mut self, text: &str, subject: &str) {
+        match template(text, subject) {
+            Some(template) => self.text(&template, true),
+            None => self.text(text, false),
+        }
+    }
+
+    /// Stores `text` (once per distinct text) and writes its number, and
+    /// in the low bit whether it is a template.
+    fn text(&mut self, text: &str, template: bool) {
         use std::hash::{BuildHasher, BuildHasherDefault};
         let hash = BuildHasherDefault::<crate::fast_hash::FastHasher>::default().hash_one(text);
         if self.text_cache.is_empty() {
@@ -427,7 +451,7 @@ impl PackedDiagnostics {
             if let Some(id) = (cached & !SHARED).checked_sub(1) {
                 if self.text_at(usize::from(id)) == text {
                     self.text_cache[slot] = cached | SHARED;
-                    self.varint(u64::from(id));
+                    self.varint(u64::from(id) << 1 | u64::from(template));
                     return;
                 }
             }
@@ -447,7 +471,7 @@ impl PackedDiagnostics {
                 self.text_cache[slot] = cached;
             }
         }
-        self.varint(u64::from(id));
+        self.varint(u64::from(id) << 1 | u64::from(template));
     }
 
     /// Four times the slots (up to [`TEXT_CACHE_MAX`]), holding the texts
@@ -502,6 +526,40 @@ fn slot_to_fill<T: Copy + Default + PartialEq>(
 ) -> Option<usize> {
     let empty = slots.into_iter().find(|&slot| cache[slot] == T::default());
     empty.or_else(|| slots.into_iter().find(|&slot| !is_shared(cache[slot])))
+}
+
+/// What stands for the subject (the text at a diagnostic's span) in a
+/// template: a control character that diagnostics do not contain (a text
+/// that does is not made a template).
+const PLACEHOLDER: char = '\u{1}';
+
+/// `text` with each whole-word occurrence of `subject` replaced by
+/// [`PLACEHOLDER`], if there is one: "`q7` not found" at a span holding
+/// `q7` is "`\u{1}` not found", the same for every undefined name. Whole
+/// words only, so that a short subject (`e`) is not found inside words.
+/// Filling the template in with `subject` gives `text` back.
+fn template(text: &str, subject: &str) -> Option<String> {
+    if subject.is_empty() || text.len() < subject.len() || text.contains(PLACEHOLDER) {
+        return None;
+    }
+    let is_word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+    let mut out = String::new();
+    let mut copied = 0;
+    for (at, _) in text.match_indices(subject) {
+        let before = text[..at].chars().next_back();
+        let after = text[at + subject.len()..].chars().next();
+        if is_word(before) || is_word(after) {
+            continue;
+        }
+        out.push_str(&text[copied..at]);
+        out.push(PLACEHOLDER);
+        copied = at + subject.len();
+    }
+    if copied == 0 {
+        return None;
+    }
+    out.push_str(&text[copied..]);
+    Some(out)
 }
 
 /// Makes room in `list` for `at_least` more elements, a quarter of its
@@ -576,9 +634,16 @@ impl Reader<'_> {
         Span::new(start as usize, start.wrapping_add(len) as usize)
     }
 
-    fn text(&mut self) -> String {
+    /// A text, its template filled in with `subject`, the text at the
+    /// diagnostic's span (see [`PackedDiagnostics::push_in`]).
+    fn text(&mut self, subject: &str) -> String {
         let id = self.varint();
-        self.packed.text_at(id).to_string()
+        let text = self.packed.text_at(id >> 1);
+        if id & 1 == 0 {
+            text.to_string()
+        } else {
+            text.replace(PLACEHOLDER, subject)
+        }
     }
 }
 
@@ -809,6 +874,44 @@ mod tests {
             packed.push(&Diagnostic::error("E0100", Span::at(i), text.clone()));
         }
         assert_eq!(packed.text_ends.len(), 2, "{}", packed.texts);
+    }
+
+    #[test]
+    fn texts_that_quote_the_span_are_shared_templates() {
+        let source = "y0 = q0 + w0; e = q0e; q\u{1} = 1;";
+        let undefined = |name: &str| {
+            let at = source.find(name).unwrap();
+            let span = Span::new(at, at + name.len());
+            Diagnostic::error("E0201", span, format!("`{name}` not found"))
+                .with_note(format!("the reference aborts with \"{name} not found\""))
+                .with_fix(Fix::safe("use `y0`", vec![(span, "y0".into())]))
+        };
+        let mut packed = PackedDiagnostics::default();
+        let all = [
+            undefined("q0"),
+            undefined("w0"),
+            undefined("q0e"),
+            // Not a whole word of the message: stored as it is.
+            undefined("e"),
+            Diagnostic::error("E0100", Span::new(0, 1), "expected `y`, found `yy`"),
+            // A text holding the placeholder is stored as it is.
+            undefined("q\u{1}"),
+        ];
+        for d in &all {
+            packed.push_in(d, source);
+        }
+        for (i, d) in all.iter().enumerate() {
+            assert_eq!(&packed.get(i, source), d, "{i}");
+        }
+        // One message and one note for the first three, and the fix's
+        // title and text.
+        assert!(!packed.texts.contains("q0"), "{}", packed.texts);
+        assert_eq!(
+            template("`e` not found in e", "e").as_deref(),
+            Some("`\u{1}` not found in \u{1}")
+        );
+        assert_eq!(template("the reference", "e"), None);
+        assert_eq!(template("`q\u{1}`", "q\u{1}"), None);
     }
 
     #[test]

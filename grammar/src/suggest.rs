@@ -111,6 +111,51 @@ impl<'a> Suggester<'a> {
     }
 }
 
+/// `candidates` sorted by length, then by name, without duplicates: the
+/// list [`closest_in_sorted`] asks.
+pub(crate) fn sort_by_length_then_name(candidates: &mut Vec<&str>) {
+    candidates.sort_unstable_by(|a, b| a.len().cmp(&b.len()).then(a.cmp(b)));
+    candidates.dedup();
+}
+
+/// Where in `candidates` the name is that [`Suggestions`] over them
+/// answers for `word`, asked over the candidates as they are, with no
+/// index: `candidates` must be sorted by [`sort_by_length_then_name`]. For
+/// a caller that asks once per word and holds the names only as borrowed
+/// texts (the streaming check: an index holds a lower-cased copy of every
+/// name, and the answers a map of them, several times a small file).
+pub(crate) fn closest_in_sorted(word: &str, candidates: &[&str]) -> Option<usize> {
+    let limit = (word.len() / 3).max(1);
+    // The lengths within the limit, as `ByLength::closest` looks at; ties
+    // go to the name that sorts first, its earlier candidate.
+    let from = candidates.partition_point(|c| c.len() + limit < word.len());
+    let to = candidates.partition_point(|c| c.len() <= word.len() + limit);
+    let window = candidates[from..to].iter().enumerate();
+    if let Some((i, _)) = window
+        .clone()
+        .filter(|(_, c)| c.eq_ignore_ascii_case(word))
+        .min_by(|(_, a), (_, b)| a.cmp(b))
+    {
+        return Some(from + i);
+    }
+    let lower = word.to_ascii_lowercase();
+    let mut candidate_lower = String::new();
+    let mut rows = Vec::new();
+    let mut best: Option<(usize, &str, usize)> = None;
+    for (i, &candidate) in window {
+        candidate_lower.clear();
+        candidate_lower.push_str(candidate);
+        candidate_lower.make_ascii_lowercase();
+        let bound = best.map_or(limit, |(d, ..)| d);
+        if let Some(d) = distance_within(&lower, &candidate_lower, bound, &mut rows) {
+            if best.is_none_or(|(bd, bc, _)| (d, candidate) < (bd, bc)) {
+                best = Some((d, candidate, from + i));
+            }
+        }
+    }
+    best.map(|(.., i)| i)
+}
+
 /// A [`Suggester`]'s index, without the candidates: each one's byte
 /// length, position in the caller's order and lower-cased text, sorted by
 /// length then position. [`Suggestions`] keeps one for its candidates.
@@ -537,6 +582,24 @@ mod tests {
                     proptest::prop_assert_eq!(got.get(w), suggester.closest(w), "{} over {:?}", w, all);
                 }
                 previous = got;
+            }
+        }
+
+        /// The streaming check's way of asking (no index, the names sorted
+        /// by length) answers as the suggestions do, ties and case
+        /// included.
+        #[test]
+        fn asking_the_sorted_names_answers_as_the_suggestions_do(
+            names in proptest::collection::vec("[abAB][a-cA-C]{0,4}", 0..40),
+            words in proptest::collection::vec("[abmAB][a-cA-C]{0,4}", 1..8),
+        ) {
+            let names: Vec<&str> = names.iter().map(String::as_str).collect();
+            let suggestions = Suggestions::new(None, &names, words.iter().map(String::as_str));
+            let mut sorted = names.clone();
+            sort_by_length_then_name(&mut sorted);
+            for w in &words {
+                let got = closest_in_sorted(w, &sorted).map(|i| sorted[i]);
+                proptest::prop_assert_eq!(got, suggestions.get(w), "{} over {:?}", w, names);
             }
         }
     }

@@ -609,7 +609,7 @@ impl Iterator for TokenStream<'_> {
                 }
                 TokenKind::UnterminatedStr => {
                     self.diagnostics
-                        .push(unterminated_string(self.source, span));
+                        .push_in(unterminated_string(self.source, span), self.source);
                     // Keep a string token so `print("abc);` still parses as a print.
                     Token {
                         kind: TokenKind::UnterminatedStr,

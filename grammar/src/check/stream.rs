@@ -45,7 +45,7 @@ use crate::fast_hash::{FastHasher, FastMap};
 use crate::packed::PackedDiagnostics;
 use crate::parser::{EachStmt, PackedPair};
 use crate::resolve::{resolve_statement, Resolved, SymbolKind};
-use crate::suggest::Suggestions;
+use crate::suggest::{closest_in_sorted, sort_by_length_then_name};
 use crate::Span;
 
 /// One global name: an assignment's or a function's, at top level.
@@ -284,7 +284,10 @@ const KINDS: usize = 7;
 /// The diagnostics found, each with its kind, at most [`MAX_DIAGNOSTICS`]
 /// built per kind (no more of one kind can be kept), the rest counted.
 #[derive(Default)]
-struct Collected {
+struct Collected<'s> {
+    /// The text checked (the packed texts are templates of it, see
+    /// [`PackedDiagnostics::push_in`]).
+    source: &'s str,
     packed: PackedDiagnostics,
     /// The kind of each record of `packed`.
     kinds: Vec<u8>,
@@ -293,7 +296,7 @@ struct Collected {
     over: [Dropped; KINDS],
 }
 
-impl Collected {
+impl Collected<'_> {
     /// Whether a diagnostic of `kind` would be built (not only counted).
     fn wants(&self, kind: Kind) -> bool {
         self.built[kind as usize] < MAX_DIAGNOSTICS
@@ -301,7 +304,7 @@ impl Collected {
 
     fn push(&mut self, kind: Kind, d: &Diagnostic) {
         if self.wants(kind) {
-            self.packed.push(d);
+            self.packed.push_in(d, self.source);
             self.kinds.push(kind as u8);
             self.built[kind as usize] += 1;
         } else {
@@ -329,6 +332,7 @@ impl Collected {
     /// `I0001` for the rest, sorted by span, ties in that order.
     fn finish(self) -> PackedDiagnostics {
         let Collected {
+            source: _,
             mut packed,
             kinds,
             built,
@@ -378,7 +382,10 @@ impl Collected {
 /// doc): `((lexical, syntax), check)`.
 pub(crate) fn report(source: &str) -> (PackedPair, PackedDiagnostics) {
     let lines = crate::line_index::LineStarts::new(source);
-    let mut found = Collected::default();
+    let mut found = Collected {
+        source,
+        ..Collected::default()
+    };
     let mut globals = Globals::new(source);
     // Pass one: the globals, the second definitions, the functions.
     let mut functions = Program { stmts: Vec::new() };
@@ -483,7 +490,7 @@ impl<'a> Pass<'a> {
     fn statement(
         &mut self,
         checker: &mut Checker<'a>,
-        found: &mut Collected,
+        found: &mut Collected<'_>,
         index: usize,
         stmt: &Stmt,
     ) {
@@ -588,7 +595,12 @@ impl<'a> Pass<'a> {
 
     /// The whole-file findings: undefined names, uses before assignment,
     /// unused globals.
-    fn finish(self, checker: &mut Checker<'a>, found: &mut Collected, first_stmt: Option<usize>) {
+    fn finish(
+        self,
+        checker: &mut Checker<'a>,
+        found: &mut Collected<'_>,
+        first_stmt: Option<usize>,
+    ) {
         let source = checker.source;
         let Some(globals) = checker.stream.as_ref() else {
             return;
@@ -598,18 +610,35 @@ impl<'a> Pass<'a> {
                 .map(|i| globals.name(i))
                 .collect();
             candidates.extend(self.local_names.iter().map(|s| s.text(source)));
-            let words = self.undefined.iter().map(|s| s.text(source));
-            let suggestions = Suggestions::new(None, &candidates, words);
-            drop(candidates);
-            let mut seen = crate::fast_hash::FastSet::default();
-            for span in &self.undefined {
-                let name = span.text(source);
+            sort_by_length_then_name(&mut candidates);
+            // Each name is answered once: the undefined names in order of
+            // name (the first use of each first), one answer per run. No
+            // map of names, answers or names seen: those were several
+            // times a small file (see bench/memory).
+            let name = |i: u32| self.undefined[i as usize].text(source);
+            let mut by_name: Vec<u32> = (0..self.undefined.len() as u32).collect();
+            by_name.sort_by_key(|&i| name(i));
+            // Per undefined name: the answer's candidate number (or
+            // `NONE`), and `FIRST` on a name's first use.
+            const NONE: u32 = u32::MAX >> 1;
+            const FIRST: u32 = 1 << 31;
+            let mut answers = vec![NONE; by_name.len()];
+            for uses in by_name.chunk_by(|&a, &b| name(a) == name(b)) {
+                let answer =
+                    closest_in_sorted(name(uses[0]), &candidates).map_or(NONE, |c| c as u32);
+                for (k, &i) in uses.iter().enumerate() {
+                    answers[i as usize] = answer | if k == 0 { FIRST } else { 0 };
+                }
+            }
+            drop(by_name);
+            for (span, answer) in self.undefined.iter().zip(answers) {
+                let suggestion = candidates.get((answer & !FIRST) as usize).copied();
                 let d = undefined_name(
                     source,
-                    name,
+                    span.text(source),
                     *span,
-                    suggestions.get(name),
-                    seen.insert(name).then_some(first_stmt.unwrap_or(0)),
+                    suggestion,
+                    (answer & FIRST != 0).then_some(first_stmt.unwrap_or(0)),
                 );
                 found.push(Kind::Undefined, &d);
             }

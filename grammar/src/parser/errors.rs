@@ -4,7 +4,7 @@ use super::*;
 
 impl<'a> Parser<'a> {
     pub(super) fn push(&mut self, d: Diagnostic) {
-        self.diags.push(d);
+        self.diags.push_in(d, self.src);
     }
 
     /// Records "expected X, found Y" at the current token and fails. A bad
