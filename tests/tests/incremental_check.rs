@@ -223,3 +223,40 @@ fn replays_over_the_cap_count_what_building_would_drop() {
     }
     assert!(replayed > 1_000, "{replayed} statements replayed");
 }
+
+/// Only the undefined names the cap keeps are asked for a suggestion
+/// (asking all of them over every name was quadratic): the cap falling in
+/// the middle of them, and edits that move it, give what building every
+/// diagnostic gives, suggestions included.
+#[test]
+fn undefined_names_past_the_cap_are_not_asked_and_change_nothing() {
+    let mut text = "print(\"{} {}\", 1);\n".repeat(900);
+    for i in 0..300 {
+        text += &format!("y{i} = q{i} + w{i};\nq{i}x = 1;\n");
+    }
+    let mut rng = Rng(0x5EED);
+    let mut analysis = analyze_remembering(&text);
+    let reference = check_building_all(&parse(&text), &text);
+    assert!(analysis.checked.diagnostics == reference.diagnostics);
+    let suggested = reference
+        .diagnostics
+        .iter()
+        .filter(|d| d.code == "E0201" && !d.fixes.is_empty())
+        .count();
+    assert!(
+        suggested > 50,
+        "{suggested} undefined names with a suggestion kept"
+    );
+    for step in 0..6 {
+        let next = edit(&mut rng, &text);
+        let (inc, how, _) =
+            reanalyze_remembering(&analysis.parsed, &analysis.checked.memo, &text, &next);
+        let reference = check_building_all(&parse(&next), &next);
+        assert!(
+            inc.checked.diagnostics == reference.diagnostics,
+            "edit {step} ({how:?}): the suggestions differ from building every diagnostic"
+        );
+        text = next;
+        analysis = inc;
+    }
+}
