@@ -175,6 +175,15 @@ fn streaming_parse_agrees_on_the_corpus_and_past_the_diagnostics_cap() {
         "m = Machine(GPU);\nt = (1, 2);\nx = m.merge(0,1).merge(0,0).auto_split(0, t[0:0]);\n"
             .into(),
     );
+    // Function bodies parsed again (the streaming check keeps only the
+    // headers): return types inferred by calls before the definitions,
+    // through a chain of later functions, definitions right after a
+    // statement missing its `;`, after a comment, after a broken
+    // statement, and with `;`-less (Python-style) bodies.
+    sources.push(
+        "x = f(1) + 1;\ny = m[*g(2)];\nz = h;\ndef f(int a) { return g(a); }\n# g\ndef g(int b) { return (b, b * 2); }\nm = Machine(GPU)\ndef h(Task t) {\n  u = 1\n  return m[0, 0]\n}\nw = )( ;\ndef k(Task t) { return t.parent; }\nIndexTaskMap t h;\nv = k(1)[0] + f(1);\ndef never(Task t) { q = 1; }\nn = never(1) + 1;\n"
+            .into(),
+    );
     for source in &sources {
         if let Err(e) = streaming_agrees(source) {
             panic!("{}", &e[..e.len().min(400)]);

@@ -638,7 +638,7 @@ impl<'a> Checker<'a> {
                 }
                 StmtKind::FuncDef { name, .. } => {
                     self.write_global(name.span.text(self.source), Ty::Function);
-                    self.function_body(i);
+                    self.check_function(stmt);
                 }
                 StmtKind::IndexTaskMap { func, .. } | StmtKind::SingleTaskMap { func, .. } => {
                     self.entry_function(stmt, func, i);
@@ -661,10 +661,29 @@ impl<'a> Checker<'a> {
 
     // ----- functions ----------------------------------------------------
 
+    /// Checks the body of the function defined by top-level statement
+    /// `index`, out of order (a call infers its return type).
     fn function_body(&mut self, index: usize) {
+        // The streaming check keeps only the functions' headers: the body
+        // is parsed again.
+        let reparsed = match (&self.stream, self.positions) {
+            (Some(globals), Some(positions)) => match positions.binary_search(&index) {
+                Ok(p) => globals.function_body(p),
+                Err(_) => None,
+            },
+            _ => None,
+        };
+        match reparsed {
+            Some(stmt) => self.check_function(&stmt),
+            None => self.check_function(self.stmt_at(index)),
+        }
+    }
+
+    /// Checks the body of function definition `stmt`.
+    fn check_function(&mut self, stmt: &Stmt) {
         let StmtKind::FuncDef {
             name, params, body, ..
-        } = &self.stmt_at(index).kind
+        } = &stmt.kind
         else {
             return;
         };

@@ -43,7 +43,7 @@ use crate::ast::{Program, Stmt, StmtKind};
 use crate::diagnostic::{Diagnostic, Dropped, MAX_DIAGNOSTICS};
 use crate::fast_hash::{FastHasher, FastMap};
 use crate::packed::PackedDiagnostics;
-use crate::parser::{EachStmt, PackedPair};
+use crate::parser::{parse_one_at, EachStmt, PackedPair, ResumePoint};
 use crate::resolve::{resolve_statement, Resolved, SymbolKind};
 use crate::suggest::{closest_in_sorted, sort_by_length_then_name};
 use crate::Span;
@@ -177,6 +177,11 @@ pub(super) struct Globals<'a> {
     hasher: BuildHasherDefault<FastHasher>,
     /// The types too long for a [`PackedTy`], by global number.
     wide: FastMap<u32, Ty>,
+    /// Where each function definition's parse begins, in the order of the
+    /// checker's `positions`: pass one keeps only their headers, and a
+    /// body is parsed again when a call infers its return type before the
+    /// definition is checked ([`Globals::function_body`]).
+    function_starts: Vec<ResumePoint>,
 }
 
 impl<'a> Globals<'a> {
@@ -187,7 +192,13 @@ impl<'a> Globals<'a> {
             index: hashbrown::HashTable::new(),
             hasher: BuildHasherDefault::default(),
             wide: FastMap::default(),
+            function_starts: Vec::new(),
         }
+    }
+
+    /// The whole tree of the `p`th function definition, parsed again.
+    pub(super) fn function_body(&self, p: usize) -> Option<Arc<Stmt>> {
+        parse_one_at(self.source, *self.function_starts.get(p)?)
     }
 
     fn name(&self, i: usize) -> &'a str {
@@ -391,7 +402,7 @@ pub(crate) fn report(source: &str) -> (PackedPair, PackedDiagnostics) {
     let mut functions = Program { stmts: Vec::new() };
     let mut positions = Vec::new();
     let mut first_stmt = None;
-    each_statement(source, false, |i, stmt| {
+    each_statement(source, false, |i, stmt, at| {
         first_stmt.get_or_insert(stmt.span.start());
         let (name, function, late) = match &stmt.kind {
             StmtKind::Assign { name, value } => {
@@ -417,7 +428,11 @@ pub(crate) fn report(source: &str) -> (PackedPair, PackedDiagnostics) {
                 globals.entries[i].assigned = true;
             }
         } else {
-            functions.stmts.push(stmt.clone());
+            // The header only: the body is checked in pass two, from that
+            // pass's tree, and parsed again if a call needs it before
+            // (the trees of a file of functions were 16 times the file).
+            functions.stmts.push(Arc::new(header_of(&stmt)));
+            globals.function_starts.push(at);
             positions.push(i);
         }
     });
@@ -433,7 +448,7 @@ pub(crate) fn report(source: &str) -> (PackedPair, PackedDiagnostics) {
     checker.stream = Some(globals);
     // Pass two: each statement's names, types, unused locals and rules.
     let mut pass = Pass::default();
-    let syntax = each_statement(source, true, |i, stmt| {
+    let syntax = each_statement(source, true, |i, stmt, _| {
         pass.statement(&mut checker, &mut found, i, &stmt);
     });
     pass.finish(&mut checker, &mut found, first_stmt);
@@ -449,24 +464,50 @@ pub(crate) fn report(source: &str) -> (PackedPair, PackedDiagnostics) {
 fn each_statement(
     source: &str,
     collect: bool,
-    mut each: impl FnMut(usize, Arc<Stmt>),
+    mut each: impl FnMut(usize, Arc<Stmt>, ResumePoint),
 ) -> PackedPair {
     let mut parse = EachStmt::reporting(source, collect);
     let mut index = 0;
-    while let Some(stmt) = parse.next_stmt() {
+    loop {
+        let at = parse.resume_point();
+        let Some(stmt) = parse.next_stmt() else {
+            break;
+        };
         if !collect {
             parse.new_diagnostics(|_, _| {});
         }
         if index > 0 && matches!(stmt.kind, StmtKind::Error) {
             continue;
         }
-        each(index, stmt);
+        each(index, stmt, at);
         index += 1;
     }
     if collect {
         parse.finish_packed()
     } else {
         PackedPair::default()
+    }
+}
+
+/// A function definition without its body (the same statement otherwise).
+fn header_of(stmt: &Stmt) -> Stmt {
+    let kind = match &stmt.kind {
+        StmtKind::FuncDef {
+            name,
+            params,
+            body_span,
+            ..
+        } => StmtKind::FuncDef {
+            name: name.clone(),
+            params: params.clone(),
+            body: Vec::new(),
+            body_span: *body_span,
+        },
+        _ => StmtKind::Error,
+    };
+    Stmt {
+        kind,
+        span: stmt.span,
     }
 }
 

@@ -67,6 +67,20 @@ impl<'a> EachStmt<'a> {
         lexical.into_packed_with(self.parser.diags)
     }
 
+    /// Where the next statement's parse begins: the start of its first
+    /// token and the token before it, which is all a parse resumed there
+    /// needs to give the same statement ([`parse_one_at`]).
+    pub(crate) fn resume_point(&mut self) -> ResumePoint {
+        let pos = self.parser.pos;
+        ResumePoint {
+            from: self
+                .parser
+                .tok(pos)
+                .map_or(self.parser.src.len(), |t| t.span.start()) as u32,
+            previous: pos.checked_sub(1).and_then(|i| self.parser.tok(i)),
+        }
+    }
+
     /// The next top-level statement (a broken one as [`StmtKind::Error`]),
     /// `None` at the end of the file. When it returns, the first token of
     /// the statement after it has been lexed (and the comments before it).
@@ -110,4 +124,22 @@ impl<'a> EachStmt<'a> {
             .total();
         lexical + self.parser.diags.total() > crate::diagnostic::MAX_DIAGNOSTICS
     }
+}
+
+/// Where a top-level statement's parse begins (see
+/// [`EachStmt::resume_point`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ResumePoint {
+    from: u32,
+    previous: Option<Token>,
+}
+
+/// The statement [`EachStmt::next_stmt`] gave at `at`, parsed again from
+/// the source alone: the parser carries nothing from one statement to the
+/// next but the token before it (see [`parse_resumed`]). For a caller that
+/// forgot the tree and needs it once more (the streaming check, a
+/// function's body).
+pub(crate) fn parse_one_at(source: &str, at: ResumePoint) -> Option<Arc<Stmt>> {
+    let mut resumed = parse_resumed(source, at.from as usize, at.previous, &mut |_, _| true);
+    resumed.stmts.pop()
 }

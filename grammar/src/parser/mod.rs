@@ -35,7 +35,7 @@ mod program;
 mod statements;
 mod window;
 
-pub(crate) use each::EachStmt;
+pub(crate) use each::{parse_one_at, EachStmt, ResumePoint};
 pub(crate) use errors::keyword_rename_edits;
 
 use std::cell::RefCell;
