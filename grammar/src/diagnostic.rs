@@ -374,7 +374,7 @@ impl CappedDiagnostics {
     /// (e.g. the parser's after the lexer's), in order: those over the
     /// cap are counted, as are the ones `other` left out. `source` is the
     /// text they were found in (a packed list builds some diagnostics from
-    /// it, see [`CappedDiagnostics::push_rebuilt`]).
+    /// it, see [`PackedDiagnostics::push_rebuilt`]).
     pub fn append(&mut self, other: CappedDiagnostics, source: &str) {
         let CappedDiagnostics {
             kept,

@@ -7,9 +7,12 @@
 //! - Pass one parses each top-level statement and keeps, per global name,
 //!   one compact entry ([`Globals`]: where it is first defined, what a
 //!   function body sees of it, whether an assignment defines it), reports
-//!   the second definitions, and keeps the function definitions' trees
-//!   (calls and mapping statements read a function's parameters and
-//!   infer its return type from its body).
+//!   the second definitions, and keeps the function definitions' headers
+//!   (calls and mapping statements read a function's parameters) and where
+//!   each definition's parse begins: a call that infers a function's
+//!   return type before pass two reaches the definition parses its body
+//!   again ([`crate::parser::parse_one_at`]). Trees of every function
+//!   were 16 times a file of functions.
 //! - Pass two parses the file again and, per statement, resolves its names
 //!   against those globals ([`crate::resolve::resolve_statement`]), types it
 //!   with the same [`Checker`] as the whole-file check, and reports its
