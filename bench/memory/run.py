@@ -63,6 +63,25 @@ def many_diagnostics(rng, n):
         s = rng.choice(bad); out.append(s); size += len(s)
     return "".join(out).encode()
 
+def function_defs(rng, n):
+    # Functions: pass one of the streaming check keeps what calls read of
+    # each (16x the file when it kept their trees).
+    out, size, i = [], 0, 0
+    while size < n:
+        s = (f"def f{i}(Task t) {{\n  x = t.ipoint[{rng.randrange(3)}];\n"
+             f"  return t.parent.processor(m)[x % {rng.randrange(1, 9)}];\n}}\n")
+        out.append(s); size += len(s); i += 1
+    return "".join(out).encode()
+
+def undefined_names(rng, n):
+    # Every line uses two names nobody defines, each close to the line's
+    # own global: its own message, note and suggestion (43x the file at
+    # 1 KB before templates).
+    out, size, i = [], 0, rng.randrange(1000)
+    while size < n:
+        s = f"y{i} = q{i} + w{i};\n"; out.append(s); size += len(s); i += 1
+    return "".join(out).encode()
+
 def corpus_concat(corpus):
     files = sorted(glob.glob(os.path.join(corpus, "**", "*.mapper"), recursive=True))
     text = b"".join(open(f, "rb").read() + b"\n" for f in files)
@@ -97,7 +116,9 @@ def main():
              ("statements", statements, [1_000, 10_000, 2_000_000, 20_000_000]),
              ("deep-nesting", deep_nesting, [1_000, 10_000, 200_000]),
              ("long-lines", long_lines, [1_000, 100_000, 2_000_000]),
-             ("many-diagnostics", many_diagnostics, [1_000, 10_000, 2_000_000])]
+             ("many-diagnostics", many_diagnostics, [1_000, 10_000, 2_000_000]),
+             ("function-defs", function_defs, [1_000, 100_000, 2_000_000]),
+             ("undefined-names", undefined_names, [1_000, 100_000, 2_000_000])]
     if os.path.isdir(a.corpus):
         kinds.append(("corpus-concat", corpus_concat(a.corpus), [1_000, 100_000, 2_000_000]))
     if a.only:

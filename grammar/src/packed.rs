@@ -40,7 +40,7 @@ pub struct PackedDiagnostics {
     texts: String,
     text_ends: Vec<u32>,
     /// Recently stored texts by their hash ([`TEXT_CACHE`] slots, each
-    /// text in one of two; text number + 1, 0 when empty, marked once
+    /// text in one of [`WAYS`]; text number + 1, 0 when empty, marked once
     /// found again), so that a repeated text is stored once. Bounded, not
     /// a map of every text:
     /// most texts are either shared by many diagnostics (a label, a note, a
@@ -49,7 +49,7 @@ pub struct PackedDiagnostics {
     /// was taken by another is stored again: correct, only not shared.
     text_cache: Vec<u16>,
     /// Where recently written bodies start in `bytes` ([`BODY_CACHE`]
-    /// slots, each body in one of two, marked once found again), so that a
+    /// slots, each body in one of [`WAYS`], marked once found again), so that a
     /// record whose body (all but its code, severity and span) equals one
     /// written before refers to it instead of repeating it (see
     /// [`PackedDiagnostics::push`]).
@@ -61,11 +61,23 @@ pub struct PackedDiagnostics {
 const TEXT_CACHE: usize = 128;
 const TEXT_CACHE_MAX: usize = 8192;
 
-/// The first of the two cache slots of a text of hash `hash`, among `len`
+/// The first of the cache slots of a text of hash `hash`, among `len`
 /// (a power of two).
 fn cache_slot(hash: u64, len: usize) -> usize {
     (hash >> 40) as usize & (len - 1)
 }
+
+/// The [`WAYS`] slots an entry of hash `hash` may sit in, among `len`: an
+/// aligned group, so that a few texts many diagnostics share (a label, a
+/// note, the templates) cannot fill every slot a text may take (with two,
+/// one file's `never used` was stored fifty times).
+fn cache_slots(hash: u64, len: usize) -> [usize; WAYS] {
+    let first = cache_slot(hash, len);
+    std::array::from_fn(|k| first ^ k)
+}
+
+/// How many slots of a cache an entry may sit in.
+const WAYS: usize = 4;
 
 /// The mark of a cached text found again (see [`PackedDiagnostics::text`]).
 const SHARED: u16 = 0x8000;
@@ -148,26 +160,38 @@ impl PackedDiagnostics {
     /// templates of `subject`, the text at its span (see
     /// [`PackedDiagnostics::push_in`]).
     fn body(&mut self, d: &Diagnostic, subject: &str) {
-        self.text_of(&d.message, subject);
+        let quoting = Subjects {
+            span: subject,
+            edit: "",
+        };
+        self.text_of(&d.message, quoting);
         match &d.label {
             None => self.varint(0),
             Some(label) => {
                 self.varint(1);
-                self.text_of(label, subject);
+                self.text_of(label, quoting);
             }
         }
         self.varint(d.related.len() as u64);
         for r in &d.related {
             self.span(r.span);
-            self.text_of(&r.message, subject);
+            self.text_of(&r.message, quoting);
         }
         self.varint(d.notes.len() as u64);
         for note in &d.notes {
-            self.text_of(note, subject);
+            self.text_of(note, quoting);
         }
         self.varint(d.fixes.len() as u64);
         for fix in &d.fixes {
-            self.text_of(&fix.title, subject);
+            // A fix's title names what its first edit writes ("use `y0`").
+            let edit = fix.edits.first().map_or("", |e| e.text.as_str());
+            self.text_of(
+                &fix.title,
+                Subjects {
+                    span: subject,
+                    edit,
+                },
+            );
             self.bytes.push(match fix.applicability {
                 Applicability::Safe => 0,
                 Applicability::Unsafe => 1,
@@ -181,7 +205,7 @@ impl PackedDiagnostics {
                 self.varint(u64::from(
                     (edit.span.end() as u32).wrapping_sub(edit.span.start() as u32),
                 ));
-                self.text_of(&edit.text, subject);
+                self.text_of(&edit.text, quoting);
             }
         }
     }
@@ -202,8 +226,7 @@ impl PackedDiagnostics {
         if self.body_cache.is_empty() {
             self.body_cache = vec![0; BODY_CACHE];
         }
-        let first = cache_slot(hash, BODY_CACHE);
-        let slots = [first, first ^ 1];
+        let slots = cache_slots(hash, BODY_CACHE);
         for slot in slots {
             let cached = self.body_cache[slot];
             let start = (cached & !BODY_SHARED) as usize;
@@ -278,31 +301,37 @@ impl PackedDiagnostics {
             r.at = r.varint();
         }
         let severity = severity_of(severity_byte & !BODY_ELSEWHERE);
-        let subject = source.get(span.start()..span.end()).unwrap_or("");
-        let mut d = Diagnostic::new(code, severity, span, r.text(subject));
+        let quoting = Subjects {
+            span: source.get(span.start()..span.end()).unwrap_or(""),
+            edit: "",
+        };
+        let mut d = Diagnostic::new(code, severity, span, r.text(quoting));
         if r.varint() == 1 {
-            d.label = Some(r.text(subject).into());
+            d.label = Some(r.text(quoting).into());
         }
         d.related = (0..r.varint())
             .map(|_| Related {
                 span: r.span(),
-                message: r.text(subject).into(),
+                message: r.text(quoting).into(),
             })
             .collect();
-        d.notes = (0..r.varint()).map(|_| r.text(subject).into()).collect();
+        d.notes = (0..r.varint()).map(|_| r.text(quoting).into()).collect();
         d.fixes = (0..r.varint())
             .map(|_| {
-                let title = r.text(subject);
+                // The title is filled in from the first edit, read after it.
+                let title = r.varint();
                 let applicability = match r.byte() {
                     0 => Applicability::Safe,
                     _ => Applicability::Unsafe,
                 };
-                let edits = (0..r.varint())
+                let edits: Vec<TextEdit> = (0..r.varint())
                     .map(|_| TextEdit {
                         span: r.span_from(span),
-                        text: r.text(subject),
+                        text: r.text(quoting),
                     })
                     .collect();
+                let edit = edits.first().map_or("", |e| e.text.as_str());
+                let title = self.text_filled(title, Subjects { edit, ..quoting });
                 Fix {
                     title: title.into(),
                     edits,
@@ -419,10 +448,10 @@ impl PackedDiagnostics {
         ));
     }
 
-    /// Stores `text`, or its template when it quotes `subject`
+    /// Stores `text`, or its template when it quotes `subjects`
     /// ([`template`]), and writes its number and which of the two it is.
-    fn text_of(&mut self, text: &str, subject: &str) {
-        match template(text, subject) {
+    fn text_of(&mut self, text: &str, subjects: Subjects<'_>) {
+        match template(text, subjects) {
             Some(template) => self.text(&template, true),
             None => self.text(text, false),
         }
@@ -440,12 +469,11 @@ impl PackedDiagnostics {
         {
             self.grow_text_cache();
         }
-        // Two slots a text may sit in; a text found again is marked
+        // The slots a text may sit in; a text found again is marked
         // (`SHARED`) and keeps its slot, so the few texts many diagnostics
         // share (labels, notes, fix titles) are not pushed out by the many
         // each diagnostic has alone (a message naming its variable).
-        let first = cache_slot(hash, self.text_cache.len());
-        let slots = [first, first ^ 1];
+        let slots = cache_slots(hash, self.text_cache.len());
         for slot in slots {
             let cached = self.text_cache[slot];
             if let Some(id) = (cached & !SHARED).checked_sub(1) {
@@ -491,8 +519,7 @@ impl PackedDiagnostics {
         for cached in shared.chain(stored) {
             let text = self.text_at(usize::from((cached & !SHARED) - 1));
             let hash = BuildHasherDefault::<crate::fast_hash::FastHasher>::default().hash_one(text);
-            let first = cache_slot(hash, len);
-            let slots = [first, first ^ 1];
+            let slots = cache_slots(hash, len);
             if slots
                 .iter()
                 .any(|&slot| self.text_cache[slot] & !SHARED == cached & !SHARED)
@@ -502,6 +529,17 @@ impl PackedDiagnostics {
             if let Some(slot) = slots.into_iter().find(|&slot| self.text_cache[slot] == 0) {
                 self.text_cache[slot] = cached;
             }
+        }
+    }
+
+    /// Text `id` as [`PackedDiagnostics::text`] wrote it (number and
+    /// template bit), a template filled in with `subjects`.
+    fn text_filled(&self, id: usize, subjects: Subjects<'_>) -> String {
+        let text = self.text_at(id >> 1);
+        if id & 1 == 0 {
+            text.to_string()
+        } else {
+            fill(text, subjects)
         }
     }
 
@@ -515,31 +553,63 @@ impl PackedDiagnostics {
     }
 }
 
-/// Which of its two `slots` in `cache` a new entry takes: an empty one
-/// first (two entries of one slot that take turns would each push the
-/// other out and be stored again every time), else one not marked shared;
-/// none when both are.
+/// Which of its `slots` in `cache` a new entry takes: an empty one first
+/// (two entries of one slot that take turns would each push the other out
+/// and be stored again every time), else one not marked shared; none when
+/// all are.
 fn slot_to_fill<T: Copy + Default + PartialEq>(
     cache: &[T],
-    slots: [usize; 2],
+    slots: [usize; WAYS],
     is_shared: impl Fn(T) -> bool,
 ) -> Option<usize> {
     let empty = slots.into_iter().find(|&slot| cache[slot] == T::default());
     empty.or_else(|| slots.into_iter().find(|&slot| !is_shared(cache[slot])))
 }
 
-/// What stands for the subject (the text at a diagnostic's span) in a
-/// template: a control character that diagnostics do not contain (a text
-/// that does is not made a template).
-const PLACEHOLDER: char = '\u{1}';
+/// What a template's texts quote: the text at the diagnostic's span, and
+/// (in a fix's title) what the fix's first edit writes.
+#[derive(Debug, Clone, Copy)]
+struct Subjects<'s> {
+    span: &'s str,
+    edit: &'s str,
+}
+
+/// What stand for [`Subjects::span`] and [`Subjects::edit`] in a
+/// template: control characters that diagnostics do not contain (a text
+/// or a subject that does is not made a template).
+const SPAN_PLACEHOLDER: char = '\u{1}';
+const EDIT_PLACEHOLDER: char = '\u{2}';
+
+fn is_placeholder(c: char) -> bool {
+    c == SPAN_PLACEHOLDER || c == EDIT_PLACEHOLDER
+}
+
+/// `text` with each whole-word occurrence of the subjects replaced by
+/// their placeholders, if there is one: "`q7` not found" at a span holding
+/// `q7` is "`\u{1}` not found", the same for every undefined name, and
+/// the title "use `y7`" of a fix writing `y7` is "use `\u{2}`". Whole
+/// words only, so that a short subject (`e`) is not found inside words.
+/// [`fill`] with the same subjects gives `text` back.
+fn template(text: &str, subjects: Subjects<'_>) -> Option<String> {
+    if [text, subjects.span, subjects.edit]
+        .iter()
+        .any(|t| t.contains(is_placeholder))
+    {
+        return None;
+    }
+    let once = replace_words(text, subjects.span, SPAN_PLACEHOLDER);
+    let twice = replace_words(
+        once.as_deref().unwrap_or(text),
+        subjects.edit,
+        EDIT_PLACEHOLDER,
+    );
+    twice.or(once)
+}
 
 /// `text` with each whole-word occurrence of `subject` replaced by
-/// [`PLACEHOLDER`], if there is one: "`q7` not found" at a span holding
-/// `q7` is "`\u{1}` not found", the same for every undefined name. Whole
-/// words only, so that a short subject (`e`) is not found inside words.
-/// Filling the template in with `subject` gives `text` back.
-fn template(text: &str, subject: &str) -> Option<String> {
-    if subject.is_empty() || text.len() < subject.len() || text.contains(PLACEHOLDER) {
+/// `placeholder`, if there is one.
+fn replace_words(text: &str, subject: &str, placeholder: char) -> Option<String> {
+    if subject.is_empty() || text.len() < subject.len() {
         return None;
     }
     let is_word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
@@ -552,7 +622,7 @@ fn template(text: &str, subject: &str) -> Option<String> {
             continue;
         }
         out.push_str(&text[copied..at]);
-        out.push(PLACEHOLDER);
+        out.push(placeholder);
         copied = at + subject.len();
     }
     if copied == 0 {
@@ -560,6 +630,20 @@ fn template(text: &str, subject: &str) -> Option<String> {
     }
     out.push_str(&text[copied..]);
     Some(out)
+}
+
+/// A [`template`] filled in with its subjects, in one pass (a subject's
+/// own text is never read as a placeholder).
+fn fill(template: &str, subjects: Subjects<'_>) -> String {
+    let mut out = String::with_capacity(template.len() + subjects.span.len());
+    for c in template.chars() {
+        match c {
+            SPAN_PLACEHOLDER => out.push_str(subjects.span),
+            EDIT_PLACEHOLDER => out.push_str(subjects.edit),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// Makes room in `list` for `at_least` more elements, a quarter of its
@@ -634,16 +718,11 @@ impl Reader<'_> {
         Span::new(start as usize, start.wrapping_add(len) as usize)
     }
 
-    /// A text, its template filled in with `subject`, the text at the
-    /// diagnostic's span (see [`PackedDiagnostics::push_in`]).
-    fn text(&mut self, subject: &str) -> String {
+    /// A text, a template filled in with `subjects` (see
+    /// [`PackedDiagnostics::push_in`]).
+    fn text(&mut self, subjects: Subjects<'_>) -> String {
         let id = self.varint();
-        let text = self.packed.text_at(id >> 1);
-        if id & 1 == 0 {
-            text.to_string()
-        } else {
-            text.replace(PLACEHOLDER, subject)
-        }
+        self.packed.text_filled(id, subjects)
     }
 }
 
@@ -906,12 +985,36 @@ mod tests {
         // One message and one note for the first three, and the fix's
         // title and text.
         assert!(!packed.texts.contains("q0"), "{}", packed.texts);
+        let span = |t| Subjects { span: t, edit: "" };
         assert_eq!(
-            template("`e` not found in e", "e").as_deref(),
+            template("`e` not found in e", span("e")).as_deref(),
             Some("`\u{1}` not found in \u{1}")
         );
-        assert_eq!(template("the reference", "e"), None);
-        assert_eq!(template("`q\u{1}`", "q\u{1}"), None);
+        assert_eq!(template("the reference", span("e")), None);
+        assert_eq!(template("`q\u{1}`", span("q\u{1}")), None);
+        // A fix's title names what its first edit writes.
+        // (Stored as it is only for the subject holding a placeholder.)
+        assert_eq!(
+            packed.texts.matches("use `y0`").count(),
+            1,
+            "{}",
+            packed.texts
+        );
+        assert!(packed.texts.contains("use `\u{2}`"), "{}", packed.texts);
+        let both = |span, edit| Subjects { span, edit };
+        assert_eq!(
+            template("use `y0` for `q0`", both("q0", "y0")).as_deref(),
+            Some("use `\u{2}` for `\u{1}`")
+        );
+        assert_eq!(template("use `y0`", both("q0", "y\u{2}")), None);
+        for (text, subjects) in [
+            ("use `q0`", both("q0", "q0")),
+            ("`a` a_a a `b`", both("a", "b")),
+            ("x", both("", "")),
+        ] {
+            let got = template(text, subjects).map_or(text.to_string(), |t| fill(&t, subjects));
+            assert_eq!(got, text);
+        }
     }
 
     #[test]
