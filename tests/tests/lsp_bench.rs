@@ -11,13 +11,17 @@
 //! `LSP_BENCH_SEEDS=4,5,6` generates the files from other seeds.
 //! `LSP_BENCH_ONLY=TEXT` runs only the rows whose setting or file label
 //! contains TEXT (`seed 1`, `no app`), e.g. under a profiler.
+//! `LSP_BENCH_KEYSTROKES=N` types N keystrokes per file instead of 100: of
+//! 100, the p99 is the second-slowest keystroke, one scheduler hiccup on a
+//! 2-core machine; of 1,000 it is the tenth.
 //!
 //! - Keystroke-to-diagnostics latency, the way an editor types: one
 //!   `didChange` range edit per character, at a different place of the file
 //!   every few keystrokes (a short word typed, then erased with backspace),
 //!   from sending the change to having read the whole `publishDiagnostics`
-//!   of that version (before the client parses it). 100 keystrokes after 10
-//!   of warm-up; p50, p99, max and the mean publish size.
+//!   of that version (before the client parses it). 100 keystrokes (or
+//!   `LSP_BENCH_KEYSTROKES`) after 10 of warm-up; p50, p99, max and the
+//!   mean publish size.
 //! - Files: three generated 5,000-line mappers (seeds 1-3) made of the
 //!   public corpus's statements with diagnostics of every kind mixed in
 //!   (unused names and functions, second assignments and definitions,
@@ -47,6 +51,16 @@ use mapwright_tests::generated::{corpus_files, corpus_mappers, generated, keystr
 use serde_json::{json, Value};
 
 const KEYSTROKES: usize = 100;
+
+/// How many keystrokes each file is typed: [`KEYSTROKES`], or
+/// `LSP_BENCH_KEYSTROKES`.
+fn keystroke_count() -> usize {
+    std::env::var("LSP_BENCH_KEYSTROKES")
+        .ok()
+        .and_then(|n| n.trim().parse().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or(KEYSTROKES)
+}
 const WARMUP: usize = 10;
 const SEEDS: [u64; 3] = [1, 2, 3];
 
@@ -82,7 +96,7 @@ struct Typed {
     bytes: Vec<usize>,
 }
 
-/// A word typed at a random place, then erased: `KEYSTROKES + WARMUP`
+/// A word typed at a random place, then erased: `keystroke_count() + WARMUP`
 /// one-character edits in all, each waited for.
 fn type_into(s: &mut Server, uri: &str, text: &str, seed: u64) -> Typed {
     let mut current = text.to_string();
@@ -90,7 +104,7 @@ fn type_into(s: &mut Server, uri: &str, text: &str, seed: u64) -> Typed {
         latencies: Vec::new(),
         bytes: Vec::new(),
     };
-    for (k, key) in keystrokes(text, seed, KEYSTROKES + WARMUP)
+    for (k, key) in keystrokes(text, seed, keystroke_count() + WARMUP)
         .into_iter()
         .enumerate()
     {
