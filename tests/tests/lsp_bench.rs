@@ -11,6 +11,8 @@
 //! `LSP_BENCH_SEEDS=4,5,6` generates the files from other seeds.
 //! `LSP_BENCH_ONLY=TEXT` runs only the rows whose setting or file label
 //! contains TEXT (`seed 1`, `no app`), e.g. under a profiler.
+//! `LSP_BENCH_DUMP=DIR` writes each row's keystrokes (offset, text typed,
+//! latency in microseconds) to a file in DIR, to see which are slow.
 //! `LSP_BENCH_KEYSTROKES=N` types N keystrokes per file instead of 100: of
 //! 100, the p99 is the second-slowest keystroke, one scheduler hiccup on a
 //! 2-core machine; of 1,000 it is the tenth.
@@ -44,6 +46,7 @@
 mod lsp_support;
 
 use std::collections::BTreeMap;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use lsp_support::*;
@@ -94,6 +97,8 @@ fn ms(d: Duration) -> f64 {
 struct Typed {
     latencies: Vec<Duration>,
     bytes: Vec<usize>,
+    /// Per keystroke measured: where, and what was typed ("" erases).
+    keys: Vec<(usize, String)>,
 }
 
 /// A word typed at a random place, then erased: `keystroke_count() + WARMUP`
@@ -103,6 +108,7 @@ fn type_into(s: &mut Server, uri: &str, text: &str, seed: u64) -> Typed {
     let mut out = Typed {
         latencies: Vec::new(),
         bytes: Vec::new(),
+        keys: Vec::new(),
     };
     for (k, key) in keystrokes(text, seed, keystroke_count() + WARMUP)
         .into_iter()
@@ -123,6 +129,7 @@ fn type_into(s: &mut Server, uri: &str, text: &str, seed: u64) -> Typed {
         if k >= WARMUP {
             out.latencies.push(arrival.at.duration_since(start));
             out.bytes.push(arrival.bytes);
+            out.keys.push((key.from, key.insert.clone()));
         }
         current.replace_range(key.from..key.to, &key.insert);
     }
@@ -190,6 +197,20 @@ fn measure(file: &BenchFile, setting: &Setting) -> (Row, Value) {
         .expect("diagnostics of the opened file");
     let typed = type_into(&mut s, &uri, &file.text, file.seed);
     s.shutdown();
+    if let Ok(dir) = std::env::var("LSP_BENCH_DUMP") {
+        let name: String = format!("{} {}", setting.label, file.label)
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+            .collect();
+        let lines: String = typed
+            .keys
+            .iter()
+            .zip(&typed.latencies)
+            .map(|((at, text), t)| format!("{at}\t{text:?}\t{}\n", t.as_micros()))
+            .collect();
+        std::fs::write(Path::new(&dir).join(format!("{name}.tsv")), lines)
+            .expect("LSP_BENCH_DUMP is a writable folder");
+    }
     let mut sorted = typed.latencies.clone();
     sorted.sort();
     let row = Row {
