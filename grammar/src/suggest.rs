@@ -111,26 +111,37 @@ impl<'a> Suggester<'a> {
     }
 }
 
-/// `candidates` sorted by length, then by name, without duplicates: the
-/// list [`closest_in_sorted`] asks.
-pub(crate) fn sort_by_length_then_name(candidates: &mut Vec<&str>) {
-    candidates.sort_unstable_by(|a, b| a.len().cmp(&b.len()).then(a.cmp(b)));
-    candidates.dedup();
+/// `candidates` (each a name, through `name`) sorted by length, then by
+/// name, without duplicate names: the list [`closest_in_sorted`] asks.
+pub(crate) fn sort_by_length_then_name<'c, T>(
+    candidates: &mut Vec<T>,
+    name: impl Fn(&T) -> &'c str,
+) {
+    candidates.sort_unstable_by(|a, b| {
+        let (a, b) = (name(a), name(b));
+        a.len().cmp(&b.len()).then(a.cmp(b))
+    });
+    candidates.dedup_by(|a, b| name(a) == name(b));
 }
 
 /// Where in `candidates` the name is that [`Suggestions`] over them
 /// answers for `word`, asked over the candidates as they are, with no
-/// index: `candidates` must be sorted by [`sort_by_length_then_name`]. For
-/// a caller that asks once per word and holds the names only as borrowed
-/// texts (the streaming check: an index holds a lower-cased copy of every
-/// name, and the answers a map of them, several times a small file).
-pub(crate) fn closest_in_sorted(word: &str, candidates: &[&str]) -> Option<usize> {
+/// index: `candidates` (each a name, through `name`) must be sorted by
+/// [`sort_by_length_then_name`]. For a caller that asks once per word and
+/// holds the names only as places in the text (the streaming check: an
+/// index holds a lower-cased copy of every name, and the answers a map of
+/// them, several times a small file).
+pub(crate) fn closest_in_sorted<'c, T>(
+    word: &str,
+    candidates: &[T],
+    name: impl Fn(&T) -> &'c str,
+) -> Option<usize> {
     let limit = (word.len() / 3).max(1);
     // The lengths within the limit, as `ByLength::closest` looks at; ties
     // go to the name that sorts first, its earlier candidate.
-    let from = candidates.partition_point(|c| c.len() + limit < word.len());
-    let to = candidates.partition_point(|c| c.len() <= word.len() + limit);
-    let window = candidates[from..to].iter().enumerate();
+    let from = candidates.partition_point(|c| name(c).len() + limit < word.len());
+    let to = candidates.partition_point(|c| name(c).len() <= word.len() + limit);
+    let window = candidates[from..to].iter().map(&name).enumerate();
     if let Some((i, _)) = window
         .clone()
         .filter(|(_, c)| c.eq_ignore_ascii_case(word))
@@ -142,7 +153,7 @@ pub(crate) fn closest_in_sorted(word: &str, candidates: &[&str]) -> Option<usize
     let mut candidate_lower = String::new();
     let mut rows = Vec::new();
     let mut best: Option<(usize, &str, usize)> = None;
-    for (i, &candidate) in window {
+    for (i, candidate) in window {
         candidate_lower.clear();
         candidate_lower.push_str(candidate);
         candidate_lower.make_ascii_lowercase();
@@ -596,9 +607,9 @@ mod tests {
             let names: Vec<&str> = names.iter().map(String::as_str).collect();
             let suggestions = Suggestions::new(None, &names, words.iter().map(String::as_str));
             let mut sorted = names.clone();
-            sort_by_length_then_name(&mut sorted);
+            sort_by_length_then_name(&mut sorted, |n| *n);
             for w in &words {
-                let got = closest_in_sorted(w, &sorted).map(|i| sorted[i]);
+                let got = closest_in_sorted(w, &sorted, |n| *n).map(|i| sorted[i]);
                 proptest::prop_assert_eq!(got, suggestions.get(w), "{} over {:?}", w, names);
             }
         }

@@ -645,22 +645,32 @@ impl<'a> Pass<'a> {
         found: &mut Collected<'_>,
         first_stmt: Option<usize>,
     ) {
+        // The rules are done with: freed before the names are sorted (the
+        // end of the check is its peak on a small file).
+        let Pass {
+            local_names,
+            undefined,
+            used_before,
+            rules,
+            keys,
+        } = self;
+        drop((rules, keys));
         let source = checker.source;
         let Some(globals) = checker.stream.as_ref() else {
             return;
         };
-        if !self.undefined.is_empty() {
-            let mut candidates: Vec<&str> = (0..globals.entries.len())
-                .map(|i| globals.name(i))
-                .collect();
-            candidates.extend(self.local_names.iter().map(|s| s.text(source)));
-            sort_by_length_then_name(&mut candidates);
+        if !undefined.is_empty() {
+            // As places in the text (8 bytes each, not a 16-byte `&str`).
+            let mut candidates: Vec<Span> = globals.entries.iter().map(|g| g.name).collect();
+            candidates.extend(local_names);
+            let text = |s: &Span| s.text(source);
+            sort_by_length_then_name(&mut candidates, text);
             // Each name is answered once: the undefined names in order of
             // name (the first use of each first), one answer per run. No
             // map of names, answers or names seen: those were several
             // times a small file (see bench/memory).
-            let name = |i: u32| self.undefined[i as usize].text(source);
-            let mut by_name: Vec<u32> = (0..self.undefined.len() as u32).collect();
+            let name = |i: u32| undefined[i as usize].text(source);
+            let mut by_name: Vec<u32> = (0..undefined.len() as u32).collect();
             by_name.sort_by_key(|&i| name(i));
             // Per undefined name: the answer's candidate number (or
             // `NONE`), and `FIRST` on a name's first use.
@@ -669,14 +679,14 @@ impl<'a> Pass<'a> {
             let mut answers = vec![NONE; by_name.len()];
             for uses in by_name.chunk_by(|&a, &b| name(a) == name(b)) {
                 let answer =
-                    closest_in_sorted(name(uses[0]), &candidates).map_or(NONE, |c| c as u32);
+                    closest_in_sorted(name(uses[0]), &candidates, text).map_or(NONE, |c| c as u32);
                 for (k, &i) in uses.iter().enumerate() {
                     answers[i as usize] = answer | if k == 0 { FIRST } else { 0 };
                 }
             }
             drop(by_name);
-            for (span, answer) in self.undefined.iter().zip(answers) {
-                let suggestion = candidates.get((answer & !FIRST) as usize).copied();
+            for (span, answer) in undefined.iter().zip(answers) {
+                let suggestion = candidates.get((answer & !FIRST) as usize).map(text);
                 let d = undefined_name(
                     source,
                     span.text(source),
@@ -687,7 +697,7 @@ impl<'a> Pass<'a> {
                 found.push(Kind::Undefined, &d);
             }
         }
-        for (span, i) in &self.used_before {
+        for (span, i) in &used_before {
             let g = &globals.entries[*i];
             let line = checker.line(g.name.start());
             found.push(
