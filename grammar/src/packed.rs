@@ -8,7 +8,7 @@
 //! body (all but its code, severity and span) equals an earlier one's
 //! refers to that body: the same mistake made again costs its span and a
 //! reference, 6-8 bytes (1 KB of bad lines: 3.0 KB of records before,
-//! see `PackedDiagnostics::push`).
+//! see `PackedDiagnostics::push_in` and `earlier_body`).
 //!
 //! [`PackedDiagnostics::get`] builds the diagnostic back, equal to the one
 //! pushed; a reporter reads them one at a time ([`merged`]), so the whole

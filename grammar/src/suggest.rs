@@ -601,8 +601,9 @@ mod tests {
         /// included.
         #[test]
         fn asking_the_sorted_names_answers_as_the_suggestions_do(
-            names in proptest::collection::vec("[abAB][a-cA-C]{0,4}", 0..40),
-            words in proptest::collection::vec("[abmAB][a-cA-C]{0,4}", 1..8),
+            // Up to 12 characters: limits of 1 to 4 edits.
+            names in proptest::collection::vec("[abAB][a-cA-C]{0,11}", 0..40),
+            words in proptest::collection::vec("[abmAB][a-cA-C]{0,11}", 1..8),
         ) {
             let names: Vec<&str> = names.iter().map(String::as_str).collect();
             let suggestions = Suggestions::new(None, &names, words.iter().map(String::as_str));

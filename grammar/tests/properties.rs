@@ -184,6 +184,13 @@ fn streaming_parse_agrees_on_the_corpus_and_past_the_diagnostics_cap() {
         "x = f(1) + 1;\ny = m[*g(2)];\nz = h;\ndef f(int a) { return g(a); }\n# g\ndef g(int b) { return (b, b * 2); }\nm = Machine(GPU)\ndef h(Task t) {\n  u = 1\n  return m[0, 0]\n}\nw = )( ;\ndef k(Task t) { return t.parent; }\nIndexTaskMap t h;\nv = k(1)[0] + f(1);\ndef never(Task t) { q = 1; }\nn = never(1) + 1;\n"
             .into(),
     );
+    // Bodies parsed again with a keyword used as a name (whose fix, were
+    // it built, lexes the whole file) and a broken statement, called
+    // before and after the definition.
+    sources.push(format!(
+        "{}def f(int a) {{ size = a; x = (; return size; }}\ny = f(2);\n",
+        "x0 = f(1);\n".repeat(30)
+    ));
     for source in &sources {
         if let Err(e) = streaming_agrees(source) {
             panic!("{}", &e[..e.len().min(400)]);

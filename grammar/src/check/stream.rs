@@ -297,7 +297,6 @@ const KINDS: usize = 7;
 
 /// The diagnostics found, each with its kind, at most [`MAX_DIAGNOSTICS`]
 /// built per kind (no more of one kind can be kept), the rest counted.
-#[derive(Default)]
 struct Collected<'s> {
     /// The text checked (the packed texts are templates of it, see
     /// [`PackedDiagnostics::push_in`]).
@@ -310,7 +309,20 @@ struct Collected<'s> {
     over: [Dropped; KINDS],
 }
 
-impl Collected<'_> {
+impl<'s> Collected<'s> {
+    /// Nothing found yet in `source` (the texts quote it: a `Collected`
+    /// of the wrong source would make templates that fill in wrong, so
+    /// there is no default).
+    fn new(source: &'s str) -> Collected<'s> {
+        Collected {
+            source,
+            packed: PackedDiagnostics::default(),
+            kinds: Vec::new(),
+            built: [0; KINDS],
+            over: Default::default(),
+        }
+    }
+
     /// Whether a diagnostic of `kind` would be built (not only counted).
     fn wants(&self, kind: Kind) -> bool {
         self.built[kind as usize] < MAX_DIAGNOSTICS
@@ -396,10 +408,7 @@ impl Collected<'_> {
 /// doc): `((lexical, syntax), check)`.
 pub(crate) fn report(source: &str) -> (PackedPair, PackedDiagnostics) {
     let lines = crate::line_index::LineStarts::new(source);
-    let mut found = Collected {
-        source,
-        ..Collected::default()
-    };
+    let mut found = Collected::new(source);
     let mut globals = Globals::new(source);
     // Pass one: the globals, the second definitions, the functions.
     let mut functions = Program { stmts: Vec::new() };
