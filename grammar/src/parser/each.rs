@@ -146,18 +146,7 @@ pub(crate) fn parse_one_at(source: &str, at: ResumePoint) -> Option<Arc<Stmt>> {
     let stream = TokenStream::new(source, false)
         .starting_at(at.from as usize)
         .collecting_into(CappedDiagnostics::light());
-    let (toks, pos) = match at.previous {
-        Some(token) => (TokenWindow::after(stream, token), 1),
-        None => (TokenWindow::new(stream, false), 0),
-    };
-    let mut parser = Parser {
-        src: source,
-        toks: RefCell::new(toks),
-        pos,
-        diags: CappedDiagnostics::light(),
-        python_semis: None,
-        keep_error_stmts: true,
-        depth: 0,
-    };
-    parser.statements(&mut |_, _| true).pop()
+    resumed_parser(source, stream, at.previous, CappedDiagnostics::light())
+        .statements(&mut |_, _| true)
+        .pop()
 }

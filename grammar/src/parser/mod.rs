@@ -219,6 +219,31 @@ pub(crate) struct Resumed {
     pub(crate) diagnostics: Vec<Diagnostic>,
 }
 
+/// A parser of `source` reading `stream` (started where a statement
+/// begins) after `previous`, the token before it if any, and collecting its
+/// diagnostics into `diags`: where [`parse_resumed`] and
+/// [`parse_one_at`] begin.
+fn resumed_parser<'a>(
+    source: &'a str,
+    stream: TokenStream<'a>,
+    previous: Option<Token>,
+    diags: CappedDiagnostics,
+) -> Parser<'a> {
+    let (toks, pos) = match previous {
+        Some(token) => (TokenWindow::after(stream, token), 1),
+        None => (TokenWindow::new(stream, true), 0),
+    };
+    Parser {
+        src: source,
+        toks: RefCell::new(toks),
+        pos,
+        diags,
+        python_semis: None,
+        keep_error_stmts: true,
+        depth: 0,
+    }
+}
+
 /// Parses `source`'s top-level statements from byte `from` (where a
 /// statement begins; `previous` is the token before it, if any) until the
 /// first statement boundary where `stop(previous token, next token)` says
@@ -233,19 +258,7 @@ pub(crate) fn parse_resumed(
     stop: &mut dyn FnMut(&Token, &Token) -> bool,
 ) -> Resumed {
     let stream = TokenStream::new(source, true).starting_at(from);
-    let (toks, pos) = match previous {
-        Some(token) => (TokenWindow::after(stream, token), 1),
-        None => (TokenWindow::new(stream, true), 0),
-    };
-    let mut p = Parser {
-        src: source,
-        toks: RefCell::new(toks),
-        pos,
-        diags: CappedDiagnostics::default(),
-        python_semis: None,
-        keep_error_stmts: true,
-        depth: 0,
-    };
+    let mut p = resumed_parser(source, stream, previous, CappedDiagnostics::default());
     let stmts = p.statements(stop);
     // Stopped before a token, or at the end of the file (where nothing
     // was lexed ahead, so nothing is left out below).
