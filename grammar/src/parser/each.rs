@@ -30,6 +30,7 @@ impl<'a> EachStmt<'a> {
                 python_semis: None,
                 keep_error_stmts: true,
                 depth: 0,
+                renames: Vec::new(),
             },
         }
     }
@@ -54,6 +55,7 @@ impl<'a> EachStmt<'a> {
                 python_semis: None,
                 keep_error_stmts: true,
                 depth: 0,
+                renames: Vec::new(),
             },
         }
     }

@@ -100,8 +100,16 @@ impl<'a> Parser<'a> {
         if renameable && self.diags.keeps_the_next_whole() {
             let new_name = format!("{word}_");
             // Lexed again, as the parser keeps only the current
-            // statement's tokens.
-            let edits = keyword_rename_edits(TokenStream::new(self.src, false), self.src, &word);
+            // statement's tokens; once per keyword.
+            let edits = match self.renames.iter().find(|(w, _)| *w == word) {
+                Some((_, edits)) => edits.clone(),
+                None => {
+                    let edits =
+                        keyword_rename_edits(TokenStream::new(self.src, false), self.src, &word);
+                    self.renames.push((word.clone(), edits.clone()));
+                    edits
+                }
+            };
             d = d.with_fix(Fix::unsafe_(
                 format!("rename `{word}` to `{new_name}` everywhere in this file"),
                 edits,

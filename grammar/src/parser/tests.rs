@@ -154,3 +154,35 @@ fn rejects_what_the_reference_rejects() {
         assert!(parse(src).has_errors(), "{src} should be rejected");
     }
 }
+
+/// Every use of a keyword as a name gets the same rename fix, found once
+/// per keyword (the parser keeps it): all of that keyword's uses, and only
+/// that keyword's, even when two keywords take turns.
+#[test]
+fn each_keyword_used_as_a_name_renames_all_its_uses() {
+    let src = "size = 1;\nx = size + m.size;\nlen = 2;\nsize = len;\ny = size + len;\n";
+    let parsed = parse(src);
+    let fixes: Vec<(&str, Vec<usize>)> = parsed
+        .diagnostics
+        .iter()
+        .filter(|d| d.code == "E0104")
+        .map(|d| {
+            let fix = &d.fixes[0];
+            let starts = fix.edits.iter().map(|e| e.span.start()).collect();
+            (d.span.text(src), starts)
+        })
+        .collect();
+    let uses = |word: &str| -> Vec<usize> {
+        keyword_rename_edits(crate::token::lex(src).tokens, src, word)
+            .into_iter()
+            .map(|(span, _)| span.start())
+            .collect()
+    };
+    assert!(fixes.iter().any(|(w, _)| *w == "len"), "{fixes:?}");
+    assert!(fixes.len() >= 4, "{fixes:?}");
+    for (word, starts) in &fixes {
+        assert_eq!(*starts, uses(word), "{word}");
+    }
+    // `m.size` is a field, not a use.
+    assert_eq!(uses("size").len(), 4);
+}
