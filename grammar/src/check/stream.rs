@@ -185,7 +185,16 @@ pub(super) struct Globals<'a> {
     /// body is parsed again when a call infers its return type before the
     /// definition is checked ([`Globals::function_body`]).
     function_starts: Vec<ResumePoint>,
+    /// The bodies parsed again most recently (at most [`REPARSED_KEPT`],
+    /// the latest last): a chain of calls to later functions infers each
+    /// one's return type from the next one's body, up to 16 deep, so the
+    /// same few bodies are asked for again and again (20,000 chained
+    /// functions: 1.1 s without them).
+    reparsed: std::cell::RefCell<Vec<(usize, Arc<Stmt>)>>,
 }
+
+/// How many bodies parsed again [`Globals`] keeps.
+const REPARSED_KEPT: usize = 32;
 
 impl<'a> Globals<'a> {
     fn new(source: &'a str) -> Globals<'a> {
@@ -196,12 +205,25 @@ impl<'a> Globals<'a> {
             hasher: BuildHasherDefault::default(),
             wide: FastMap::default(),
             function_starts: Vec::new(),
+            reparsed: Default::default(),
         }
     }
 
     /// The whole tree of the `p`th function definition, parsed again.
     pub(super) fn function_body(&self, p: usize) -> Option<Arc<Stmt>> {
-        parse_one_at(self.source, *self.function_starts.get(p)?)
+        let mut kept = self.reparsed.borrow_mut();
+        if let Some(at) = kept.iter().position(|(q, _)| *q == p) {
+            let entry = kept.remove(at);
+            let body = entry.1.clone();
+            kept.push(entry);
+            return Some(body);
+        }
+        let body = parse_one_at(self.source, *self.function_starts.get(p)?)?;
+        if kept.len() == REPARSED_KEPT {
+            kept.remove(0);
+        }
+        kept.push((p, body.clone()));
+        Some(body)
     }
 
     fn name(&self, i: usize) -> &'a str {
