@@ -425,26 +425,22 @@ impl CappedDiagnostics {
     }
 
     pub fn push(&mut self, d: Diagnostic) {
+        self.push_in(d, "");
+    }
+
+    /// [`CappedDiagnostics::push`] of a diagnostic found in `source`: a
+    /// packed list stores the texts that quote its span as templates
+    /// ([`PackedDiagnostics::push_in`]; with no source, as they are).
+    pub(crate) fn push_in(&mut self, d: Diagnostic, source: &str) {
         if self.light.is_some() {
             self.push_light(d.span, d.severity);
         } else if self.len() >= MAX_DIAGNOSTICS {
             self.count_over(d.span);
         } else if let Some(packed) = &mut self.packed {
-            packed.push(&d);
+            packed.push_in(&d, source);
         } else {
             grow_gently(&mut self.kept);
             self.kept.push(d);
-        }
-    }
-
-    /// [`CappedDiagnostics::push`] of a diagnostic found in `source`: a
-    /// packed list stores the texts that quote its span as templates
-    /// ([`PackedDiagnostics::push_in`]).
-    pub(crate) fn push_in(&mut self, d: Diagnostic, source: &str) {
-        let full = self.is_full();
-        match (&self.light, &mut self.packed) {
-            (None, Some(packed)) if !full => packed.push_in(&d, source),
-            _ => self.push(d),
         }
     }
 

@@ -118,6 +118,13 @@ impl PackedDiagnostics {
         self.push_in(d, "");
     }
 
+    /// Begins a record at the end of the bytes.
+    fn start_record(&mut self) {
+        gently(&mut self.starts, 1);
+        gently(&mut self.bytes, 48);
+        self.starts.push(self.bytes.len() as u32);
+    }
+
     /// Adds `d`, found in `source`, at the end of the list: its texts
     /// that quote the text at its span (a name, a token) are stored with a
     /// placeholder there, shared by every diagnostic of that kind, and
@@ -128,16 +135,8 @@ impl PackedDiagnostics {
         // diagnostics are much of what `mapwright check` holds, and a
         // doubling leaves up to half of each empty (and holds the old and
         // the new block while it moves).
-        gently(&mut self.starts, 1);
-        gently(&mut self.bytes, 48);
-        self.starts.push(self.bytes.len() as u32);
-        let code = match self.codes.iter().position(|c| *c == d.code) {
-            Some(i) => i,
-            None => {
-                self.codes.push(d.code);
-                self.codes.len() - 1
-            }
-        };
+        self.start_record();
+        let code = index_in(&mut self.codes, d.code, |a, b| a == b);
         self.varint(code as u64);
         let severity_at = self.bytes.len();
         self.bytes.push(severity_byte(d.severity));
@@ -198,13 +197,7 @@ impl PackedDiagnostics {
             });
             self.varint(fix.edits.len() as u64);
             for edit in &fix.edits {
-                // From the diagnostic's start, zigzag-coded: an edit is
-                // usually at or near the diagnostic.
-                let from = i64::from(edit.span.start() as u32) - i64::from(d.span.start() as u32);
-                self.varint(((from << 1) ^ (from >> 63)) as u64);
-                self.varint(u64::from(
-                    (edit.span.end() as u32).wrapping_sub(edit.span.start() as u32),
-                ));
+                self.span_from(edit.span, d.span);
                 self.text_of(&edit.text, quoting);
             }
         }
@@ -250,22 +243,10 @@ impl PackedDiagnostics {
     /// from the source it is given. For diagnostics that are each one of a
     /// kind and follow from the source (see the module doc).
     pub fn push_rebuilt(&mut self, build: Rebuild, span: Span) {
-        gently(&mut self.starts, 1);
-        gently(&mut self.bytes, 48);
-        self.starts.push(self.bytes.len() as u32);
+        self.start_record();
         // Compared by address: a function seen under two addresses (one
         // per codegen unit) takes two entries, which is only a few bytes.
-        let builder = match self
-            .builders
-            .iter()
-            .position(|b| std::ptr::fn_addr_eq(*b, build))
-        {
-            Some(i) => i,
-            None => {
-                self.builders.push(build);
-                self.builders.len() - 1
-            }
-        };
+        let builder = index_in(&mut self.builders, build, |a, b| std::ptr::fn_addr_eq(a, b));
         // The layout of a stored record's first fields (see `span_at`).
         self.varint(builder as u64);
         self.bytes.push(REBUILT);
@@ -443,6 +424,17 @@ impl PackedDiagnostics {
         self.varint(span.start() as u64);
         // The end as a length (small), or past the start by wrapping when
         // a stale span ends before it starts.
+        self.varint(u64::from(
+            (span.end() as u32).wrapping_sub(span.start() as u32),
+        ));
+    }
+
+    /// `span` relative to the diagnostic's span `of` (read back by
+    /// `Reader::span_from`): its start from `of`'s, zigzag-coded, as an edit
+    /// is usually at or near the diagnostic.
+    fn span_from(&mut self, span: Span, of: Span) {
+        let from = i64::from(span.start() as u32) - i64::from(of.start() as u32);
+        self.varint(((from << 1) ^ (from >> 63)) as u64);
         self.varint(u64::from(
             (span.end() as u32).wrapping_sub(span.start() as u32),
         ));
@@ -644,6 +636,18 @@ fn fill(template: &str, subjects: Subjects<'_>) -> String {
         }
     }
     out
+}
+
+/// Where `item` is in `list` (equal by `eq`), added at the end if it is
+/// not there: the few codes and builders of a list, by number.
+fn index_in<T: Copy>(list: &mut Vec<T>, item: T, eq: impl Fn(T, T) -> bool) -> usize {
+    match list.iter().position(|&t| eq(t, item)) {
+        Some(i) => i,
+        None => {
+            list.push(item);
+            list.len() - 1
+        }
+    }
 }
 
 /// Makes room in `list` for `at_least` more elements, a quarter of its

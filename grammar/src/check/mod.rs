@@ -548,13 +548,21 @@ impl<'a> Checker<'a> {
             kind: StmtKind::Error,
             span: Span::START,
         };
-        let position = match self.positions {
-            None => Some(index),
-            Some(positions) => positions.binary_search(&index).ok(),
-        };
-        match position.and_then(|p| self.program.stmts.get(p)) {
+        match self
+            .kept_position(index)
+            .and_then(|p| self.program.stmts.get(p))
+        {
             Some(stmt) => stmt,
             None => &MISSING,
+        }
+    }
+
+    /// Where top-level statement `index` is among the statements kept
+    /// (with `stream`, the function definitions, at `positions`).
+    fn kept_position(&self, index: usize) -> Option<usize> {
+        match self.positions {
+            None => Some(index),
+            Some(positions) => positions.binary_search(&index).ok(),
         }
     }
 
@@ -666,13 +674,11 @@ impl<'a> Checker<'a> {
     fn function_body(&mut self, index: usize) {
         // The streaming check keeps only the functions' headers: the body
         // is parsed again.
-        let reparsed = match (&self.stream, self.positions) {
-            (Some(globals), Some(positions)) => match positions.binary_search(&index) {
-                Ok(p) => globals.function_body(p),
-                Err(_) => None,
-            },
-            _ => None,
-        };
+        let reparsed = self
+            .stream
+            .as_ref()
+            .zip(self.kept_position(index))
+            .and_then(|(globals, p)| globals.function_body(p));
         match reparsed {
             Some(stmt) => self.check_function(&stmt),
             None => self.check_function(self.stmt_at(index)),

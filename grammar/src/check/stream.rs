@@ -676,8 +676,7 @@ impl<'a> Pass<'a> {
         found: &mut Collected<'_>,
         first_stmt: Option<usize>,
     ) {
-        // The rules are done with: freed before the names are sorted (the
-        // end of the check is its peak on a small file).
+        // The rules are done with: freed before the names are sorted.
         let Pass {
             local_names,
             undefined,
