@@ -49,7 +49,7 @@ CODE_SERVER="$E2E_DIR/node_modules/code-server/out/node/entry.js"
 RUN="$E2E_DIR/run"
 rm -rf "$RUN"
 mkdir -p "$RUN/user-data" "$RUN/extensions" "$E2E_DIR/artifacts"
-rm -f "$E2E_DIR"/artifacts/*.png
+rm -f "$E2E_DIR"/artifacts/*.png "$E2E_DIR"/artifacts/*-trace.log
 # code-server writes its config file under $XDG_CONFIG_HOME: keep it here.
 export XDG_CONFIG_HOME="$RUN/config" XDG_DATA_HOME="$RUN/data"
 node "$CODE_SERVER" --user-data-dir "$RUN/user-data" --extensions-dir "$RUN/extensions" \

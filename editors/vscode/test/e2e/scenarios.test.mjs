@@ -164,6 +164,14 @@ function scenario(name, fn, opts = {}) {
       for (const [i, p] of pages.entries()) {
         await p.screenshot({ path: i === 0 ? `${base}.png` : `${base}-${i}.png` }).catch(() => {});
       }
+      // The messages between client and server, kept and summed up in the
+      // test's output: CI keeps only the output.
+      const log = mapwrightLog();
+      writeFileSync(`${base}-trace.log`, log);
+      const last = tracedMessages(log)
+        .slice(-40)
+        .map((m) => `  ${m.body.split("\n").filter((l) => l.trim()).slice(0, 6).join("\n    ").slice(0, 600)}`);
+      console.log(`last traced messages before the failure of "${name}":\n${last.join("\n")}`);
       throw err;
     }
   });
@@ -277,26 +285,84 @@ async function waitForProblems(p, predicate, what, timeout = 30_000) {
   assert.fail(`the Problems panel never showed ${what}; it shows:\n${rows.join("\n")}`);
 }
 
-/** Puts the cursor on line `line` (1-based), column `col`, with Go to Line. */
+/**
+ * Puts the cursor on line `line` (1-based), column `col`, with Go to Line,
+ * and waits for the status bar to show it there. Go to Line can take the
+ * Enter before its input: then the cursor stays where it was, and it is
+ * asked again (at most 3 times, each retry logged).
+ */
 async function goTo(p, line, col = 1) {
-  await p.locator(`${EDITOR} textarea`).focus();
-  await p.keyboard.press("Control+G");
-  const input = p.locator(".quick-input-widget input");
-  await input.waitFor({ state: "visible" });
-  await input.fill(`:${line}:${col}`);
-  await input.press("Enter");
-  await p.locator(".quick-input-widget").waitFor({ state: "hidden" });
+  const where = p.locator(".statusbar-item", { hasText: new RegExp(`\\bLn ${line}, Col ${col}\\b`) });
+  for (let attempt = 1; ; attempt++) {
+    await p.locator(`${EDITOR} textarea`).focus();
+    await p.keyboard.press("Control+G");
+    const input = p.locator(".quick-input-widget input");
+    await input.waitFor({ state: "visible" });
+    await input.fill(`:${line}:${col}`);
+    await input.press("Enter");
+    await p.locator(".quick-input-widget").waitFor({ state: "hidden" });
+    try {
+      await where.first().waitFor({ timeout: 5_000 });
+      return;
+    } catch (err) {
+      const bar = await statusBarText(p);
+      if (attempt >= 3) throw new Error(`Go to Line ${line}:${col} did not move the cursor; the status bar: ${bar}`);
+      console.log(`Go to Line ${line}:${col}, attempt ${attempt}: the cursor did not move there (status bar: ${bar}); again`);
+    }
+  }
 }
 
-/** Opens the Quick Fix menu at the cursor and returns its entries. */
+/**
+ * Opens the Quick Fix menu at the cursor and returns its entries.
+ *
+ * If the menu does not show, the trace says why. A Ctrl+. the workbench
+ * never saw (no invoked `textDocument/codeAction` went out) or a menu it
+ * did not draw although the server answered with quick fixes is a UI
+ * hiccup of the headless browser: the key is pressed again (at most 3
+ * times, each retry logged). A server that answered without a quick fix,
+ * with an error, or not at all fails the scenario at once, with the
+ * exchange in the message.
+ */
 async function quickFixes(p) {
-  await p.locator(`${EDITOR} textarea`).focus();
-  await p.keyboard.press("Control+.");
   const menu = p.locator(".action-widget");
-  await menu.waitFor({ state: "visible" });
+  for (let attempt = 1; ; attempt++) {
+    const before = tracedMessages(mapwrightLog()).length;
+    await p.locator(`${EDITOR} textarea`).focus();
+    await p.keyboard.press("Control+.");
+    try {
+      await menu.waitFor({ state: "visible", timeout: 10_000 });
+      break;
+    } catch (err) {
+      const why = invokedCodeActions(tracedMessages(mapwrightLog()).slice(before));
+      const answered = why.filter((x) => x.response);
+      const withFix = answered.some((x) => /"kind": "quickfix"/.test(x.response.body));
+      const exchange = why.map((x) => `${x.request.body}\n${x.response?.body ?? "(no response)"}`).join("\n");
+      if (why.length && !withFix) {
+        throw new Error(`the Quick Fix menu did not show and the server offered no quick fix:\n${exchange}`);
+      }
+      if (attempt >= 3) throw new Error(`the Quick Fix menu did not show after ${attempt} tries:\n${exchange}`);
+      const seen = why.length ? "the server answered with quick fixes" : "no invoked code action request went out";
+      console.log(`Quick Fix, attempt ${attempt}: no menu (${seen}); Ctrl+. again`);
+      await p.keyboard.press("Escape");
+    }
+  }
   await menu.locator(".monaco-list-row.action").first().waitFor();
   const rows = menu.locator(".monaco-list-row.action");
   return Promise.all((await rows.all()).map(async (r) => (await r.getAttribute("aria-label")) ?? ""));
+}
+
+/**
+ * The `textDocument/codeAction` requests among `messages` that the user
+ * invoked (trigger kind 1, not the light bulb's automatic ones), each with
+ * its response if it came.
+ */
+function invokedCodeActions(messages) {
+  return messages
+    .filter((m) => m.dir === "Sending" && m.method === "textDocument/codeAction" && /"triggerKind": 1\b/.test(m.body))
+    .map((request) => ({
+      request,
+      response: messages.find((m) => m.dir === "Received" && m.kind === "response" && m.id === request.id),
+    }));
 }
 
 /** Selects the Quick Fix menu's entry `label` with the keyboard and applies it. */
