@@ -23,11 +23,5 @@ fn main() -> ExitCode {
     #[cfg(not(target_os = "linux"))]
     mapwright::alloc::set_options();
     let args = mapwright::cli::Cli::parse();
-    match mapwright::cli::run(args) {
-        Ok(code) => code,
-        Err(err) => {
-            eprintln!("error: {err:#}");
-            ExitCode::from(2)
-        }
-    }
+    mapwright::cli::stdout::exit_code(mapwright::cli::run(args))
 }

@@ -87,3 +87,76 @@ fn optimize_refuses_a_mapper_that_is_not_utf8_before_it_runs() {
     assert_eq!(std::fs::read(&file).unwrap(), bytes);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Runs `mapwright ARGS` (standard input from `stdin`), reads the first
+/// line it prints and closes the pipe, as `mapwright ... | head -1` does;
+/// returns that line, the exit status and standard error.
+fn first_line_then_close(args: &[&str], stdin: &[u8]) -> (String, Option<i32>, String) {
+    use std::io::{BufRead, BufReader, Read};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mapwright-under-test"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = child.stdin.take().unwrap();
+    let stdin = stdin.to_vec();
+    let writer = std::thread::spawn(move || input.write_all(&stdin));
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    // The reader is gone: the pipe's read end is closed here.
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    let status = child.wait().unwrap();
+    let _ = writer.join();
+    (line, status.code(), stderr)
+}
+
+#[test]
+fn a_reader_that_stops_early_ends_the_command_quietly() {
+    // Far more output than a pipe holds (64 KB): the command is still
+    // writing when the reader goes.
+    let many_errors = "x = ;\n".repeat(20_000);
+    let (dir, file) = mapper_file("reader-gone", many_errors.as_bytes());
+    let (line, code, stderr) = first_line_then_close(&["check", file.to_str().unwrap()], b"");
+    assert!(line.starts_with("error[E0100]"), "{line}");
+    // It was `println!`: a panic, its message and a backtrace.
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(code, Some(0), "{stderr}");
+    let unformatted = "Task   *   GPU;\n".repeat(20_000);
+    let (line, code, stderr) = first_line_then_close(&["fmt", "-"], unformatted.as_bytes());
+    assert_eq!(line, "Task * GPU;\n");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(code, Some(0), "{stderr}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn an_output_that_cannot_be_written_is_an_error_that_says_so() {
+    // A full disk behind `> file`: an error naming standard output, not a
+    // panic and not a quiet exit.
+    let Ok(full) = std::fs::File::create("/dev/full") else {
+        return;
+    };
+    let out = Command::new(env!("CARGO_BIN_EXE_mapwright-under-test"))
+        .args(["apps"])
+        .stdout(full)
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("cannot write to standard output"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}

@@ -146,13 +146,7 @@ fn main() -> ExitCode {
     let before = ALLOCATOR.live.load(Relaxed);
     ALLOCATOR.peak.store(before, Relaxed);
     let allocations_before = ALLOCATOR.allocations.load(Relaxed);
-    let code = match mapwright::cli::run(cli) {
-        Ok(code) => code,
-        Err(err) => {
-            eprintln!("error: {err:#}");
-            ExitCode::from(2)
-        }
-    };
+    let code = mapwright::cli::stdout::exit_code(mapwright::cli::run(cli));
     let peak = ALLOCATOR.peak.load(Relaxed);
     let allocations = ALLOCATOR.allocations.load(Relaxed) - allocations_before;
     eprintln!(

@@ -44,7 +44,7 @@ pub fn run(command: AppCommand) -> anyhow::Result<ExitCode> {
         .map_err(|e| anyhow!("cannot import {}: {e}", args.log))?;
     if args.stdout {
         let value = serde_json::json!({ "app": app, "machine": machine });
-        println!("{}", serde_json::to_string_pretty(&value)?);
+        outln!("{}", serde_json::to_string_pretty(&value)?)?;
         return Ok(ExitCode::SUCCESS);
     }
     let app_path = args

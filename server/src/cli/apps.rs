@@ -114,9 +114,9 @@ pub fn run(args: AppsArgs) -> anyhow::Result<ExitCode> {
         }
     }
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&list)?);
+        outln!("{}", serde_json::to_string_pretty(&list)?)?;
     } else {
-        print!("{text}");
+        out!("{text}")?;
     }
     Ok(ExitCode::SUCCESS)
 }

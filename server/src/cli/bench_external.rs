@@ -174,7 +174,7 @@ pub fn space(args: SpaceArgs) -> anyhow::Result<ExitCode> {
         child_tasks: space.child_tasks,
         collect_tasks: space.collect_tasks,
     };
-    println!("{}", serde_json::to_string(&out)?);
+    outln!("{}", serde_json::to_string(&out)?)?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -329,48 +329,65 @@ pub fn bench(args: BenchOptimizeArgs) -> anyhow::Result<ExitCode> {
             rows: &'a [BenchRow],
             headroom: &'a [Headroom],
         }
-        println!(
+        outln!(
             "{}",
             serde_json::to_string(&Out {
                 rows: &rows,
                 headroom: &headroom
             })?
-        );
+        )?;
         return Ok(ExitCode::SUCCESS);
     }
-    print_rows(&rows, &args, &machine.name, starts.len());
+    print_rows(&rows, &args, &machine.name, starts.len())?;
     let by_start = summarize(&rows, true);
     if starts.len() > 1 {
-        println!("\nper start, over apps and seeds (normalized to each app's expert mapper):");
-        println!(
+        outln!("\nper start, over apps and seeds (normalized to each app's expert mapper):")?;
+        outln!(
             "{:<28} {:<8} {:<14} {:>6} {:>8} {:>8} {:>8}",
-            "start", "proposer", "feedback", "iters", "mean", "worst", "best"
-        );
+            "start",
+            "proposer",
+            "feedback",
+            "iters",
+            "mean",
+            "worst",
+            "best"
+        )?;
         for s in &by_start {
-            println!(
+            outln!(
                 "{:<28} {:<8} {:<14} {:>6} {:>7.3}x {:>7.3}x {:>7.3}x",
-                s.start, s.proposer, s.feedback, s.iterations, s.mean, s.worst, s.best
-            );
+                s.start,
+                s.proposer,
+                s.feedback,
+                s.iterations,
+                s.mean,
+                s.worst,
+                s.best
+            )?;
         }
     }
-    println!();
+    outln!()?;
     let overall = summarize(&rows, false);
     for s in &overall {
-        println!(
+        outln!(
             "{:<8} {:<14} {:>6} iterations: mean over starts and apps {:.3}x, worst start/app/seed {:.3}x, best {:.3}x",
             s.proposer, s.feedback, s.iterations, s.mean, s.worst, s.best
-        );
+        )?;
     }
-    print_targets(&overall, args.iterations, args.scalar_long);
-    print_headroom(&headroom);
+    print_targets(&overall, args.iterations, args.scalar_long)?;
+    print_headroom(&headroom)?;
     Ok(ExitCode::SUCCESS)
 }
 
-fn print_rows(rows: &[BenchRow], args: &BenchOptimizeArgs, machine: &str, starts: usize) {
-    println!(
+fn print_rows(
+    rows: &[BenchRow],
+    args: &BenchOptimizeArgs,
+    machine: &str,
+    starts: usize,
+) -> anyhow::Result<()> {
+    outln!(
         "\nnormalized throughput vs the expert mapper after N iterations ({} seeds, machine {machine}):",
         args.seeds
-    );
+    )?;
     let start_col = |s: &str| {
         if starts > 1 {
             format!("{s:<28} ")
@@ -378,7 +395,7 @@ fn print_rows(rows: &[BenchRow], args: &BenchOptimizeArgs, machine: &str, starts
             String::new()
         }
     };
-    println!(
+    outln!(
         "{}{:<8} {:<14} {:>6}  {:<10} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8}",
         start_col("start"),
         "proposer",
@@ -391,9 +408,9 @@ fn print_rows(rows: &[BenchRow], args: &BenchOptimizeArgs, machine: &str, starts
         "success",
         "entropy",
         "sensit."
-    );
+    )?;
     for r in rows {
-        println!(
+        outln!(
             "{}{:<8} {:<14} {:>6}  {:<10} {:>7.3}x {:>7.3}x {:>7.3}x {:>7.0}% {:>8.2} {:>8.2}",
             start_col(&r.start),
             r.proposer,
@@ -406,8 +423,9 @@ fn print_rows(rows: &[BenchRow], args: &BenchOptimizeArgs, machine: &str, starts
             r.success_rate * 100.0,
             r.parameter_entropy,
             r.feedback_sensitivity
-        );
+        )?;
     }
+    Ok(())
 }
 
 /// Rows averaged over the applications (and, unless `per_start`, the starts).
@@ -460,38 +478,39 @@ fn summarize(rows: &[BenchRow], per_start: bool) -> Vec<Summary> {
 /// reaches 0.95x the expert on every app within `iterations`, and its mean
 /// over starts and apps is within 2 % of the scalar tuner's after
 /// `scalar_long` iterations.
-fn print_targets(overall: &[Summary], iterations: usize, scalar_long: usize) {
+fn print_targets(overall: &[Summary], iterations: usize, scalar_long: usize) -> anyhow::Result<()> {
     let find = |p: &str, f: &str, it: usize| {
         overall
             .iter()
             .find(|s| s.proposer == p && s.feedback == f && s.iterations == it)
     };
     let Some(search) = find("search", "suggest", iterations) else {
-        return;
+        return Ok(());
     };
-    println!(
+    outln!(
         "\ntarget: search (suggest) >= 0.95x on every start, app and seed within {iterations} iterations: worst {:.3}x -> {}",
         search.worst,
         if search.worst >= 0.95 { "met" } else { "NOT met" }
-    );
+    )?;
     if let Some(scalar) = find("scalar", "-", scalar_long).filter(|_| scalar_long > 0) {
         let ratio = search.mean / scalar.mean.max(f64::MIN_POSITIVE);
-        println!(
+        outln!(
             "target: search@{iterations} mean within 2% of scalar@{scalar_long} mean: {:.3}x / {:.3}x = {ratio:.3} -> {}",
             search.mean,
             scalar.mean,
             if ratio >= 0.98 { "met" } else { "NOT met" }
-        );
+        )?;
     }
+    Ok(())
 }
 
 /// Where a proposer beat the expert mapper: the largest margin per app, and
 /// the decisions that differ from the expert's.
-fn print_headroom(headroom: &[Headroom]) {
-    println!("\nheadroom above the expert mapper (best normalized > 1.0005):");
+fn print_headroom(headroom: &[Headroom]) -> anyhow::Result<()> {
+    outln!("\nheadroom above the expert mapper (best normalized > 1.0005):")?;
     if headroom.is_empty() {
-        println!("  none: no proposer beat the expert mapper on any app from any start");
-        return;
+        outln!("  none: no proposer beat the expert mapper on any app from any start")?;
+        return Ok(());
     }
     let mut best_per_app: BTreeMap<&str, &Headroom> = BTreeMap::new();
     let mut count: BTreeMap<&str, usize> = BTreeMap::new();
@@ -503,17 +522,23 @@ fn print_headroom(headroom: &[Headroom]) {
         }
     }
     for (app, h) in best_per_app {
-        println!(
+        outln!(
             "  {app}: {:.3}x ({} runs above 1.0x; best: {} from {}, {} iterations, seed {})",
-            h.normalized, count[app], h.proposer, h.start, h.iterations, h.seed
-        );
+            h.normalized,
+            count[app],
+            h.proposer,
+            h.start,
+            h.iterations,
+            h.seed
+        )?;
         for d in h.differences.iter().take(8) {
-            println!("      {d}");
+            outln!("      {d}")?;
         }
         if h.differences.len() > 8 {
-            println!("      ... {} more", h.differences.len() - 8);
+            outln!("      ... {} more", h.differences.len() - 8)?;
         }
     }
+    Ok(())
 }
 
 #[cfg(test)]

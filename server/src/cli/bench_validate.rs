@@ -25,7 +25,7 @@ pub fn run(args: SimValidateArgs) -> anyhow::Result<ExitCode> {
         .as_ref()
         .and_then(|d| std::fs::read_to_string(d.join("cannon.log")).ok());
     let rows = validate::rows(cannon.as_deref());
-    print!("{}", validate::render(&rows));
+    out!("{}", validate::render(&rows))?;
     if args.logs.is_some() && cannon.is_none() {
         eprintln!("mapwright: no cannon.log in the logs directory; recorded figures used");
     }

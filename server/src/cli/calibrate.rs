@@ -88,7 +88,7 @@ pub fn run(args: CalibrateArgs) -> anyhow::Result<ExitCode> {
     };
     match &args.out {
         Some(p) => std::fs::write(p, &text).with_context(|| format!("writing {}", p.display()))?,
-        None => print!("{text}"),
+        None => out!("{text}")?,
     }
     if let Some(p) = &args.report {
         std::fs::write(p, serde_json::to_string_pretty(&report)? + "\n")

@@ -85,10 +85,11 @@ pub fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
             }
             match args.format {
                 OutputFormat::Human => {
-                    println!("{}", render_diagnostic(d, display, &source, index, style()))
+                    outln!("{}", render_diagnostic(d, display, &source, index, style()))?
                 }
                 OutputFormat::Json => json.push(diagnostic_json(d, display, index, &source)),
             }
+            anyhow::Ok(())
         };
         match target {
             // Only the resolution reads the tokens, and the whole analysis.
@@ -101,7 +102,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
                 all.sort_by_key(|d| (d.span.start(), d.span.end()));
                 let index = LineIndex::new(&source);
                 for d in &all {
-                    emit(d, &index);
+                    emit(d, &index)?;
                 }
             }
             // Without an application only the diagnostics are kept, packed,
@@ -110,7 +111,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
                 let report = report(&source);
                 let index = LineIndex::new(&source);
                 for d in report.diagnostics() {
-                    emit(&d, &index);
+                    emit(&d, &index)?;
                 }
             }
         }
@@ -124,7 +125,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
         }
     }
     match args.format {
-        OutputFormat::Json => println!("{}", serde_json::Value::Array(json)),
+        OutputFormat::Json => outln!("{}", serde_json::Value::Array(json))?,
         OutputFormat::Human => {
             let files = args.files.len();
             let noun = if files == 1 { "file" } else { "files" };

@@ -39,7 +39,7 @@ pub struct ExplainArgs {
 
 pub fn run(args: ExplainArgs) -> anyhow::Result<ExitCode> {
     let color = !args.json && std::io::stdout().is_terminal();
-    emit(&explain_text(&args, color)?)?;
+    out!("{}", explain_text(&args, color)?)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -89,16 +89,6 @@ pub(crate) fn explain_text(args: &ExplainArgs, color: bool) -> anyhow::Result<St
         }
     }
     Ok(out)
-}
-
-/// Writes to standard output; a closed pipe (`explain ... | head`) is not
-/// an error.
-fn emit(text: &str) -> anyhow::Result<()> {
-    use std::io::Write;
-    match std::io::stdout().lock().write_all(text.as_bytes()) {
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        other => Ok(other?),
-    }
 }
 
 #[cfg(test)]

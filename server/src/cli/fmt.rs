@@ -50,7 +50,7 @@ pub fn run(args: FmtArgs) -> anyhow::Result<ExitCode> {
                     eprintln!("<stdin> is not formatted");
                 }
             } else {
-                print!("{formatted}");
+                out!("{formatted}")?;
             }
             continue;
         }
@@ -59,7 +59,7 @@ pub fn run(args: FmtArgs) -> anyhow::Result<ExitCode> {
         }
         if args.check {
             unformatted += 1;
-            println!("{path} is not formatted");
+            outln!("{path} is not formatted")?;
         } else {
             std::fs::write(path, &formatted).with_context(|| format!("cannot write `{path}`"))?;
             eprintln!("formatted {path}");

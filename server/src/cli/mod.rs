@@ -1,7 +1,12 @@
 //! The command line: one module per subcommand (`bench_optimize` holds
 //! `bench optimize`, `bench_external` holds `bench space` and `bench
-//! evaluate`), and `backend_args`, the backend options `run` and `optimize`
-//! share.
+//! evaluate`), `backend_args`, the backend options `run` and `optimize`
+//! share, and `stdout`, what they print with (a reader that goes away ends
+//! a command quietly, see [`stdout::exit_code`]).
+
+// First: its `out!` and `outln!` are for the modules below.
+#[macro_use]
+pub mod stdout;
 
 mod app;
 mod apps;

@@ -324,15 +324,15 @@ pub fn run(args: OptimizeArgs) -> anyhow::Result<ExitCode> {
         std::fs::write(path, svg).with_context(|| format!("cannot write {}", path.display()))?;
     }
     if args.json {
-        println!("{}", serde_json::to_string(&report)?);
+        outln!("{}", serde_json::to_string(&report)?)?;
     } else {
-        print_table(&report);
+        print_table(&report)?;
         if let Some(dir) = &run_dir {
             eprintln!("candidates and report: {}", dir.display());
         }
     }
     if args.diff {
-        print_diff(&source, &report.best_mapper, &args.file);
+        print_diff(&source, &report.best_mapper, &args.file)?;
     }
     if args.in_place {
         if report.cancelled {
@@ -390,10 +390,10 @@ fn earlier_runs(folder: Option<&Path>, this_run: Option<&Path>, report: &Report)
     runs.into_iter().skip(skip).collect()
 }
 
-fn print_table(report: &Report) {
-    println!("iter  proposer  status            normalized  rationale");
+fn print_table(report: &Report) -> anyhow::Result<()> {
+    outln!("iter  proposer  status            normalized  rationale")?;
     for r in &report.records {
-        println!(
+        outln!(
             "{:>4}  {:<8}  {:<16}  {:>10}  {}",
             r.iteration,
             if r.iteration == 0 {
@@ -406,31 +406,36 @@ fn print_table(report: &Report) {
                 .map(|v| format!("{v:.3}x"))
                 .unwrap_or_else(|| "-".into()),
             r.rationale.chars().take(60).collect::<String>()
-        );
+        )?;
     }
-    println!(
+    outln!(
         "best: iteration {} at {}; success rate {:.0}%; parameter entropy {:.2} bits; feedback sensitivity {:.2}",
         report.best_iteration,
         report.best_normalized.map(|v| format!("{v:.3}x the expert mapper")).unwrap_or_else(|| format!("score {:.4}", report.best_score)),
         report.success_rate * 100.0,
         report.parameter_entropy,
         report.feedback_sensitivity
-    );
+    )?;
     if let Some(u) = &report.usage {
-        println!(
+        outln!(
             "LLM: {} requests ({} retries), {} prompt + {} completion tokens, ~${:.4}",
-            u.requests, u.retries, u.prompt_tokens, u.completion_tokens, u.cost_usd
-        );
+            u.requests,
+            u.retries,
+            u.prompt_tokens,
+            u.completion_tokens,
+            u.cost_usd
+        )?;
     }
+    Ok(())
 }
 
-fn print_diff(old: &str, new: &str, path: &Path) {
+fn print_diff(old: &str, new: &str, path: &Path) -> anyhow::Result<()> {
     let diff = similar::TextDiff::from_lines(old, new);
     let name = path.display().to_string();
-    print!(
+    out!(
         "{}",
         diff.unified_diff().context_radius(3).header(&name, &name)
-    );
+    )
 }
 
 impl ProposerKind {

@@ -212,7 +212,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
                 e["predicted_elapsed_s"] = json!(expert_predicted);
             }
         }
-        emit(&format!("{}\n", serde_json::to_string_pretty(&v)?));
+        outln!("{}", serde_json::to_string_pretty(&v)?)?;
     } else {
         let mut text = outcome.raw_output.clone();
         if !text.is_empty() && !text.ends_with('\n') {
@@ -233,20 +233,13 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             ));
         }
         text.push('\n');
-        emit(&text);
+        out!("{text}")?;
     }
     Ok(if outcome.status.is_ok() {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
     })
-}
-
-/// Writes to standard output; a closed pipe (`| head`) is not an error.
-fn emit(text: &str) {
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    let _ = out.write_all(text.as_bytes()).and_then(|_| out.flush());
 }
 
 /// The lines after the raw output. They avoid the programs' own prefixes
@@ -356,6 +349,6 @@ fn bench(
             full_s / n as f64 * 1e6
         )
     };
-    emit(&text);
+    out!("{text}")?;
     Ok(ExitCode::SUCCESS)
 }
