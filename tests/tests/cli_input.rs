@@ -140,7 +140,7 @@ fn a_reader_that_stops_early_ends_the_command_quietly() {
 }
 
 #[test]
-fn an_output_that_cannot_be_written_is_an_error_that_says_so() {
+fn an_output_that_cannot_be_written_is_an_error_that_says_so_and_a_full_stderr_is_no_panic() {
     // A full disk behind `> file`: an error naming standard output, not a
     // panic and not a quiet exit.
     let Ok(full) = std::fs::File::create("/dev/full") else {
@@ -159,4 +159,16 @@ fn an_output_that_cannot_be_written_is_an_error_that_says_so() {
         "{stderr}"
     );
     assert!(!stderr.contains("panicked"), "{stderr}");
+    // Standard error full: nothing can be told there, and the command
+    // still ends with its own status (`eprintln!` panicked: 101).
+    let (dir, file) = mapper_file("stderr-full", b"x = 1\n");
+    let out = Command::new(env!("CARGO_BIN_EXE_mapwright-under-test"))
+        .args(["check", file.to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .stderr(std::fs::File::create("/dev/full").unwrap())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    assert!(text(&out.stdout).contains("E0101"), "{}", text(&out.stdout));
+    let _ = std::fs::remove_dir_all(&dir);
 }

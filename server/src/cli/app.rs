@@ -63,7 +63,7 @@ pub fn run(command: AppCommand) -> anyhow::Result<ExitCode> {
     std::fs::write(&machine_path, machine_text)
         .with_context(|| format!("cannot write {}", machine_path.display()))?;
     let regions: usize = app.tasks.iter().map(|t| t.regions.len()).sum();
-    eprintln!(
+    errln!(
         "imported `{}`: {} tasks, {} region arguments -> {}; {} node(s) -> {}",
         app.name,
         app.tasks.len(),

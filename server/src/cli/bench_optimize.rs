@@ -298,7 +298,7 @@ pub fn bench(args: BenchOptimizeArgs) -> anyhow::Result<ExitCode> {
                     feedback_sensitivity: sensitivities.iter().sum::<f64>() / n,
                 };
                 if !args.json {
-                    eprintln!(
+                    errln!(
                         "{:<28} {:<8} {:<14} {:>5} it  {:<10} mean {:.3}x  worst {:.3}x  best {:.3}x",
                         row.start,
                         row.proposer,

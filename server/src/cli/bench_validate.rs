@@ -27,7 +27,7 @@ pub fn run(args: SimValidateArgs) -> anyhow::Result<ExitCode> {
     let rows = validate::rows(cannon.as_deref());
     out!("{}", validate::render(&rows))?;
     if args.logs.is_some() && cannon.is_none() {
-        eprintln!("mapwright: no cannon.log in the logs directory; recorded figures used");
+        errln!("mapwright: no cannon.log in the logs directory; recorded figures used");
     }
     Ok(ExitCode::SUCCESS)
 }

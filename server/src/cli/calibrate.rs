@@ -49,7 +49,7 @@ pub struct CalibrateArgs {
 #[cfg(not(feature = "cuda"))]
 pub fn run(args: CalibrateArgs) -> anyhow::Result<ExitCode> {
     let _ = args;
-    eprintln!(
+    errln!(
         "error: `mapwright calibrate --backend cuda` measures local GPUs and needs a mapwright \
          built with the `cuda` feature (cargo build -p mapwright --features cuda); this build \
          has no CUDA support."
@@ -69,7 +69,7 @@ pub fn run(args: CalibrateArgs) -> anyhow::Result<ExitCode> {
     let mut report = match measured {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("error: {e}");
+            errln!("error: {e}");
             return Ok(ExitCode::from(2));
         }
     };
@@ -94,9 +94,9 @@ pub fn run(args: CalibrateArgs) -> anyhow::Result<ExitCode> {
         std::fs::write(p, serde_json::to_string_pretty(&report)? + "\n")
             .with_context(|| format!("writing {}", p.display()))?;
     }
-    eprint!("{}", report.summary());
+    errln!("{}", report.summary().trim_end());
     if let Some(p) = &args.out {
-        eprintln!("machine description written to {}", p.display());
+        errln!("machine description written to {}", p.display());
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -121,7 +121,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
                 .lines()
                 .find(|l| !l.trim().is_empty())
                 .unwrap_or("");
-            eprintln!("{display}: a real run aborts with: {}", first.trim());
+            errln!("{display}: a real run aborts with: {}", first.trim());
         }
     }
     match args.format {
@@ -130,9 +130,9 @@ pub fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
             let files = args.files.len();
             let noun = if files == 1 { "file" } else { "files" };
             if errors + warnings == 0 {
-                eprintln!("checked {files} {noun}: no problems");
+                errln!("checked {files} {noun}: no problems");
             } else {
-                eprintln!("checked {files} {noun}: {errors} error(s), {warnings} warning(s)");
+                errln!("checked {files} {noun}: {errors} error(s), {warnings} warning(s)");
             }
         }
     }

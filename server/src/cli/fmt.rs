@@ -34,7 +34,7 @@ pub fn run(args: FmtArgs) -> anyhow::Result<ExitCode> {
                 } else {
                     path.as_str()
                 };
-                eprintln!(
+                errln!(
                     "error: {shown} is not UTF-8 (byte {at}) and is left as it is; `mapwright check` shows where"
                 );
                 not_utf8 += 1;
@@ -47,7 +47,7 @@ pub fn run(args: FmtArgs) -> anyhow::Result<ExitCode> {
             if args.check {
                 if formatted != source {
                     unformatted += 1;
-                    eprintln!("<stdin> is not formatted");
+                    errln!("<stdin> is not formatted");
                 }
             } else {
                 out!("{formatted}")?;
@@ -62,12 +62,10 @@ pub fn run(args: FmtArgs) -> anyhow::Result<ExitCode> {
             outln!("{path} is not formatted")?;
         } else {
             std::fs::write(path, &formatted).with_context(|| format!("cannot write `{path}`"))?;
-            eprintln!("formatted {path}");
+            errln!("formatted {path}");
         }
         if skipped {
-            eprintln!(
-                "note: {path} has syntax errors; statements with errors were left as written"
-            );
+            errln!("note: {path} has syntax errors; statements with errors were left as written");
         }
     }
     Ok(if not_utf8 > 0 {

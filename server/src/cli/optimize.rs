@@ -185,9 +185,7 @@ fn install_interrupt(flag: Arc<AtomicBool>) {
         rt.block_on(async {
             if tokio::signal::ctrl_c().await.is_ok() {
                 flag.store(true, Ordering::SeqCst);
-                eprintln!(
-                    "\ninterrupted: finishing the current candidate; FILE will not be changed"
-                );
+                errln!("\ninterrupted: finishing the current candidate; FILE will not be changed");
             }
         });
     });
@@ -245,7 +243,7 @@ pub fn run(args: OptimizeArgs) -> anyhow::Result<ExitCode> {
                 RuntimeChoice::Embedded => "the expert mapper does not fit this machine",
                 _ => "check the backend",
             };
-            eprintln!(
+            errln!(
                 "warning: the expert mapper of {} did not run here ({}): {}\n         normalized figures are unavailable; {hint}",
                 app.name,
                 e.status,
@@ -286,9 +284,9 @@ pub fn run(args: OptimizeArgs) -> anyhow::Result<ExitCode> {
         if !quiet {
             let line = progress_line(r, best, total);
             if tty {
-                eprintln!("\x1b[2K{line}");
+                errln!("\x1b[2K{line}");
             } else {
-                eprintln!("{line}");
+                errln!("{line}");
             }
         }
     };
@@ -328,7 +326,7 @@ pub fn run(args: OptimizeArgs) -> anyhow::Result<ExitCode> {
     } else {
         print_table(&report)?;
         if let Some(dir) = &run_dir {
-            eprintln!("candidates and report: {}", dir.display());
+            errln!("candidates and report: {}", dir.display());
         }
     }
     if args.diff {
@@ -336,17 +334,17 @@ pub fn run(args: OptimizeArgs) -> anyhow::Result<ExitCode> {
     }
     if args.in_place {
         if report.cancelled {
-            eprintln!("cancelled: {} left unchanged", args.file.display());
+            errln!("cancelled: {} left unchanged", args.file.display());
         } else if report.improved() && report.best_mapper != source {
             std::fs::write(&args.file, &report.best_mapper)
                 .with_context(|| format!("cannot write {}", args.file.display()))?;
-            eprintln!(
+            errln!(
                 "applied the best mapper (iteration {}) to {}",
                 report.best_iteration,
                 args.file.display()
             );
         } else {
-            eprintln!(
+            errln!(
                 "no candidate beat the mapper as written; {} left unchanged",
                 args.file.display()
             );

@@ -106,7 +106,7 @@ fn cuda_backend() -> Result<mapwright_runtime::cuda::CudaBackend, String> {
 pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     #[cfg(not(feature = "cuda"))]
     if args.backend_args.backend == Some(BackendKind::Cuda) {
-        eprintln!(
+        errln!(
             "error: the `cuda` backend runs real kernels on local GPUs and needs a mapwright \
              built with the `cuda` feature on a machine with an NVIDIA GPU; this build has no \
              CUDA support. Use `--backend sim` (the default) or `--backend command`."
@@ -118,7 +118,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         match cuda_backend() {
             Ok(b) => Some(b),
             Err(e) => {
-                eprintln!("error: {e}");
+                errln!("error: {e}");
                 return Ok(ExitCode::from(2));
             }
         }

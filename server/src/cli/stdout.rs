@@ -1,5 +1,5 @@
 //! Standard output of the subcommands: `out!` and `outln!` (for the
-//! modules of `cli`), and [`exit_code`].
+//! modules of `cli`), and [`exit_code`]; `errln!` for standard error.
 //!
 //! `println!` panics when standard output is a pipe whose reader has gone
 //! (`mapwright check big.mapper | head`): the user got a panic message and
@@ -56,6 +56,16 @@ macro_rules! outln {
     ($($arg:tt)*) => {
         $crate::cli::stdout::write(format_args!("{}\n", format_args!($($arg)*)))
     };
+}
+
+/// `eprintln!` without its panic: standard error is where failures are
+/// told, so a failure to write there (`2>/dev/full`) cannot be told
+/// anywhere and is ignored (`eprintln!` panicked: status 101, no message).
+macro_rules! errln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
 }
 
 /// The exit status of a command that ended with `result`: its own, 0 if
