@@ -1,0 +1,85 @@
+//! No source file holds more than 1,500 lines of non-test code (issue 16:
+//! a newcomer finds one concern per file). Counted: every line of a `.rs`
+//! file of the grammar, runtime and server crates up to its inline `#[cfg(test)] mod
+//! tests`, comments and blank lines included. Test code is left out:
+//! files named `tests.rs` and files under a `tests/` or `benches/` folder.
+
+use std::path::{Path, PathBuf};
+
+/// The most lines of non-test code a file may have.
+const MAX_LINES: usize = 1_500;
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("tests/ sits in the repository")
+        .to_path_buf()
+}
+
+/// The `.rs` files under `dir`, recursively.
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+fn is_test_file(relative: &Path) -> bool {
+    relative.file_name().is_some_and(|n| n == "tests.rs")
+        || relative
+            .components()
+            .any(|c| c.as_os_str() == "tests" || c.as_os_str() == "benches")
+}
+
+/// The lines of `text` before its inline test module.
+fn non_test_lines(text: &str) -> usize {
+    let code = match text.find("#[cfg(test)]\nmod tests") {
+        Some(at) => &text[..at],
+        None => text,
+    };
+    code.lines().count()
+}
+
+#[test]
+fn no_file_has_more_than_1500_lines_of_non_test_code() {
+    let root = repo_root();
+    let mut files = Vec::new();
+    for krate in ["grammar/src", "runtime/src", "server/src"] {
+        rust_files(&root.join(krate), &mut files);
+    }
+    assert!(files.len() > 100, "only {} files found", files.len());
+    let mut over: Vec<(usize, String)> = files
+        .iter()
+        .filter_map(|path| {
+            let relative = path.strip_prefix(&root).unwrap();
+            if is_test_file(relative) {
+                return None;
+            }
+            let text = std::fs::read_to_string(path).unwrap();
+            let lines = non_test_lines(&text);
+            (lines > MAX_LINES).then(|| (lines, relative.display().to_string()))
+        })
+        .collect();
+    over.sort();
+    assert!(
+        over.is_empty(),
+        "files over {MAX_LINES} lines of non-test code: {over:?}"
+    );
+}
+
+#[test]
+fn the_count_stops_at_the_inline_test_module_and_skips_test_files() {
+    let text = "fn a() {}\n\n#[cfg(test)]\nmod tests {\n    fn t() {}\n}\n";
+    assert_eq!(non_test_lines(text), 2);
+    assert_eq!(non_test_lines("fn a() {}\nfn b() {}\n"), 2);
+    assert!(is_test_file(Path::new("runtime/src/eval/tests.rs")));
+    assert!(is_test_file(Path::new("server/tests/lsp_module_graph.rs")));
+    assert!(!is_test_file(Path::new("grammar/src/check/mod.rs")));
+}
