@@ -121,16 +121,18 @@ fn first_line_then_close(args: &[&str], stdin: &[u8]) -> (String, Option<i32>, S
 }
 
 #[test]
-fn a_reader_that_stops_early_ends_the_command_quietly() {
+fn a_reader_that_stops_early_ends_the_output_not_the_command() {
     // Far more output than a pipe holds (64 KB): the command is still
     // writing when the reader goes.
     let many_errors = "x = ;\n".repeat(20_000);
     let (dir, file) = mapper_file("reader-gone", many_errors.as_bytes());
     let (line, code, stderr) = first_line_then_close(&["check", file.to_str().unwrap()], b"");
     assert!(line.starts_with("error[E0100]"), "{line}");
-    // It was `println!`: a panic, its message and a backtrace.
+    // It was `println!`: a panic, its message and a backtrace (status 101).
     assert!(!stderr.contains("panicked"), "{stderr}");
-    assert_eq!(code, Some(0), "{stderr}");
+    // Its own status: errors were found.
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains("error(s)"), "{stderr}");
     let unformatted = "Task   *   GPU;\n".repeat(20_000);
     let (line, code, stderr) = first_line_then_close(&["fmt", "-"], unformatted.as_bytes());
     assert_eq!(line, "Task * GPU;\n");
@@ -140,10 +142,46 @@ fn a_reader_that_stops_early_ends_the_command_quietly() {
 }
 
 #[test]
+fn optimize_in_place_writes_the_mapper_when_nobody_reads_its_report() {
+    // `optimize --in-place ... | head -1`: the report goes nowhere, the
+    // best mapper still goes into the file.
+    let naive = "# A first mapper.\nTask * GPU,CPU;\n";
+    let (dir, file) = mapper_file("reader-gone-optimize", naive.as_bytes());
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mapwright-under-test"))
+        .args([
+            "optimize",
+            file.to_str().unwrap(),
+            "--app",
+            "cannon",
+            "--in-place",
+        ])
+        .args(["--no-save", "--iterations", "3"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Closed before the command prints anything: every write finds the
+    // reader gone.
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let stderr = text(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("applied the best mapper"), "{stderr}");
+    let written = std::fs::read_to_string(&file).unwrap();
+    assert_ne!(written, naive);
+    assert!(written.starts_with("# A first mapper.\n"), "{written}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn an_output_that_cannot_be_written_is_an_error_that_says_so_and_a_full_stderr_is_no_panic() {
     // A full disk behind `> file`: an error naming standard output, not a
     // panic and not a quiet exit.
-    let Ok(full) = std::fs::File::create("/dev/full") else {
+    // Opened, not created: where there is no /dev/full, nothing to test.
+    let full_device = || std::fs::OpenOptions::new().write(true).open("/dev/full");
+    let Ok(full) = full_device() else {
         return;
     };
     let out = Command::new(env!("CARGO_BIN_EXE_mapwright-under-test"))
@@ -165,7 +203,7 @@ fn an_output_that_cannot_be_written_is_an_error_that_says_so_and_a_full_stderr_i
     let out = Command::new(env!("CARGO_BIN_EXE_mapwright-under-test"))
         .args(["check", file.to_str().unwrap()])
         .stdout(Stdio::piped())
-        .stderr(std::fs::File::create("/dev/full").unwrap())
+        .stderr(full_device().unwrap())
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));

@@ -40,7 +40,8 @@ fn is_test_file(relative: &Path) -> bool {
 
 /// The lines of `text` before its inline test module.
 fn non_test_lines(text: &str) -> usize {
-    let code = match text.find("#[cfg(test)]\nmod tests") {
+    // (`mod tests;`, a test module in its own file, is not a cut.)
+    let code = match text.find("#[cfg(test)]\nmod tests {") {
         Some(at) => &text[..at],
         None => text,
     };
@@ -79,6 +80,8 @@ fn the_count_stops_at_the_inline_test_module_and_skips_test_files() {
     let text = "fn a() {}\n\n#[cfg(test)]\nmod tests {\n    fn t() {}\n}\n";
     assert_eq!(non_test_lines(text), 2);
     assert_eq!(non_test_lines("fn a() {}\nfn b() {}\n"), 2);
+    let declared = "#[cfg(test)]\nmod tests;\n\nfn a() {}\nfn b() {}\n";
+    assert_eq!(non_test_lines(declared), 5);
     assert!(is_test_file(Path::new("runtime/src/eval/tests.rs")));
     assert!(is_test_file(Path::new("server/tests/lsp_module_graph.rs")));
     assert!(!is_test_file(Path::new("grammar/src/check/mod.rs")));

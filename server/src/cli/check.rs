@@ -84,6 +84,9 @@ pub fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
                 _ => {}
             }
             match args.format {
+                // (Not rendered for nobody: the count still decides the
+                // status.)
+                OutputFormat::Human if super::stdout::reader_gone() => {}
                 OutputFormat::Human => {
                     outln!("{}", render_diagnostic(d, display, &source, index, style()))?
                 }

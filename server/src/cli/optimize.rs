@@ -321,17 +321,23 @@ pub fn run(args: OptimizeArgs) -> anyhow::Result<ExitCode> {
         );
         std::fs::write(path, svg).with_context(|| format!("cannot write {}", path.display()))?;
     }
-    if args.json {
-        outln!("{}", serde_json::to_string(&report)?)?;
-    } else {
-        print_table(&report)?;
-        if let Some(dir) = &run_dir {
-            errln!("candidates and report: {}", dir.display());
+    // Printed first, in the order a reader expects, but a failure to print
+    // (a full disk behind `> file`) is told only after the mapper was
+    // written: the run's result is not lost to its report.
+    let printed = (|| -> anyhow::Result<()> {
+        if args.json {
+            outln!("{}", serde_json::to_string(&report)?)?;
+        } else {
+            print_table(&report)?;
+            if let Some(dir) = &run_dir {
+                errln!("candidates and report: {}", dir.display());
+            }
         }
-    }
-    if args.diff {
-        print_diff(&source, &report.best_mapper, &args.file)?;
-    }
+        if args.diff {
+            print_diff(&source, &report.best_mapper, &args.file)?;
+        }
+        Ok(())
+    })();
     if args.in_place {
         if report.cancelled {
             errln!("cancelled: {} left unchanged", args.file.display());
@@ -350,6 +356,7 @@ pub fn run(args: OptimizeArgs) -> anyhow::Result<ExitCode> {
             );
         }
     }
+    printed?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -1,42 +1,46 @@
 //! Standard output of the subcommands: `out!` and `outln!` (for the
-//! modules of `cli`), and [`exit_code`]; `errln!` for standard error.
+//! modules of `cli`), [`reader_gone`] and [`exit_code`]; `errln!` for
+//! standard error.
 //!
 //! `println!` panics when standard output is a pipe whose reader has gone
 //! (`mapwright check big.mapper | head`): the user got a panic message and
-//! a backtrace, and the command went on rendering for nobody. These write
-//! the same text and return an error instead: [`ReaderGone`] for a closed
-//! pipe, which [`exit_code`] turns into a quiet exit with status 0 (the
-//! reader took what it wanted, as `rg ... | head` does), and any other
-//! failure (a full disk behind `> file`) as an error naming standard
-//! output.
+//! a backtrace instead of the command's status. With these, a closed pipe
+//! ends the output, not the command: every later write is skipped, the
+//! command finishes its work (`optimize --in-place` still writes the
+//! mapper) and exits with its own status (`check` 1 if it found errors,
+//! `run` 1 if the run failed), quietly. A loop with costly output asks
+//! [`reader_gone`] to skip it. Any other failure (a full disk behind
+//! `> file`) is an error naming standard output.
 
 use std::fmt;
 use std::io::{self, Write};
+
+use anyhow::Context as _;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
 
-/// Standard output is a pipe whose reader closed it: nothing more can be
-/// shown, and nothing went wrong.
-#[derive(Debug)]
-pub struct ReaderGone;
+/// Set when a write found standard output's reader gone.
+static READER_GONE: AtomicBool = AtomicBool::new(false);
 
-impl fmt::Display for ReaderGone {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("standard output was closed by its reader")
-    }
+/// Whether standard output's reader has gone (a write found the pipe
+/// closed): what is printed from now on is thrown away.
+pub fn reader_gone() -> bool {
+    READER_GONE.load(Ordering::Relaxed)
 }
 
-impl std::error::Error for ReaderGone {}
-
 /// Writes `args` to standard output (what `print!` does, without its
-/// panic).
+/// panic; nothing once the reader has gone).
 pub fn write(args: fmt::Arguments<'_>) -> anyhow::Result<()> {
-    io::stdout().lock().write_fmt(args).map_err(|e| {
-        if e.kind() == io::ErrorKind::BrokenPipe {
-            anyhow::Error::new(ReaderGone)
-        } else {
-            anyhow::Error::new(e).context("cannot write to standard output")
+    if reader_gone() {
+        return Ok(());
+    }
+    match io::stdout().lock().write_fmt(args) {
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {
+            READER_GONE.store(true, Ordering::Relaxed);
+            Ok(())
         }
-    })
+        other => other.context("cannot write to standard output"),
+    }
 }
 
 /// `print!` that returns an error instead of panicking (see the module
@@ -68,16 +72,13 @@ macro_rules! errln {
     }};
 }
 
-/// The exit status of a command that ended with `result`: its own, 0 if
-/// its reader went away ([`ReaderGone`]), otherwise 2 after the error on
-/// standard error.
+/// The exit status of a command that ended with `result`: its own, or 2
+/// after the error on standard error.
 pub fn exit_code(result: anyhow::Result<ExitCode>) -> ExitCode {
     match result {
         Ok(code) => code,
-        Err(err) if err.downcast_ref::<ReaderGone>().is_some() => ExitCode::SUCCESS,
         Err(err) => {
-            // Standard error may be gone too: nothing else to tell then.
-            let _ = writeln!(io::stderr(), "error: {err:#}");
+            errln!("error: {err:#}");
             ExitCode::from(2)
         }
     }
@@ -88,13 +89,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_gone_reader_is_told_apart_from_other_failures() {
-        let gone = anyhow::Error::new(ReaderGone).context("while printing the diagnostics");
-        assert!(gone.downcast_ref::<ReaderGone>().is_some());
+    fn an_error_is_told_and_exits_2() {
         let full = anyhow::Error::new(io::Error::other("no space left on device"))
             .context("cannot write to standard output");
-        assert!(full.downcast_ref::<ReaderGone>().is_none());
-        assert_eq!(exit_code(Err(gone)), ExitCode::SUCCESS);
         assert_eq!(exit_code(Err(full)), ExitCode::from(2));
+        assert_eq!(exit_code(Ok(ExitCode::from(1))), ExitCode::from(1));
     }
 }
