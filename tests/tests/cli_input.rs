@@ -2,21 +2,34 @@
 //! reads it from a file or from standard input the same way: invalid
 //! bytes are replacement characters, reported where they are (E0001), not
 //! a failure to read. `fmt` and `optimize`, which write the text back,
-//! refuse it and leave the file as it is.
+//! refuse it and leave the file as it is. And output that cannot be
+//! written: a reader that closes the pipe early ends the output, not the
+//! command; a full disk is an error that says so.
 
 use std::io::Write;
 use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 
-/// Runs `mapwright ARGS` with `stdin` on its standard input.
-fn mapwright(args: &[&str], stdin: &[u8]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_mapwright-under-test"))
-        .args(args)
+/// `mapwright ARGS`, not started yet.
+fn command(args: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_mapwright-under-test"));
+    command.args(args);
+    command
+}
+
+/// `mapwright ARGS` started with all three standard streams piped.
+fn spawn_piped(args: &[&str]) -> Child {
+    command(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .unwrap();
+        .unwrap()
+}
+
+/// Runs `mapwright ARGS` with `stdin` on its standard input.
+fn mapwright(args: &[&str], stdin: &[u8]) -> Output {
+    let mut child = spawn_piped(args);
     child.stdin.take().unwrap().write_all(stdin).unwrap();
     child.wait_with_output().unwrap()
 }
@@ -93,13 +106,7 @@ fn optimize_refuses_a_mapper_that_is_not_utf8_before_it_runs() {
 /// returns that line, the exit status and standard error.
 fn first_line_then_close(args: &[&str], stdin: &[u8]) -> (String, Option<i32>, String) {
     use std::io::{BufRead, BufReader, Read};
-    let mut child = Command::new(env!("CARGO_BIN_EXE_mapwright-under-test"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_piped(args);
     let mut input = child.stdin.take().unwrap();
     let stdin = stdin.to_vec();
     let writer = std::thread::spawn(move || input.write_all(&stdin));
@@ -147,20 +154,17 @@ fn optimize_in_place_writes_the_mapper_when_nobody_reads_its_report() {
     // best mapper still goes into the file.
     let naive = "# A first mapper.\nTask * GPU,CPU;\n";
     let (dir, file) = mapper_file("reader-gone-optimize", naive.as_bytes());
-    let mut child = Command::new(env!("CARGO_BIN_EXE_mapwright-under-test"))
-        .args([
-            "optimize",
-            file.to_str().unwrap(),
-            "--app",
-            "cannon",
-            "--in-place",
-        ])
-        .args(["--no-save", "--iterations", "3"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_piped(&[
+        "optimize",
+        file.to_str().unwrap(),
+        "--app",
+        "cannon",
+        "--in-place",
+        "--no-save",
+        "--iterations",
+        "3",
+    ]);
+    drop(child.stdin.take());
     // Closed before the command prints anything: every write finds the
     // reader gone.
     drop(child.stdout.take());
@@ -184,8 +188,7 @@ fn an_output_that_cannot_be_written_is_an_error_that_says_so_and_a_full_stderr_i
     let Ok(full) = full_device() else {
         return;
     };
-    let out = Command::new(env!("CARGO_BIN_EXE_mapwright-under-test"))
-        .args(["apps"])
+    let out = command(&["apps"])
         .stdout(full)
         .stderr(Stdio::piped())
         .output()
@@ -200,8 +203,7 @@ fn an_output_that_cannot_be_written_is_an_error_that_says_so_and_a_full_stderr_i
     // Standard error full: nothing can be told there, and the command
     // still ends with its own status (`eprintln!` panicked: 101).
     let (dir, file) = mapper_file("stderr-full", b"x = 1\n");
-    let out = Command::new(env!("CARGO_BIN_EXE_mapwright-under-test"))
-        .args(["check", file.to_str().unwrap()])
+    let out = command(&["check", file.to_str().unwrap()])
         .stdout(Stdio::piped())
         .stderr(full_device().unwrap())
         .output()
