@@ -14,10 +14,10 @@
 
 use std::fmt;
 use std::io::{self, Write};
-
-use anyhow::Context as _;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
+
+use anyhow::Context as _;
 
 /// Set when a write found standard output's reader gone.
 static READER_GONE: AtomicBool = AtomicBool::new(false);
