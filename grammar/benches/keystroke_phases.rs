@@ -11,7 +11,11 @@
 //! the allocations the check makes per edit (count and bytes, from a
 //! counting global allocator: fresh memory is what a language server pays
 //! for in page faults and cache misses on every keystroke).
-//! Run with `cargo bench -p mapwright-grammar --bench keystroke_phases [-- FILE...]`.
+//! With `--cold`, 64 MB are read between edits (not timed), as the rest of
+//! a language server and its editor do between keystrokes: the check then
+//! starts from cold caches, as in the server, where it took about twice
+//! its warm time (`perf`), and work that chases pointers shows its cost.
+//! Run with `cargo bench -p mapwright-grammar --bench keystroke_phases [-- [--cold] FILE...]`.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::path::Path;
@@ -114,7 +118,16 @@ fn main() {
         eprintln!("no input files");
         return;
     }
-    println!("{} files", files.len());
+    let cold = std::env::args().any(|a| a == "--cold");
+    println!(
+        "{} files{}",
+        files.len(),
+        if cold {
+            ", caches cooled between edits"
+        } else {
+            ""
+        }
+    );
     // Both ways in one run, alternated per file, so that the VM's drift
     // does not favour one: the names resolved again in the whole file
     // (`check_incremental`), and only in the re-parsed window, as the
@@ -122,8 +135,8 @@ fn main() {
     let mut whole = Phases::default();
     let mut window = Phases::default();
     for (seed, text) in files.iter().enumerate() {
-        type_into(text, seed as u64, false, &mut whole);
-        type_into(text, seed as u64, true, &mut window);
+        type_into(text, seed as u64, false, cold, &mut whole);
+        type_into(text, seed as u64, true, cold, &mut window);
     }
     whole.print("names resolved in the whole file");
     window.print("names resolved in the window (the server's way)");
@@ -173,8 +186,25 @@ impl Phases {
     }
 }
 
+/// Bytes `--cold` walks between edits: more than the last-level cache.
+const COOLER_BYTES: usize = 64 << 20;
+
+/// Reads and writes every cache line of `buffer`, evicting what the last
+/// edit left in the caches.
+fn cool(buffer: &mut [u64]) {
+    for word in buffer.iter_mut().step_by(8) {
+        *word = word.wrapping_add(1);
+    }
+    std::hint::black_box(&buffer);
+}
+
 /// 400 one-character edits typed into `text` and erased again.
-fn type_into(text: &str, seed: u64, reuse_names: bool, phases: &mut Phases) {
+fn type_into(text: &str, seed: u64, reuse_names: bool, cold: bool, phases: &mut Phases) {
+    let mut cooler = if cold {
+        vec![1u64; COOLER_BYTES / 8]
+    } else {
+        Vec::new()
+    };
     const WORDS: [&str; 6] = ["x", "ab", " 1", "+1", "q;", "_z"];
     let mut text = text.to_string();
     let mut analysis = analyze_remembering(&text);
@@ -196,6 +226,7 @@ fn type_into(text: &str, seed: u64, reuse_names: bool, phases: &mut Phases) {
         for (from, to, insert) in typed.chain(erased).collect::<Vec<_>>() {
             let mut next = text.clone();
             next.replace_range(from..to, &insert);
+            cool(&mut cooler);
             let Analysis { parsed, checked } = analysis;
             let clock = Instant::now();
             let (parsed, how, unused) = reparse_owned(parsed, &text, &next);
