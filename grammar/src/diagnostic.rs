@@ -28,8 +28,23 @@ pub enum Severity {
 pub enum Applicability {
     /// Keeps the meaning the user evidently intended; safe to apply blindly.
     Safe,
+    /// The most likely repair, but a choice the user should see: the
+    /// nearest spelling of a name or keyword when another could be meant,
+    /// a statement moved past others. Offered, never preferred nor applied
+    /// in bulk (fix-all on save); AutoGuide proposes it, since its
+    /// proposals are checked and run before they are kept.
+    Likely,
     /// A plausible repair that may change behaviour; offer, do not auto-apply.
     Unsafe,
+}
+
+impl Applicability {
+    /// Whether AutoGuide may propose a fix of this kind as its edit: safe
+    /// ones and likely ones (a proposal is checked and run before the
+    /// optimizer keeps it, so a likely guess costs one evaluation).
+    pub fn worth_proposing(self) -> bool {
+        matches!(self, Applicability::Safe | Applicability::Likely)
+    }
 }
 
 /// One replacement of the byte range `span` by `text`.
@@ -56,6 +71,47 @@ impl Fix {
     /// A fix that needs the user's judgement.
     pub fn unsafe_(title: impl Into<Text>, edits: Vec<(Span, String)>) -> Fix {
         Fix::new(title, edits, Applicability::Unsafe)
+    }
+
+    /// The most likely repair, offered but never applied in bulk (see
+    /// [`Applicability::Likely`]).
+    pub fn likely(title: impl Into<Text>, edits: Vec<(Span, String)>) -> Fix {
+        Fix::new(title, edits, Applicability::Likely)
+    }
+
+    /// Replaces `word`, a user's name at `span`, by `best`, the nearest
+    /// defined name (a "did you mean"). Safe only when the two differ in
+    /// case alone; otherwise likely, not safe: a name is as likely a typo
+    /// of the nearest one as a name not defined yet (`f2` before its
+    /// `def`), and a fix-all on save must not rewrite which function or
+    /// variable a statement names.
+    pub fn respell_name(title: impl Into<Text>, span: Span, word: &str, best: &str) -> Fix {
+        let applicability = if word.eq_ignore_ascii_case(best) {
+            Applicability::Safe
+        } else {
+            Applicability::Likely
+        };
+        Fix::new(title, vec![(span, best.to_string())], applicability)
+    }
+
+    /// Replaces `word` at `span` by `best`, the nearest of the keywords
+    /// that fit there (`candidates`, a closed list: no one can define
+    /// another). Safe when `best` is the only one that near
+    /// ([`crate::suggest::sole_nearest`]); likely, not safe, when another
+    /// keyword is as near, where the choice is a guess.
+    pub fn respell_keyword<'c>(
+        title: impl Into<Text>,
+        span: Span,
+        word: &str,
+        best: &str,
+        candidates: impl IntoIterator<Item = &'c str>,
+    ) -> Fix {
+        let applicability = if crate::suggest::sole_nearest(word, best, candidates) {
+            Applicability::Safe
+        } else {
+            Applicability::Likely
+        };
+        Fix::new(title, vec![(span, best.to_string())], applicability)
     }
 
     fn new(
@@ -617,6 +673,21 @@ pub(crate) fn summary(span: Span, n: usize) -> Diagnostic {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn respelling_is_safe_only_when_it_is_no_guess() {
+        let at = Span::new(0, 3);
+        let name = |word, best| Fix::respell_name("t", at, word, best).applicability;
+        assert_eq!(name("MGPU", "mgpu"), Applicability::Safe);
+        assert_eq!(name("mgpx", "mgpu"), Applicability::Likely);
+        let kinds = ["CPU", "GPU", "OMP"];
+        let keyword = |word, best| Fix::respell_keyword("t", at, word, best, kinds).applicability;
+        assert_eq!(keyword("gpu", "GPU"), Applicability::Safe);
+        assert_eq!(keyword("GPX", "GPU"), Applicability::Safe);
+        assert_eq!(keyword("TPU", "CPU"), Applicability::Likely);
+        let fix = Fix::respell_name("t", Span::new(0, 4), "mgpx", "mgpu");
+        assert_eq!(fix.apply("mgpx;"), Some("mgpu;".to_string()));
+    }
 
     #[test]
     fn edits_apply_from_the_end() {

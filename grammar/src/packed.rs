@@ -194,6 +194,7 @@ impl PackedDiagnostics {
             self.bytes.push(match fix.applicability {
                 Applicability::Safe => 0,
                 Applicability::Unsafe => 1,
+                Applicability::Likely => 2,
             });
             self.varint(fix.edits.len() as u64);
             for edit in &fix.edits {
@@ -303,6 +304,7 @@ impl PackedDiagnostics {
                 let title = r.varint();
                 let applicability = match r.byte() {
                     0 => Applicability::Safe,
+                    2 => Applicability::Likely,
                     _ => Applicability::Unsafe,
                 };
                 let edits: Vec<TextEdit> = (0..r.varint())
@@ -779,7 +781,7 @@ mod tests {
                     (Span::new(5, 6), "é".into()),
                 ],
             )),
-            _ => d,
+            _ => d.with_fix(Fix::likely("replace", vec![(span, "y".into())])),
         }
     }
 

@@ -85,6 +85,29 @@ pub fn closest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) ->
     best.map(|(_, c)| c)
 }
 
+/// Whether `best` ([`closest`]'s answer for `word`) is the only candidate
+/// that near: it differs from `word` in case alone, or every other
+/// candidate is farther. (`TPU` is one edit from both `CPU` and `GPU`:
+/// `closest` answers the first, which is a coin toss, not a correction.)
+pub fn sole_nearest<'a>(
+    word: &str,
+    best: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> bool {
+    if word.eq_ignore_ascii_case(best) {
+        return true;
+    }
+    let lower = word.to_ascii_lowercase();
+    let mut rows = Vec::new();
+    let Some(nearest) = distance_within(&lower, &best.to_ascii_lowercase(), usize::MAX, &mut rows)
+    else {
+        return false;
+    };
+    candidates.into_iter().all(|c| {
+        c == best || distance_within(&lower, &c.to_ascii_lowercase(), nearest, &mut rows).is_none()
+    })
+}
+
 /// [`closest`] over one fixed candidate list, asked many times: the checker
 /// asks it once per undefined name, and a big file has thousands of names
 /// and hundreds of undefined ones, so lower-casing every candidate and
@@ -514,6 +537,24 @@ fn sorted_difference<'n, 'o>(old: &[&'o str], new: &[&'n str]) -> (Vec<&'n str>,
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_nearest_spelling_is_sole_only_without_a_tie() {
+        let procs = ["CPU", "GPU", "IO", "PY", "PROC", "OMP"];
+        // Case alone: always the one meant.
+        assert!(sole_nearest("gpu", "GPU", procs));
+        // One edit from both CPU and GPU: a coin toss.
+        assert_eq!(closest("TPU", procs), Some("CPU"));
+        assert!(!sole_nearest("TPU", "CPU", procs));
+        // One edit from GPU only.
+        assert!(sole_nearest("GPX", "GPU", procs));
+        let constraints = [
+            "SOA", "AOS", "C_order", "F_order", "Compact", "Exact", "Align",
+        ];
+        assert!(sole_nearest("Corder", "C_order", constraints));
+        // Farther than the answer given: not sole (a caller's mistake).
+        assert!(!sole_nearest("SOA", "AOS", constraints));
+    }
 
     #[test]
     fn updated_suggestions_answer_as_the_suggester_does() {

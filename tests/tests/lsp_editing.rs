@@ -294,6 +294,45 @@ fn fix_all_applies_every_safe_fix_at_once() {
 }
 
 #[test]
+fn fix_all_leaves_nearest_spelling_guesses_alone() {
+    let mut s = Server::start();
+    let uri = doc_uri("fix-all-guesses");
+    // `f2` may be defined next; `mgpx` may be a typo of `mgpu` or not;
+    // `TPU` is as near `CPU` as `GPU`. Only case alone is no guess.
+    let text = "mgpu = Machine(GPU);\ndef f1(Task task) {\n    return mgpu[task.ipoint[0] % mgpu.size[0], 0];\n}\nIndexTaskMap calc f2;\nx = mgpx;\nz1 = 3;\ny = Z1;\nTask * TPU;\nTask * gpu;\n";
+    let diags = s.open(&uri, text);
+    for code in ["E0202", "E0201", "E0100"] {
+        assert!(
+            diags.iter().any(|d| d["code"] == code),
+            "{code}: {diags:#?}"
+        );
+    }
+    let edits = s.fix_all_edits(&uri, text);
+    let fixed = apply_edits(text, &edits, s.encoding);
+    assert!(fixed.contains("IndexTaskMap calc f2;\n"), "{fixed}");
+    assert!(fixed.contains("x = mgpx;\n"), "{fixed}");
+    assert!(fixed.contains("Task * TPU;\n"), "{fixed}");
+    assert!(fixed.contains("y = z1;\n"), "{fixed}");
+    assert!(fixed.contains("Task * GPU;\n"), "{fixed}");
+    // The guesses are still offered, one keystroke away, but not
+    // preferred (not applied by a bulk "fix preferred").
+    let at = text.find("f2;").unwrap();
+    let actions = s.request(
+        "textDocument/codeAction",
+        json!({"textDocument": {"uri": uri}, "range": range(text, at, at + 2, s.encoding),
+               "context": {"diagnostics": []}}),
+    );
+    let guess = actions
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|a| a["title"] == "use `f1`")
+        .unwrap_or_else(|| panic!("{actions:#?}"));
+    assert_ne!(guess["isPreferred"], true, "{guess:#?}");
+    assert_eq!(s.shutdown(), Some(0));
+}
+
+#[test]
 fn quick_fixes_are_offered_without_diagnostics_in_the_context() {
     let mut s = Server::start();
     let uri = doc_uri("fix-no-context");

@@ -848,9 +848,11 @@ impl<'a> Checker<'a> {
                 "the reference aborts with \"{keyword}'s function undefined\""
             ));
             if let Some(best) = self.closest_function(&func.name) {
-                d = d.with_fix(Fix::safe(
+                d = d.with_fix(Fix::respell_name(
                     format!("use `{best}`"),
-                    vec![(func.span, best.to_string())],
+                    func.span,
+                    &func.name,
+                    best,
                 ));
             }
             self.diags.push(d);
@@ -873,7 +875,9 @@ impl<'a> Checker<'a> {
                 .with_label("not defined yet when this statement runs")
                 .with_related(def.span.to(Span::at(def.span.start())), "defined here")
                 .with_note(format!("statements run in order; the reference aborts with \"{keyword}'s function undefined\""))
-                .with_fix(Fix::safe(
+                // (Likely, not safe: moved, the rule may land behind
+                // another rule for the same task, which would then win.)
+                .with_fix(Fix::likely(
                     "move this statement after the function definition",
                     vec![(Span::new(del_start, del_end), String::new()), (Span::at(insert_at), text)],
                 )),

@@ -274,10 +274,7 @@ pub(super) fn undefined_name(
         .with_label("undefined name")
         .with_note(format!("the reference aborts with \"{name} not found\""));
     if let Some(best) = best {
-        d = d.with_fix(Fix::safe(
-            format!("use `{best}`"),
-            vec![(span, best.to_string())],
-        ));
+        d = d.with_fix(Fix::respell_name(format!("use `{best}`"), span, name, best));
     }
     if let (Some(kind), Some(first_stmt)) = (machine_kind_for_name(name), first_stmt) {
         // Inserted at the start of the first statement's line.

@@ -261,9 +261,12 @@ impl<'a> Parser<'a> {
                                     "after `.` only these are allowed: size split merge swap slice reverse balance_split auto_split greedy_split volume has len ipoint ispace parent processor",
                                 );
                             if let Some(best) = closest(word, Prop::ALL.iter().map(|p| p.name())) {
-                                d = d.with_fix(Fix::safe(
+                                d = d.with_fix(Fix::respell_keyword(
                                     format!("replace with `{best}`"),
-                                    vec![(span, best.into())],
+                                    span,
+                                    word,
+                                    best,
+                                    Prop::ALL.iter().map(|p| p.name()),
                                 ));
                             }
                             return self.fail(d);

@@ -152,14 +152,17 @@ impl<'a> Parser<'a> {
             } else {
                 MemKind::ALL.iter().map(|k| k.name()).collect()
             };
-            if let Some(best) = closest(word, names) {
+            if let Some(best) = closest(word, names.iter().copied()) {
                 let span = self.cur_span();
                 return self.fail(
                     Diagnostic::error("E0100", span, format!("expected {what}, found `{word}`"))
                         .with_label(format!("did you mean `{best}`?"))
-                        .with_fix(Fix::safe(
+                        .with_fix(Fix::respell_keyword(
                             format!("replace with `{best}`"),
-                            vec![(span, best.to_string())],
+                            span,
+                            word,
+                            best,
+                            names.iter().copied(),
                         )),
                 );
             }
@@ -237,10 +240,13 @@ impl<'a> Parser<'a> {
         )
         .with_label(format!("expected a {field} kind or `*`"))
         .with_note("the reference parses any name here and then aborts with an assertion failure");
-        if let Some(best) = closest(word, names) {
-            d = d.with_fix(Fix::safe(
+        if let Some(best) = closest(word, names.iter().copied()) {
+            d = d.with_fix(Fix::respell_keyword(
                 format!("replace with `{best}`"),
-                vec![(span, best.to_string())],
+                span,
+                word,
+                best,
+                names.iter().copied(),
             ));
         }
         d = d.with_fix(Fix::unsafe_("replace with `*`", vec![(span, "*".into())]));
@@ -462,9 +468,12 @@ impl<'a> Parser<'a> {
         } else if let Some(best) =
             closest(word, CONSTRAINT_NAMES.iter().copied()).filter(|b| *b != "Align")
         {
-            d = d.with_fix(Fix::safe(
+            d = d.with_fix(Fix::respell_keyword(
                 format!("replace with `{best}`"),
-                vec![(span, best.to_string())],
+                span,
+                word,
+                best,
+                CONSTRAINT_NAMES.iter().copied(),
             ));
         } else {
             d = d.with_fix(Fix::unsafe_(format!("remove `{word}`"), vec![removal]));
@@ -685,9 +694,12 @@ impl<'a> Parser<'a> {
                     ),
                 )
                 .with_label(format!("did you mean `{best}`?"))
-                .with_fix(Fix::safe(
+                .with_fix(Fix::respell_keyword(
                     format!("replace with `{best}`"),
-                    vec![(name.span, best.to_string())],
+                    name.span,
+                    &name.name,
+                    best,
+                    STATEMENTS.iter().copied(),
                 )),
             );
         }

@@ -257,8 +257,12 @@ impl<'a> Resolver<'a> {
                 )
                 .with_label("unknown task")
                 .with_note("the reference matches task names exactly; this entry never applies");
+                // Unsafe, as the region fixes below: the entry never
+                // applies now, and would start to map the task the nearest
+                // spelling names, a change to what the mapper does (not
+                // for a fix-all on save to make).
                 if let Some(best) = closest(&id.name, task_names.iter().copied()) {
-                    d = d.with_fix(Fix::safe(
+                    d = d.with_fix(Fix::unsafe_(
                         format!("use `{best}`"),
                         vec![(id.span, best.to_string())],
                     ));
@@ -349,7 +353,7 @@ impl<'a> Resolver<'a> {
                             .collect()
                     };
                     if let Some(best) = closest(&n.name, pool.iter().copied()) {
-                        d = d.with_fix(Fix::safe(
+                        d = d.with_fix(Fix::unsafe_(
                             format!("use `{best}`"),
                             vec![(n.span, best.to_string())],
                         ));
@@ -381,7 +385,7 @@ impl<'a> Resolver<'a> {
                         .with_related(id.span, "the task");
                         if tasks.len() == 1 {
                             if let Some(best) = closest(&n.name, args.iter().copied()) {
-                                d = d.with_fix(Fix::safe(
+                                d = d.with_fix(Fix::unsafe_(
                                     format!("use `{best}`"),
                                     vec![(n.span, best.to_string())],
                                 ));

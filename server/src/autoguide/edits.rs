@@ -3,13 +3,14 @@
 //! the outcome came from; `None` means "no mechanical repair here".
 
 use mapwright_grammar::ast::{Constraint, Expr, ExprKind, Prop, StmtKind};
-use mapwright_grammar::{Applicability, Span, TextEdit};
+use mapwright_grammar::{Span, TextEdit};
 use mapwright_runtime::app::Launch;
 use mapwright_runtime::machine::ProcKind;
 
 use super::Context;
 
-/// The first safe fix of a diagnostic whose code is in `codes` (earlier codes preferred).
+/// The first fix worth proposing (safe or likely) of a diagnostic whose
+/// code is in `codes` (earlier codes preferred).
 pub fn first_fix(ctx: &Context<'_>, codes: &[&str]) -> Option<Vec<TextEdit>> {
     let diagnostics = &ctx.diagnostics;
     codes.iter().find_map(|code| {
@@ -17,21 +18,17 @@ pub fn first_fix(ctx: &Context<'_>, codes: &[&str]) -> Option<Vec<TextEdit>> {
             .iter()
             .filter(|d| d.code == *code)
             .flat_map(|d| d.fixes.iter())
-            .find(|f| f.applicability == Applicability::Safe)
+            .find(|f| f.applicability.worth_proposing())
             .map(|f| f.edits.clone())
     })
 }
 
-/// The safe fixes of every diagnostic with one of `codes`, merged when they
-/// do not overlap.
+/// The first fix worth proposing of every diagnostic with one of `codes`,
+/// merged when they do not overlap.
 pub fn all_fixes(ctx: &Context<'_>, codes: &[&str]) -> Option<Vec<TextEdit>> {
     let mut edits: Vec<TextEdit> = Vec::new();
     for d in ctx.diagnostics.iter().filter(|d| codes.contains(&d.code)) {
-        if let Some(fix) = d
-            .fixes
-            .iter()
-            .find(|f| f.applicability == Applicability::Safe)
-        {
+        if let Some(fix) = d.fixes.iter().find(|f| f.applicability.worth_proposing()) {
             let overlaps = fix.edits.iter().any(|e| {
                 edits.iter().any(|x| {
                     e.span.start() < x.span.end().max(x.span.start() + 1)
@@ -46,13 +43,13 @@ pub fn all_fixes(ctx: &Context<'_>, codes: &[&str]) -> Option<Vec<TextEdit>> {
     (!edits.is_empty()).then_some(edits)
 }
 
-/// The first safe fix of any error.
-pub fn first_safe_fix_any(ctx: &Context<'_>) -> Option<Vec<TextEdit>> {
+/// The first fix worth proposing (safe or likely) of any error.
+pub fn first_fix_any(ctx: &Context<'_>) -> Option<Vec<TextEdit>> {
     ctx.diagnostics
         .iter()
         .filter(|d| d.is_error())
         .flat_map(|d| d.fixes.iter())
-        .find(|f| f.applicability == Applicability::Safe)
+        .find(|f| f.applicability.worth_proposing())
         .map(|f| f.edits.clone())
 }
 

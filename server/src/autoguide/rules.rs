@@ -92,7 +92,7 @@ pub static RULES: &[Rule] = &[
             None => "The mapper does not compile.".into(),
         },
         suggest: "Fix the reported error; the checker's quick fix applies where one exists.",
-        edit: Some(edits::first_safe_fix_any),
+        edit: Some(edits::first_fix_any),
         fallback: true,
     },
     Rule {

@@ -70,6 +70,15 @@ function scopesAt(grammar, line, column) {
   return t ? t.scopes : [];
 }
 
+test("mapper files indent as the formatter does: four spaces", () => {
+  // The formatter has one layout (the server's README says why it ignores
+  // FormattingOptions); typing with other settings would fight it.
+  const defaults = manifest.contributes.configurationDefaults["[mapper]"];
+  assert.equal(defaults["editor.tabSize"], 4);
+  assert.equal(defaults["editor.insertSpaces"], true);
+  assert.equal(defaults["editor.detectIndentation"], false);
+});
+
 test("language id, file associations and grammar are contributed", () => {
   const [lang] = manifest.contributes.languages;
   assert.equal(lang.id, "mapper");
