@@ -157,6 +157,37 @@ fn fixes_computed_for_an_older_version_are_not_offered() {
 }
 
 #[test]
+fn a_stale_diagnostic_in_the_context_does_not_hide_the_current_fixes() {
+    let mut s = Server::start();
+    let uri = doc_uri("fix-stale-context");
+    let diags = s.open(&uri, "Task * GPU\n");
+    let old = diags[0].clone();
+    // The user typed above it, and asks for fixes on the statement before
+    // the editor has the new diagnostics: it sends the old one.
+    let text = "# a new first line\nTask * GPU\n";
+    s.change_full(&uri, 2, text);
+    s.diagnostics(&uri, 2);
+    let at = text.find("Task").unwrap();
+    let actions = s.request(
+        "textDocument/codeAction",
+        json!({"textDocument": {"uri": uri}, "range": range(text, at, text.len() - 1, s.encoding),
+               "context": {"diagnostics": [old], "only": ["quickfix"]}}),
+    );
+    let titles: Vec<&str> = actions
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|a| a["title"].as_str())
+        .collect();
+    assert_eq!(titles, ["insert `;`"], "{actions:#?}");
+    // The fix edits the current text.
+    let edit = &actions[0]["edit"]["changes"][uri.as_str()];
+    let fixed = apply_edits(text, edit.as_array().unwrap(), s.encoding);
+    assert_eq!(fixed, "# a new first line\nTask * GPU;\n");
+    assert_eq!(s.shutdown(), Some(0));
+}
+
+#[test]
 fn source_actions_format_and_add_missing_machine() {
     let mut s = Server::start();
     let uri = doc_uri("source-actions");

@@ -348,6 +348,12 @@ pub(super) fn code_actions(
             enc,
             converted: None,
         };
+        // Whether the context held a diagnostic of ours for this version
+        // (or one without `data`, recomputed): only then are its fixes the
+        // answer. Stale ones (the user typed since the last publish) are
+        // skipped, and must not keep the current fixes under the range
+        // from being offered.
+        let mut given = false;
         for d in &context.diagnostics {
             let source = d.source.as_deref();
             if source != Some("mapwright") && source != Some("autoguide") {
@@ -373,14 +379,11 @@ pub(super) fn code_actions(
                 None if source == Some("mapwright") => current.of(d),
                 None => continue,
             };
+            given |= source == Some("mapwright");
             push_fixes(&mut out, uri, d, fixes);
         }
-        // A client that sends no diagnostics in the context still gets the
-        // fixes of the current diagnostics under the range.
-        let given = context
-            .diagnostics
-            .iter()
-            .any(|d| d.source.as_deref() == Some("mapwright"));
+        // A client that sends no diagnostics of this version in the context
+        // still gets the fixes of the current diagnostics under the range.
         if !given {
             let span = convert::span(&a.index, range, enc);
             let touching: Vec<_> = merged_diagnostics(a, resolution)
