@@ -264,12 +264,14 @@ impl Backend {
     /// more than an editor can show): the first step is reported at once, a
     /// step arriving too soon after the last report waits, replaced by any
     /// newer one, until the interval has passed; the last step is always
-    /// reported before the loop's end, so the final state is never lost.
+    /// reported before the loop's end (once its turn comes), so the final
+    /// state is never lost. Returns when the last report went out, for the
+    /// `end` notification to wait its turn too.
     async fn report_steps(
         &self,
         token: &Option<ProgressToken>,
         steps: &mut tokio::sync::mpsc::UnboundedReceiver<Step>,
-    ) {
+    ) -> Option<tokio::time::Instant> {
         let mut last_report: Option<tokio::time::Instant> = None;
         let mut pending: Option<Step> = None;
         loop {
@@ -296,8 +298,11 @@ impl Backend {
             self.report_step(token, &step).await;
         }
         if let Some(step) = pending {
+            wait_for_turn(last_report).await;
+            last_report = Some(tokio::time::Instant::now());
             self.report_step(token, &step).await;
         }
+        last_report
     }
 
     async fn report_step(&self, token: &Option<ProgressToken>, step: &Step) {
@@ -413,11 +418,12 @@ impl Backend {
                 )
             })
         });
-        self.report_steps(&token, &mut rx).await;
+        let last_report = self.report_steps(&token, &mut rx).await;
         let failure = match handle.await {
             Ok(Ok(Ok(optimized))) => {
                 let value = self.finish_optimize(&doc, &setup, optimized).await;
                 let summary = value["summary"].as_str().unwrap_or("done").to_string();
+                wait_for_turn(last_report).await;
                 self.progress(
                     &token,
                     WorkDoneProgress::End(WorkDoneProgressEnd {
@@ -440,6 +446,7 @@ impl Backend {
                 data: None,
             },
         };
+        wait_for_turn(last_report).await;
         self.progress(
             &token,
             WorkDoneProgress::End(WorkDoneProgressEnd {
@@ -647,6 +654,15 @@ impl Backend {
 /// The shortest time between two `$/progress` reports of one command: at
 /// most 10 a second.
 const REPORT_INTERVAL: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// Waits until [`REPORT_INTERVAL`] has passed since `last_report` (the
+/// last `$/progress` sent), so that no notification of one command comes
+/// sooner than that after another.
+async fn wait_for_turn(last_report: Option<tokio::time::Instant>) {
+    if let Some(last) = last_report {
+        tokio::time::sleep_until(last + REPORT_INTERVAL).await;
+    }
+}
 
 /// The key of a progress token in the state's cancel table.
 pub(super) fn token_key(t: &ProgressToken) -> String {
