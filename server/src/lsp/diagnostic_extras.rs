@@ -35,6 +35,8 @@ const UNNECESSARY: &[&str] = &[
     "W0222", // constraint overridden in the same statement
     "W0307", // Layout statement silently shadowed
     "W0308", // `IndexTaskMap *` never consulted
+    "W0309", // entry naming a task the application lacks never applies
+    "W0310", // entry naming a region argument the task lacks never matches
     "W0314", // `Exact` without `Compact` has no effect
     "W0315", // rule for a kind never used never applies
     "W0316", // map statement of the wrong launch kind never applies
