@@ -120,7 +120,10 @@ impl<'a> Checker<'a> {
     }
 
     pub(super) fn unused_symbols(&mut self) {
-        let used_by_mapping = self.program.mapping_function_names();
+        // (A set: a big file names hundreds of functions only in mapping
+        // statements, and scanning the list for each was quadratic.)
+        let used_by_mapping: FastSet<&str> =
+            self.program.mapping_function_names().into_iter().collect();
         for (id, sym) in self.resolved.symbols.iter().enumerate() {
             if sym.name.starts_with('_') || self.referenced.get(id) == Some(&true) {
                 continue;
