@@ -512,3 +512,55 @@ fn shadowed_rules_are_reused_only_while_no_rule_is_edited() {
             .any(|d| d.code == "W0218"));
     }
 }
+
+/// A mapping statement naming an undefined function suggests the nearest
+/// function name. Replaying it asks again only when the file's function
+/// names changed (see `check::memo::function_names`): a rename, and a
+/// rename back, must change the suggestion as a full check does, while an
+/// edit elsewhere replays it.
+#[test]
+fn the_nearest_function_follows_renames() {
+    let text = |def: &str, x: &str| {
+        format!(
+            "m = Machine(GPU);\ndef {def}(Task task) {{\n  return m[0];\n}}\nIndexTaskMap work pick_onx;\nx = {x};\n"
+        )
+    };
+    let suggestion = |source: &str| {
+        analyze(source)
+            .checked
+            .diagnostics
+            .iter()
+            .find(|d| d.code == "E0202")
+            .and_then(|d| d.fixes.first().map(|f| f.title.clone()))
+    };
+    let first = text("pick_one", "1");
+    assert_eq!(suggestion(&first).as_deref(), Some("use `pick_one`"));
+    // An edit elsewhere: the mapping statement is replayed.
+    let (_, reuse, _) = both_ways_equal_a_full_analysis(&first, &text("pick_one", "2"));
+    assert!(reuse.replayed > 0, "{reuse:?}");
+    // Renamed, and renamed back, one edit after the other.
+    let steps = [
+        text("pick_onz", "1"),
+        text("pick_onz", "2"),
+        text("pick_one", "2"),
+        text("far_away_name", "2"),
+    ];
+    let mut before = first.clone();
+    let mut old = analyze_remembering(&first);
+    for after in steps {
+        let (inc, _, _) = reanalyze_remembering(&old.parsed, &old.checked.memo, &before, &after);
+        assert_eq!(
+            same_checked(&inc.checked, &analyze(&after).checked),
+            Ok(()),
+            "{after:?}"
+        );
+        both_ways_equal_a_full_analysis(&before, &after);
+        old = inc;
+        before = after;
+    }
+    assert_eq!(
+        suggestion(&text("pick_onz", "1")).as_deref(),
+        Some("use `pick_onz`")
+    );
+    assert_eq!(suggestion(&text("far_away_name", "1")), None);
+}

@@ -43,7 +43,7 @@ use super::{Checker, Ty};
 use crate::ast::{Stmt, StmtKind};
 use crate::diagnostic::{line_extent, Diagnostic};
 use crate::incremental::{shift_diagnostic, shift_span};
-use crate::suggest::{closest, Suggestions};
+use crate::suggest::Suggestions;
 use crate::Span;
 
 /// What one check remembers for the next: the record of each top-level
@@ -60,6 +60,34 @@ pub struct CheckMemo {
     /// What the shadowed-rule pass found (kept by the language server's
     /// checks only).
     pub(super) shadowed: Option<Arc<ShadowFindings>>,
+    /// The file's function names in order (see [`function_names`]).
+    pub(super) function_names: Option<Arc<[Box<str>]>>,
+}
+
+/// The function names of `program` in order, for the memo, and whether
+/// they are those `previous` kept (then its list is shared, not copied).
+/// Why: a statement naming an undefined function records the nearest
+/// function name; replaying it asked again over every function of the
+/// file on every keystroke (2 % of a keystroke in the server on a big
+/// file, `perf`), though a keystroke almost never changes a function's
+/// name. Compared name by name, so no hash can collide.
+pub(super) fn function_names(
+    program: &crate::ast::Program,
+    previous: Option<&CheckMemo>,
+    remember: bool,
+) -> (Option<Arc<[Box<str>]>>, bool) {
+    let names = super::function_def_names(program);
+    if let Some(kept) = previous.and_then(|p| p.function_names.as_ref()) {
+        let mut kept_names = kept.iter();
+        let same = names
+            .clone()
+            .all(|n| kept_names.next().is_some_and(|k| **k == *n))
+            && kept_names.next().is_none();
+        if same {
+            return (Some(kept.clone()), true);
+        }
+    }
+    (remember.then(|| names.map(Box::from).collect()), false)
 }
 
 /// The shadowed-rule pass's findings, before they become diagnostics:
@@ -390,6 +418,7 @@ impl NewMemo {
                 suggestions: None,
                 diagnostics: 0,
                 shadowed: None,
+                function_names: None,
             },
             self.reuse,
         )
@@ -664,7 +693,7 @@ impl<'a> Checker<'a> {
             Read::LateGlobal { name, ty } => self.late_globals.get(&**name).copied() == *ty,
             Read::Assigned { name, yes } => self.is_assigned(name) == *yes,
             Read::ClosestFunction { name, best } => {
-                closest(name, self.function_names()) == best.as_deref()
+                self.function_names.1 || self.nearest_function_name(name) == best.as_deref()
             }
             Read::GlobalId { .. } | Read::DefinedAt { .. } => self.answer_id(read) == read.id(),
             Read::Line { at, line } => {
@@ -837,7 +866,7 @@ impl<'a> Checker<'a> {
     }
 
     pub(super) fn closest_function(&mut self, name: &str) -> Option<&'a str> {
-        let best = closest(name, self.function_names());
+        let best = self.nearest_function_name(name);
         self.note(Event::Read(Read::ClosestFunction {
             name: name.into(),
             best: best.map(Into::into),
