@@ -1,7 +1,8 @@
 //! `docs/codes.md` cannot rot: it has one section per diagnostic code of
 //! the codes tables (grammar and mapping resolution), in table order, with
 //! the table's summary; each section's example really produces its code,
-//! and the fixed example (where there is one) no longer does.
+//! the fixed example (where there is one) no longer does, and the quick
+//! fix the section names is the example's, as safe as the page says.
 //!
 //! Section format (what the language server's `codeDescription` links to by
 //! the heading's anchor, `#e0201`):
@@ -18,6 +19,9 @@
 //!
 //! ... message and explanation ...
 //!
+//! Fix (quick fix, HOW): TITLE ...     <- optional: the example's fix, HOW
+//!                                        its applicability (`how_safe`)
+//!
 //! ```mapper fixed                     <- optional: the example after the fix
 //! ...
 //! ```
@@ -25,7 +29,8 @@
 
 use std::path::Path;
 
-use mapwright_grammar::{analyze, codes};
+use mapwright_grammar::diagnostic::Applicability;
+use mapwright_grammar::{analyze, codes, Diagnostic};
 use mapwright_runtime::app::App;
 use mapwright_runtime::machine::{Machine, ProcKind};
 use mapwright_runtime::resolve_mapping::{self, resolve_mapping};
@@ -41,6 +46,8 @@ struct Section {
     code: String,
     summary: String,
     blocks: Vec<Block>,
+    /// From the line `Fix (quick fix, HOW): TEXT`: HOW and TEXT.
+    quick_fix: Option<(String, String)>,
 }
 
 fn page() -> String {
@@ -57,6 +64,7 @@ fn sections(page: &str) -> Vec<Section> {
                 code: code.trim().to_string(),
                 summary: String::new(),
                 blocks: Vec::new(),
+                quick_fix: None,
             });
             continue;
         }
@@ -89,6 +97,11 @@ fn sections(page: &str) -> Vec<Section> {
                     .collect(),
                 text,
             });
+        } else if let Some((how, text)) = line
+            .strip_prefix("Fix (quick fix, ")
+            .and_then(|rest| rest.split_once("): "))
+        {
+            section.quick_fix = Some((how.to_string(), text.to_string()));
         } else if section.summary.is_empty() && !line.trim().is_empty() {
             section.summary = line.trim().to_string();
         }
@@ -103,12 +116,12 @@ fn all_codes() -> Vec<&'static codes::CodeInfo> {
         .collect()
 }
 
-/// The codes `text` produces: the front end's, plus resolution's when an
-/// application and machine are named.
-fn codes_of(text: &str, attrs: &[(String, String)]) -> Vec<&'static str> {
+/// The diagnostics `text` gets: the front end's, plus resolution's when
+/// an application and machine are named.
+fn diagnostics_of(text: &str, attrs: &[(String, String)]) -> Vec<Diagnostic> {
     let attr = |k: &str| attrs.iter().find(|(a, _)| a == k).map(|(_, v)| v.as_str());
     let analysis = analyze(text);
-    let mut out: Vec<&'static str> = analysis.diagnostics().iter().map(|d| d.code).collect();
+    let mut out: Vec<Diagnostic> = analysis.diagnostics();
     if let Some(app) = attr("app") {
         let app = App::builtin(app).unwrap_or_else(|| panic!("no built-in app {app}"));
         let name = attr("machine").unwrap_or("p100x4");
@@ -118,9 +131,24 @@ fn codes_of(text: &str, attrs: &[(String, String)]) -> Vec<&'static str> {
             machine.node.affinities.retain(|a| a.proc != ProcKind::Omp);
         }
         let decisions = resolve_mapping(&analysis, text, &app, &machine);
-        out.extend(decisions.diagnostics.iter().map(|d| d.code));
+        out.extend(decisions.diagnostics);
     }
     out
+}
+
+/// The codes `text` produces (see [`diagnostics_of`]).
+fn codes_of(text: &str, attrs: &[(String, String)]) -> Vec<&'static str> {
+    diagnostics_of(text, attrs).iter().map(|d| d.code).collect()
+}
+
+/// How the page words each applicability in a section's
+/// `Fix (quick fix, HOW): TITLE ...` line.
+fn how_safe(applicability: Applicability) -> &'static str {
+    match applicability {
+        Applicability::Safe => "safe to apply automatically",
+        Applicability::Likely => "the likeliest repair, not applied by fix-all",
+        Applicability::Unsafe => "check the result",
+    }
 }
 
 #[test]
@@ -153,6 +181,53 @@ fn every_example_produces_its_code_and_every_fixed_example_does_not() {
                 failures.push(format!("{}: the fixed example still produces it", s.code));
             } else if !b.fixed && !has {
                 failures.push(format!("{}: the example produces {produced:?}", s.code));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Each `Fix (quick fix, HOW): TITLE` line tells the truth: the section's
+/// example gets a fix of its code whose title the line starts with, and
+/// HOW is that fix's applicability (fix-all on save applies only the safe
+/// ones, so a page that calls a guess safe misleads). A section without
+/// such a line has an example whose diagnostic offers no fix.
+#[test]
+fn every_quick_fix_line_names_the_fix_and_how_safe_it_is() {
+    let mut failures = Vec::new();
+    for s in sections(&page()) {
+        let Some(example) = s.blocks.iter().find(|b| !b.fixed) else {
+            continue;
+        };
+        let fixes: Vec<_> = diagnostics_of(&example.text, &example.attrs)
+            .into_iter()
+            .filter(|d| d.code == s.code)
+            .flat_map(|d| d.fixes)
+            .collect();
+        match &s.quick_fix {
+            None if !fixes.is_empty() => failures.push(format!(
+                "{}: the example has the fix {:?} but the page names none",
+                s.code, fixes[0].title
+            )),
+            None => {}
+            Some((how, said)) => {
+                let Some(fix) = fixes.iter().find(|f| said.starts_with(&*f.title)) else {
+                    failures.push(format!(
+                        "{}: the page says {said:?}, the example's fixes are {:?}",
+                        s.code,
+                        fixes.iter().map(|f| &f.title).collect::<Vec<_>>()
+                    ));
+                    continue;
+                };
+                if how != how_safe(fix.applicability) {
+                    failures.push(format!(
+                        "{}: the page says {how:?}, the fix {:?} is {:?} ({:?})",
+                        s.code,
+                        fix.title,
+                        fix.applicability,
+                        how_safe(fix.applicability)
+                    ));
+                }
             }
         }
     }
