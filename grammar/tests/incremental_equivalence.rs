@@ -6,8 +6,9 @@
 //! The edits are what an editor sends while someone types: single
 //! characters (letters, digits, punctuation, `#`, newlines), deletions,
 //! whole statements and pasted pieces of the file itself. The test also
-//! counts the edits that took the incremental path, so it fails if that
-//! path is never exercised.
+//! counts the edits that took the incremental path, and fails if fewer
+//! than a third did (the property would then compare a full parse with
+//! itself).
 //!
 //! The same edit sequences drive incremental checking (each statement's
 //! check reused from the previous analysis when what it read is unchanged,
@@ -219,34 +220,44 @@ fn analyses_agree(mut text: String, edits: &[Edit]) -> Result<(), TestCaseError>
     Ok(())
 }
 
-thread_local! {
-    static INCREMENTAL_EDITS: Cell<usize> = const { Cell::new(0) };
-}
-
-proptest! {
-    #![proptest_config(ProptestConfig { cases: 192, ..ProptestConfig::default() })]
-
-    #[test]
-    fn incremental_and_full_analysis_agree(
-        file in any::<prop::sample::Index>(),
-        edits in prop::collection::vec(edit(), 1..12),
-    ) {
-        let files = corpus_files();
-        prop_assume!(!files.is_empty());
+/// Random edit sequences on random corpus files: after each edit the
+/// re-parse (borrowing and consuming) equals a full parse, and checking it
+/// equals checking the full parse. Run through proptest's runner (cases
+/// and failure seeds as the `proptest!` tests here) so that, after all
+/// cases, it can also fail when too few edits took the incremental path:
+/// then the property would compare a full parse with itself.
+#[test]
+fn incremental_and_full_analysis_agree() {
+    let files = corpus_files();
+    assert!(!files.is_empty(), "no corpus files found");
+    let (incremental, total) = (Cell::new(0usize), Cell::new(0usize));
+    let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig {
+        cases: 192,
+        source_file: Some(file!()),
+        ..ProptestConfig::default()
+    });
+    let cases = (
+        any::<prop::sample::Index>(),
+        prop::collection::vec(edit(), 1..12),
+    );
+    let outcome = runner.run(&cases, |(file, edits)| {
         let mut text = files[file.index(files.len())].clone();
         let mut parsed = parse(&text);
         for e in &edits {
             let next = apply(&text, e);
             let (inc, how) = reparse(&parsed, &text, &next);
+            total.set(total.get() + 1);
             if matches!(how, Reparse::Incremental { .. }) {
-                INCREMENTAL_EDITS.with(|n| n.set(n.get() + 1));
+                incremental.set(incremental.get() + 1);
             }
             let full = parse(&next);
             // The consuming re-parse, given a parse that alone holds its
             // statements (so they are shifted in place), makes the same.
             let (owned, _, _) = reparse_owned(deep_copy(&parsed), &text, &next);
             if let Err(why) = same_parse(&owned, &full) {
-                return Err(TestCaseError::fail(format!("consuming re-parse: {why} after {e:?}")));
+                return Err(TestCaseError::fail(format!(
+                    "consuming re-parse: {why} after {e:?}"
+                )));
             }
             if let Err(why) = same_parse(&inc, &full).and_then(|_| same_check(&inc, &full, &next)) {
                 return Err(TestCaseError::fail(format!(
@@ -256,7 +267,22 @@ proptest! {
             text = next;
             parsed = inc;
         }
+        Ok(())
+    });
+    if let Err(e) = outcome {
+        panic!("{e}");
     }
+    eprintln!(
+        "{} of {} edits took the incremental path",
+        incremental.get(),
+        total.get()
+    );
+    assert!(
+        incremental.get() * 3 > total.get(),
+        "only {} of {} edits took the incremental path",
+        incremental.get(),
+        total.get()
+    );
 }
 
 proptest! {
