@@ -425,6 +425,15 @@ fn run_shows_the_result_and_autoguide_feedback_until_the_next_edit() {
     let diags = msg["params"]["diagnostics"].as_array().unwrap();
     let guide = diags.iter().find(|d| d["source"] == "autoguide").unwrap();
     assert_eq!(guide["severity"], 1);
+    // Its code (the rule) links to the rule's section of the rules page,
+    // which the server wrote out.
+    let rule = guide["code"].as_str().unwrap();
+    let href = guide["codeDescription"]["href"].as_str().unwrap();
+    let (page, anchor) = href.split_once('#').unwrap();
+    assert_eq!(anchor, rule, "{href}");
+    let page = page.strip_prefix("file://").unwrap();
+    let page = std::fs::read_to_string(page).unwrap();
+    assert!(page.contains(&format!("\n## {rule}\n")), "{href}");
     let text = guide["message"].as_str().unwrap();
     assert!(
         text.contains("Explain:") && text.contains("Suggest:"),

@@ -338,13 +338,16 @@ fn run_summary(
 }
 
 /// AutoGuide's feedback as diagnostics (source `autoguide`, code = the
-/// rule), each with its mechanical edit as a quick fix. The range is the
-/// edit's, else the statement the run failed on, else the first line.
+/// rule, linked to the rule's section of `docs/autoguide.md` when the
+/// client takes `codeDescription`), each with its mechanical edit as a
+/// quick fix. The range is the edit's, else the statement the run failed
+/// on, else the first line.
 pub fn feedback_diagnostics(
     text: &str,
     version: i32,
     result: &RunResult,
     enc: mapwright_grammar::line_index::Encoding,
+    code_description: bool,
 ) -> Vec<lsp::Diagnostic> {
     let index = LineIndex::new(text);
     let first_line = Span::new(0, text.find('\n').unwrap_or(text.len()));
@@ -386,7 +389,9 @@ pub fn feedback_diagnostics(
                 range: convert::range(&index, span, enc),
                 severity: Some(severity),
                 code: Some(lsp::NumberOrString::String(f.rule.clone())),
-                code_description: None,
+                code_description: code_description
+                    .then(|| super::diagnostic_extras::rule_description(&f.rule))
+                    .flatten(),
                 source: Some("autoguide".into()),
                 message: f.render(FeedbackMode::Suggest),
                 related_information: None,
@@ -560,8 +565,17 @@ mod tests {
             3,
             &r,
             mapwright_grammar::line_index::Encoding::Utf16,
+            true,
         );
         assert_eq!(diags[0].source.as_deref(), Some("autoguide"));
+        let Some(lsp::NumberOrString::String(rule)) = &diags[0].code else {
+            panic!("no rule: {:?}", diags[0]);
+        };
+        let href = &diags[0].code_description.as_ref().expect("a link").href;
+        assert!(
+            href.as_str().ends_with(&format!("/autoguide.md#{rule}")),
+            "{href}"
+        );
         let mut remote = settings.clone();
         remote.runtime_url = Some("https://nope".into());
         let s = Setup::new(Some(&t), None, &remote).unwrap();

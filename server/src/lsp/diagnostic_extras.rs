@@ -1,9 +1,10 @@
 //! What editors show besides a diagnostic's text: tags (`Unnecessary`
 //! greys out unused and unreachable code, `Deprecated` strikes through
 //! legacy forms) and the `codeDescription` link to the code's section of
-//! the codes page (`docs/codes.md`).
+//! the codes page (`docs/codes.md`), or for AutoGuide's feedback after a
+//! run, to its rule's section of the rules page (`docs/autoguide.md`).
 //!
-//! Link target: the page is compiled into the binary and written once per
+//! Link target: each page is compiled into the binary and written once per
 //! version to the OS temporary directory (`<tmp>/mapwright-<version>/codes.md`),
 //! and each diagnostic links to `file://…/codes.md#e0201`. So the link works
 //! offline, without a checkout, and always describes the codes this binary
@@ -22,6 +23,9 @@ use tower_lsp::lsp_types::{CodeDescription, DiagnosticTag, Url};
 
 /// The codes page, as shipped.
 pub const CODES_PAGE: &str = include_str!("../../../docs/codes.md");
+
+/// The AutoGuide rules page, as shipped.
+pub const AUTOGUIDE_PAGE: &str = include_str!("../../../docs/autoguide.md");
 
 /// Codes whose span is code that does nothing: unused, unreachable, or a
 /// rule or constraint that never takes effect.
@@ -63,20 +67,41 @@ pub fn code_link(page: &Url, code: &str) -> Url {
     url
 }
 
-/// The URL of the codes page written out for this binary, if it could be.
-fn page_url() -> Option<&'static Url> {
-    static PAGE: OnceLock<Option<Url>> = OnceLock::new();
-    PAGE.get_or_init(|| {
+/// The URL of `content` written out for this binary as `name`, if it
+/// could be (kept in `slot`: written once per process).
+fn written_page(
+    slot: &'static OnceLock<Option<Url>>,
+    name: &str,
+    content: &str,
+) -> Option<&'static Url> {
+    slot.get_or_init(|| {
         let dir = std::env::temp_dir().join(format!("mapwright-{}", env!("CARGO_PKG_VERSION")));
-        let path = dir.join("codes.md");
-        let current = std::fs::read_to_string(&path).is_ok_and(|t| t == CODES_PAGE);
+        let path = dir.join(name);
+        let current = std::fs::read_to_string(&path).is_ok_and(|t| t == content);
         if !current {
             std::fs::create_dir_all(&dir).ok()?;
-            std::fs::write(&path, CODES_PAGE).ok()?;
+            std::fs::write(&path, content).ok()?;
         }
         Url::from_file_path(&path).ok()
     })
     .as_ref()
+}
+
+/// The URL of the codes page written out for this binary, if it could be.
+fn page_url() -> Option<&'static Url> {
+    static PAGE: OnceLock<Option<Url>> = OnceLock::new();
+    written_page(&PAGE, "codes.md", CODES_PAGE)
+}
+
+/// The `codeDescription` of AutoGuide's feedback from `rule`: a link to
+/// the rule's section of the rules page. (Not cached as the codes' links
+/// are: a run's feedback is a few diagnostics.)
+pub fn rule_description(rule: &str) -> Option<CodeDescription> {
+    static PAGE: OnceLock<Option<Url>> = OnceLock::new();
+    let page = written_page(&PAGE, "autoguide.md", AUTOGUIDE_PAGE)?;
+    let mut href = page.clone();
+    href.set_fragment(Some(rule));
+    Some(CodeDescription { href })
 }
 
 /// The `codeDescription` of `code`: a link to its section of the codes
@@ -107,6 +132,37 @@ mod tests {
                 .or_else(|| mapwright_runtime::resolve_mapping::code_summary(code));
             assert!(known.is_some(), "{code} is not in the codes tables");
             assert!(CODES_PAGE.contains(&format!("\n## {code}\n")), "{code}");
+        }
+    }
+
+    /// `docs/autoguide.md` has one section per rule of the table, in its
+    /// order, each with the rule's suggestion word for word and an `Edit:`
+    /// line exactly when the rule makes an edit.
+    #[test]
+    fn the_rules_page_has_one_section_per_rule_with_its_suggestion() {
+        let sections: Vec<(&str, &str)> = AUTOGUIDE_PAGE
+            .split("\n## ")
+            .skip(1)
+            .map(|s| s.split_once('\n').unwrap_or((s, "")))
+            .collect();
+        let rules = crate::autoguide::rules::RULES;
+        let listed: Vec<&str> = sections.iter().map(|(id, _)| id.trim()).collect();
+        let table: Vec<&str> = rules.iter().map(|r| r.id).collect();
+        assert_eq!(
+            listed, table,
+            "docs/autoguide.md sections vs the rule table"
+        );
+        for ((id, body), rule) in sections.iter().zip(rules) {
+            assert!(
+                body.contains(&format!("\nSuggests: {}\n", rule.suggest)),
+                "{id}: the suggestion differs from the table"
+            );
+            assert_eq!(
+                body.contains("\nEdit: "),
+                rule.edit.is_some(),
+                "{id}: an `Edit:` line where the rule has an edit, none elsewhere"
+            );
+            assert!(body.contains("\nReads: "), "{id}: what it reads");
         }
     }
 

@@ -232,8 +232,13 @@ impl Backend {
             .blocking("mapwright.run", move || commands::run_once(&setup, &text))
             .await?
             .map_err(Error::invalid_params)?;
-        let diags =
-            commands::feedback_diagnostics(&doc.text, doc.version, &result, self.state.encoding());
+        let diags = commands::feedback_diagnostics(
+            &doc.text,
+            doc.version,
+            &result,
+            self.state.encoding(),
+            self.state.flags().diagnostic_fields.code_description,
+        );
         self.state.set_run_feedback(&doc.uri, doc.version, diags);
         publish(&self.state, &self.client, doc.clone()).await;
         self.refresh_pulled_diagnostics().await;
