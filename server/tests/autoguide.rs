@@ -61,6 +61,14 @@ case!(
     "mgpu not found",
     None
 );
+// A model one edit away (`mcpu`): the respelling is only likely, so the
+// safe definition the rule suggests is the edit.
+case!(
+    mgpu_not_found_next_to_mcpu,
+    "mcpu = Machine(CPU);\ndef f(Task task) {\n    return mgpu[0, task.ipoint[0] % mgpu.size[1]];\n}\nIndexTaskMap t f;\ndef g(Task task) {\n    return mcpu[0, 0];\n}\nIndexTaskMap u g;\n",
+    "mgpu not found",
+    None
+);
 case!(
     stride_does_not_match,
     "Task * GPU;\nLayout * * * SOA C_order;\n",

@@ -3,32 +3,42 @@
 //! the outcome came from; `None` means "no mechanical repair here".
 
 use mapwright_grammar::ast::{Constraint, Expr, ExprKind, Prop, StmtKind};
-use mapwright_grammar::{Span, TextEdit};
+use mapwright_grammar::{Applicability, Diagnostic, Fix, Span, TextEdit};
 use mapwright_runtime::app::Launch;
 use mapwright_runtime::machine::ProcKind;
 
 use super::Context;
 
-/// The first fix worth proposing (safe or likely) of a diagnostic whose
-/// code is in `codes` (earlier codes preferred).
+/// The fix AutoGuide proposes for `d`: its first safe fix, else its first
+/// likely one. (An undefined `mgpu` in a file that defines `mcpu` has the
+/// likely respelling first and the safe `add mgpu = Machine(GPU);` second;
+/// the second is what the rule suggests.)
+fn proposed_fix(d: &Diagnostic) -> Option<&Fix> {
+    d.fixes
+        .iter()
+        .find(|f| f.applicability == Applicability::Safe)
+        .or_else(|| d.fixes.iter().find(|f| f.applicability.worth_proposing()))
+}
+
+/// The proposed fix ([`proposed_fix`]) of the first diagnostic whose code
+/// is in `codes` and that has one (earlier codes preferred).
 pub fn first_fix(ctx: &Context<'_>, codes: &[&str]) -> Option<Vec<TextEdit>> {
     let diagnostics = &ctx.diagnostics;
     codes.iter().find_map(|code| {
         diagnostics
             .iter()
             .filter(|d| d.code == *code)
-            .flat_map(|d| d.fixes.iter())
-            .find(|f| f.applicability.worth_proposing())
+            .find_map(proposed_fix)
             .map(|f| f.edits.clone())
     })
 }
 
-/// The first fix worth proposing of every diagnostic with one of `codes`,
-/// merged when they do not overlap.
+/// The proposed fix of every diagnostic with one of `codes`, merged when
+/// they do not overlap.
 pub fn all_fixes(ctx: &Context<'_>, codes: &[&str]) -> Option<Vec<TextEdit>> {
     let mut edits: Vec<TextEdit> = Vec::new();
     for d in ctx.diagnostics.iter().filter(|d| codes.contains(&d.code)) {
-        if let Some(fix) = d.fixes.iter().find(|f| f.applicability.worth_proposing()) {
+        if let Some(fix) = proposed_fix(d) {
             let overlaps = fix.edits.iter().any(|e| {
                 edits.iter().any(|x| {
                     e.span.start() < x.span.end().max(x.span.start() + 1)
@@ -43,13 +53,12 @@ pub fn all_fixes(ctx: &Context<'_>, codes: &[&str]) -> Option<Vec<TextEdit>> {
     (!edits.is_empty()).then_some(edits)
 }
 
-/// The first fix worth proposing (safe or likely) of any error.
+/// The proposed fix of the first error that has one.
 pub fn first_fix_any(ctx: &Context<'_>) -> Option<Vec<TextEdit>> {
     ctx.diagnostics
         .iter()
         .filter(|d| d.is_error())
-        .flat_map(|d| d.fixes.iter())
-        .find(|f| f.applicability.worth_proposing())
+        .find_map(proposed_fix)
         .map(|f| f.edits.clone())
 }
 
