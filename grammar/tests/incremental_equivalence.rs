@@ -8,7 +8,7 @@
 //! whole statements and pasted pieces of the file itself. The test also
 //! counts the edits that took the incremental path, and fails if fewer
 //! than a third did (the property would then compare a full parse with
-//! itself).
+//! itself; 1,230 of 1,247 did in one run of the 192 cases).
 //!
 //! The same edit sequences drive incremental checking (each statement's
 //! check reused from the previous analysis when what it read is unchanged,
@@ -231,11 +231,14 @@ fn incremental_and_full_analysis_agree() {
     let files = corpus_files();
     assert!(!files.is_empty(), "no corpus files found");
     let (incremental, total) = (Cell::new(0usize), Cell::new(0usize));
-    let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig {
+    // (Contextualized as `proptest!` does: PROPTEST_CASES and the other
+    // variables still apply.)
+    let config = proptest::test_runner::contextualize_config(ProptestConfig {
         cases: 192,
         source_file: Some(file!()),
         ..ProptestConfig::default()
     });
+    let mut runner = proptest::test_runner::TestRunner::new(config);
     let cases = (
         any::<prop::sample::Index>(),
         prop::collection::vec(edit(), 1..12),

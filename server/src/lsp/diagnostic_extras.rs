@@ -158,7 +158,7 @@ mod tests {
                 "{id}: the suggestion differs from the table"
             );
             assert_eq!(
-                body.contains("\nEdit: "),
+                body.contains("\nEdit: ") || body.contains("\nEdit (with an application): "),
                 rule.edit.is_some(),
                 "{id}: an `Edit:` line where the rule has an edit, none elsewhere"
             );
