@@ -11,6 +11,9 @@
 //! `LSP_BENCH_SEEDS=4,5,6` generates the files from other seeds.
 //! `LSP_BENCH_ONLY=TEXT` runs only the rows whose setting or file label
 //! contains TEXT (`seed 1`, `no app`), e.g. under a profiler.
+//! `LSP_BENCH_FILES=a.mapper,b.mapper` adds files of your own (each row
+//! on its own, like the corpus file's), to measure the kind of file you
+//! edit.
 //! `LSP_BENCH_DUMP=DIR` writes each row's keystrokes (offset, text typed,
 //! latency in microseconds) to a file in DIR, to see which are slow.
 //! `LSP_BENCH_KEYSTROKES=N` types N keystrokes per file instead of 100: of
@@ -282,6 +285,28 @@ fn keystroke_to_diagnostics_latency() {
         seed: 0,
         generated: false,
     });
+    // Files of the user's own (`LSP_BENCH_FILES`), measured like the
+    // corpus file: each row on its own, not in the generated files' mean.
+    for (i, path) in std::env::var("LSP_BENCH_FILES")
+        .unwrap_or_default()
+        .split(',')
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .enumerate()
+    {
+        let text = std::fs::read_to_string(path)
+            .unwrap_or_else(|e| panic!("LSP_BENCH_FILES: {path}: {e}"));
+        files.push(BenchFile {
+            label: Path::new(path)
+                .file_name()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .into_owned(),
+            text,
+            seed: 1_000 + i as u64,
+            generated: false,
+        });
+    }
     for f in &files {
         println!(
             "file {}: {} lines, {} bytes",
