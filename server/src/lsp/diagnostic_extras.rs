@@ -60,7 +60,8 @@ pub fn tags(code: &str) -> Option<Vec<DiagnosticTag>> {
     }
 }
 
-/// The link to `code`'s section of `page` (a URL of the codes page).
+/// The link to `code`'s section of `page` (a URL of the codes page, or
+/// of the rules page for an AutoGuide rule).
 pub fn code_link(page: &Url, code: &str) -> Url {
     let mut url = page.clone();
     url.set_fragment(Some(&code.to_ascii_lowercase()));
@@ -99,9 +100,10 @@ fn page_url() -> Option<&'static Url> {
 pub fn rule_description(rule: &str) -> Option<CodeDescription> {
     static PAGE: OnceLock<Option<Url>> = OnceLock::new();
     let page = written_page(&PAGE, "autoguide.md", AUTOGUIDE_PAGE)?;
-    let mut href = page.clone();
-    href.set_fragment(Some(rule));
-    Some(CodeDescription { href })
+    // (Rule ids are lower-case already, so the anchor is the id.)
+    Some(CodeDescription {
+        href: code_link(page, rule),
+    })
 }
 
 /// The `codeDescription` of `code`: a link to its section of the codes
