@@ -25,6 +25,8 @@
 //! - [`format`]      the formatter (keeps every comment, idempotent; a whole
 //!   file one top-level statement at a time, [`parser`]'s `EachStmt`).
 //! - [`codes`]       the table of diagnostic codes with their explanations.
+//! - [`render`]      diagnostics as rustc-style text with source snippets, or
+//!   JSON (the CLI's `check` and mapwright's Legion mapper print these).
 //!
 //! Invariants: nothing here panics on any input; every diagnostic carries a
 //! stable code; this crate knows nothing of applications, machines or LSP.
@@ -39,6 +41,7 @@ pub mod incremental;
 pub mod line_index;
 pub mod packed;
 pub mod parser;
+pub mod render;
 pub mod resolve;
 pub mod span;
 pub mod suggest;

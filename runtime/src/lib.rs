@@ -29,6 +29,10 @@
 //!   allocations and kernels on local GPUs (feature `cuda`, cudarc loaded at
 //!   run time); its layout, placement, kernel and executor logic is always
 //!   built and runs on host threads as the CPU reference (`runtime/CUDA.md`).
+//! - [`legion`]   the decisions of mapwright's Legion mapper (a C++ shell
+//!   in `runtime/legion/` over the C ABI of `runtime/legion/abi`): the host
+//!   Legion reports, each launch resolved by [`resolve_mapping`], and the
+//!   decision log held against `explain`.
 //! - [`sim`]      the `sim` backend: a deterministic model of a Legion run of
 //!   resolved decisions on a machine (constants in `runtime/SIMULATION.md`).
 //! - [`validate`] the simulator against measured figures (the ASI paper's
@@ -40,6 +44,7 @@ pub mod cuda;
 pub mod decisions;
 pub mod eval;
 pub mod import;
+pub mod legion;
 pub mod machine;
 pub mod mspace;
 pub mod resolve_mapping;

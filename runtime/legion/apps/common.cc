@@ -1,0 +1,84 @@
+#include "common.h"
+
+#include <cstdlib>
+#include <cstring>
+
+#include "mapwright_mapper.h"
+
+using namespace Legion;
+
+namespace mapwright_apps {
+
+Flags::Flags() {
+  const InputArgs &a = Runtime::get_input_args();
+  for (int i = 0; i < a.argc; i++) args_.push_back(a.argv[i]);
+}
+
+long Flags::get(const char *name, long fallback) const {
+  for (size_t i = 0; i + 1 < args_.size(); i++)
+    if (args_[i] == name) return std::strtol(args_[i + 1].c_str(), nullptr, 10);
+  return fallback;
+}
+
+bool Flags::has(const char *name) const {
+  for (const std::string &a : args_)
+    if (a == name) return true;
+  return false;
+}
+
+double now_seconds() { return double(Realm::Clock::current_time_in_nanoseconds()) * 1e-9; }
+
+uint64_t mix(uint64_t seed, uint64_t stream, uint64_t index) {
+  // splitmix64 over the three inputs.
+  uint64_t z = seed * 0x9E3779B97F4A7C15ull ^ (stream + 0x632BE59BD9B4E019ull) * 0xBF58476D1CE4E5B9ull ^
+               index * 0x94D049BB133111EBull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+double uniform(uint64_t seed, uint64_t stream, uint64_t index) {
+  return double(mix(seed, stream, index) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+void register_mapper_if_asked(TaskID top_level, int argc, char **argv) {
+  Runtime::set_top_level_task_id(top_level);
+  for (int i = 0; i < argc; i++)
+    if (std::strcmp(argv[i], "-mapping") == 0) {
+      register_mappers();
+      return;
+    }
+}
+
+void name_fields(Runtime *rt, FieldSpace fs,
+                 const std::vector<std::pair<FieldID, std::string>> &fields) {
+  for (const auto &f : fields) rt->attach_name(fs, f.first, f.second.c_str());
+}
+
+RegionRequirement requirement(LogicalRegion region, PrivilegeMode privilege,
+                              LogicalRegion parent, const std::vector<FieldID> &fields) {
+  RegionRequirement r(region, privilege, LEGION_EXCLUSIVE, parent);
+  for (FieldID f : fields) r.add_field(f);
+  return r;
+}
+
+RegionRequirement requirement(LogicalPartition partition, PrivilegeMode privilege,
+                              LogicalRegion parent, const std::vector<FieldID> &fields) {
+  RegionRequirement r(partition, 0 /*identity projection*/, privilege, LEGION_EXCLUSIVE,
+                      parent);
+  for (FieldID f : fields) r.add_field(f);
+  return r;
+}
+
+RegionRequirement reduction(LogicalPartition partition, ReductionOpID redop,
+                            LogicalRegion parent, const std::vector<FieldID> &fields) {
+  RegionRequirement r(partition, 0 /*identity projection*/, redop, LEGION_EXCLUSIVE, parent);
+  for (FieldID f : fields) r.add_field(f);
+  return r;
+}
+
+Rect<1> rect_of(Runtime *rt, const Task *task, unsigned i) {
+  return rt->get_index_space_domain(task->regions[i].region.get_index_space());
+}
+
+}  // namespace mapwright_apps

@@ -1,0 +1,97 @@
+// What every mapwright benchmark program shares: command-line flags, the
+// clock, registration of mapwright's mapper, region and field naming, and
+// typed accessors. Written once; each program keeps only its own tasks.
+#ifndef MAPWRIGHT_APPS_COMMON_H
+#define MAPWRIGHT_APPS_COMMON_H
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "legion.h"
+
+namespace mapwright_apps {
+
+// Integer flags `-name value` from Legion's input arguments, with defaults;
+// unknown flags are Legion's and left alone.
+class Flags {
+ public:
+  Flags();
+  long get(const char *name, long fallback) const;
+  bool has(const char *name) const;
+
+ private:
+  std::vector<std::string> args_;
+};
+
+// Seconds since an arbitrary start (Realm's clock, as the Regent programs).
+double now_seconds();
+
+// Deterministic pseudo-random numbers from (seed, stream, index), so a task
+// and the program's own reference computation draw the same values.
+uint64_t mix(uint64_t seed, uint64_t stream, uint64_t index);
+double uniform(uint64_t seed, uint64_t stream, uint64_t index);  // [0, 1)
+
+// Registers mapwright's mapper when the program runs with `-mapping FILE`
+// (as Regent programs register the DSL mapper with -dslmapper), and sets
+// the top-level task. Reads argv: Legion's input arguments exist only once
+// the runtime has started.
+void register_mapper_if_asked(Legion::TaskID top_level, int argc, char **argv);
+
+// Names a field space's fields, a region, a partition (semantic names the
+// mapper's Region and Layout statements match with -tm:use_semantic_name).
+void name_fields(Legion::Runtime *rt, Legion::FieldSpace fs,
+                 const std::vector<std::pair<Legion::FieldID, std::string>> &fields);
+
+// Region requirement helpers: privilege + fields in one call.
+Legion::RegionRequirement requirement(Legion::LogicalRegion region,
+                                      Legion::PrivilegeMode privilege,
+                                      Legion::LogicalRegion parent,
+                                      const std::vector<Legion::FieldID> &fields);
+Legion::RegionRequirement requirement(Legion::LogicalPartition partition,
+                                      Legion::PrivilegeMode privilege,
+                                      Legion::LogicalRegion parent,
+                                      const std::vector<Legion::FieldID> &fields);
+Legion::RegionRequirement reduction(Legion::LogicalPartition partition,
+                                    Legion::ReductionOpID redop,
+                                    Legion::LogicalRegion parent,
+                                    const std::vector<Legion::FieldID> &fields);
+
+// Registers a CPU task variant (leaf unless `inner`).
+template <typename T,
+          T (*TASK)(const Legion::Task *, const std::vector<Legion::PhysicalRegion> &,
+                    Legion::Context, Legion::Runtime *)>
+void cpu_task(Legion::TaskID id, const char *name, bool inner = false) {
+  Legion::TaskVariantRegistrar r(id, name);
+  r.add_constraint(Legion::ProcessorConstraint(Legion::Processor::LOC_PROC));
+  r.set_leaf(!inner);
+  r.set_inner(inner);
+  r.set_replicable(inner);
+  Legion::Runtime::preregister_task_variant<T, TASK>(r, name);
+}
+
+template <void (*TASK)(const Legion::Task *, const std::vector<Legion::PhysicalRegion> &,
+                       Legion::Context, Legion::Runtime *)>
+void cpu_task(Legion::TaskID id, const char *name, bool inner = false) {
+  Legion::TaskVariantRegistrar r(id, name);
+  r.add_constraint(Legion::ProcessorConstraint(Legion::Processor::LOC_PROC));
+  r.set_leaf(!inner);
+  r.set_inner(inner);
+  r.set_replicable(inner);
+  Legion::Runtime::preregister_task_variant<TASK>(r, name);
+}
+
+// Read and read-write accessors over 1-D float/int64 fields.
+template <typename T>
+using Reader = Legion::FieldAccessor<LEGION_READ_ONLY, T, 1, Legion::coord_t,
+                                     Realm::AffineAccessor<T, 1, Legion::coord_t>>;
+template <typename T>
+using Writer = Legion::FieldAccessor<LEGION_READ_WRITE, T, 1, Legion::coord_t,
+                                     Realm::AffineAccessor<T, 1, Legion::coord_t>>;
+
+// The domain of region requirement `i` of `task` as a 1-D rectangle.
+Legion::Rect<1> rect_of(Legion::Runtime *rt, const Legion::Task *task, unsigned i);
+
+}  // namespace mapwright_apps
+
+#endif

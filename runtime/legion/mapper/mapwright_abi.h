@@ -1,0 +1,190 @@
+/* The C ABI between mapwright's Legion mapper (mapwright_mapper.cc) and
+ * mapwright's mapping resolution (Rust, runtime/legion/abi/src/lib.rs).
+ *
+ * The C++ side reports what Legion knows (the machine, each launch); the
+ * Rust side decides and logs. Strings are UTF-8 and NUL-terminated. Every
+ * function is safe to call with any input: failures come back as values,
+ * never as a crash. Keep this file and lib.rs in step. */
+#ifndef MAPWRIGHT_ABI_H
+#define MAPWRIGHT_ABI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Processor kinds (mapwright's ProcKind). */
+enum mw_proc_kind {
+  MW_PROC_CPU = 0,
+  MW_PROC_GPU = 1,
+  MW_PROC_OMP = 2,
+  MW_PROC_IO = 3,
+  MW_PROC_PY = 4,
+  MW_PROC_UTIL = 5,
+  MW_PROC_SET = 6
+};
+
+/* Memory kinds (mapwright's MemKind); MW_MEM_OTHER for kinds the DSL
+ * cannot name and mapwright does not place data in. */
+enum mw_mem_kind {
+  MW_MEM_SYSMEM = 0,
+  MW_MEM_FBMEM = 1,
+  MW_MEM_ZCMEM = 2,
+  MW_MEM_SOCKMEM = 3,
+  MW_MEM_RDMEM = 4,
+  MW_MEM_OTHER = 99
+};
+
+/* Region privileges. */
+enum mw_privilege {
+  MW_PRIV_NONE = 0,
+  MW_PRIV_READ = 1,
+  MW_PRIV_WRITE = 2,
+  MW_PRIV_READ_WRITE = 3,
+  MW_PRIV_REDUCE = 4
+};
+
+/* Instance decisions. */
+enum mw_instance {
+  MW_INSTANCE_PHYSICAL = 0,
+  MW_INSTANCE_VIRTUAL = 1, /* VIRTUAL in the mapper, or an inner task */
+  MW_INSTANCE_NONE = 2     /* no access: not mapped */
+};
+
+/* Affinity scopes (mapwright's Scope). */
+enum mw_scope { MW_SCOPE_OWN = 0, MW_SCOPE_PEER = 1, MW_SCOPE_SHARED = 2 };
+
+/* Alignment operators of `Align OP N`. */
+enum mw_align_op {
+  MW_ALIGN_NONE = 0,
+  MW_ALIGN_EQ = 1,
+  MW_ALIGN_LT = 2,
+  MW_ALIGN_LE = 3,
+  MW_ALIGN_GT = 4,
+  MW_ALIGN_GE = 5,
+  MW_ALIGN_NE = 6
+};
+
+typedef struct mw_proc_count {
+  uint32_t kind; /* enum mw_proc_kind */
+  uint32_t count;
+} mw_proc_count;
+
+typedef struct mw_mem_count {
+  uint32_t kind; /* enum mw_mem_kind */
+  uint32_t count;
+  uint64_t capacity_bytes;
+} mw_mem_count;
+
+typedef struct mw_affinity {
+  uint32_t proc;  /* enum mw_proc_kind */
+  uint32_t mem;   /* enum mw_mem_kind */
+  uint32_t scope; /* enum mw_scope */
+  uint32_t bandwidth;
+} mw_affinity;
+
+/* The machine as Legion reports it (the local node's processors and
+ * memories; `nodes` address spaces of the same shape). */
+typedef struct mw_host {
+  uint32_t nodes;
+  const mw_proc_count *procs;
+  size_t nprocs;
+  const mw_mem_count *mems;
+  size_t nmems;
+  const mw_affinity *affinities;
+  size_t naffinities;
+} mw_host;
+
+/* One region requirement: the names it answers to (its own semantic name,
+ * its parent partition's, its privilege parent's), its privilege and how
+ * many fields it asks for. */
+typedef struct mw_region {
+  const char *const *names;
+  size_t nnames;
+  uint32_t privilege; /* enum mw_privilege */
+  uint32_t fields;
+} mw_region;
+
+/* One launch of a task. */
+typedef struct mw_launch {
+  const char *task;
+  const char *parent; /* NULL for the top-level task */
+  int index_launch;
+  uint32_t dims;     /* of lo and hi (index launches) */
+  const int64_t *lo; /* domain bounds, inclusive */
+  const int64_t *hi;
+  uint32_t variant_kinds; /* bit (1 << mw_proc_kind) per kind with a variant */
+  int inner;              /* the variant is an inner task */
+  const mw_region *regions;
+  size_t nregions;
+} mw_launch;
+
+/* What the mapper decides for one region argument. */
+typedef struct mw_region_decision {
+  uint32_t instance; /* enum mw_instance */
+  uint32_t memory;   /* enum mw_mem_kind */
+  int soa;
+  int c_order;
+  int compact;
+  int exact;
+  uint32_t align_op; /* enum mw_align_op */
+  int64_t align;
+  int collect; /* CollectMemory applies */
+} mw_region_decision;
+
+/* What the mapper decides for one launch. */
+typedef struct mw_task_decision {
+  uint32_t proc_kind; /* enum mw_proc_kind */
+  int has_map_rule;   /* an IndexTaskMap/SingleTaskMap places its points */
+  int control_replicate;
+  int64_t instance_limit; /* -1: none */
+} mw_task_decision;
+
+/* What was realised for one region argument, for the decision log. */
+typedef struct mw_region_mapped {
+  uint32_t index;
+  uint32_t instance; /* enum mw_instance */
+  uint32_t memory;   /* enum mw_mem_kind of the instance's memory */
+  int layout_holds;  /* Legion's instance entails the requested layout */
+} mw_region_mapped;
+
+typedef struct mw_session mw_session;
+
+/* Checks the mapper file and prepares a session. On failure returns NULL
+ * and sets *error to the diagnostics (free with mw_string_free). *warnings
+ * (may be NULL) receives warnings to print, or NULL. */
+mw_session *mw_session_open(const char *mapper_path, const mw_host *host,
+                            int semantic_names, const char *decision_log,
+                            const char *machine_out, char **error,
+                            char **warnings);
+void mw_session_close(mw_session *session);
+void mw_string_free(char *text);
+
+/* Decides `launch`: the task's kind and, for each of its `nregions`
+ * arguments, memory and layout into `regions`. Returns 0, or 1 when a real
+ * run aborts here, with the message in *error. */
+int mw_decide(mw_session *session, const mw_launch *launch,
+              mw_task_decision *task, mw_region_decision *regions,
+              char **error);
+
+/* Where point `point` of an index launch runs, or where a single task
+ * launched from parent point `point` (dims 0: from a single task) runs:
+ * node and index among the node's processors of the decided kind.
+ * Returns 0, or 1 with the message in *error. */
+int mw_place(mw_session *session, const mw_launch *launch,
+             const int64_t *point, uint32_t dims, uint32_t *node,
+             uint32_t *proc, char **error);
+
+/* Logs one mapped task (see runtime/src/legion/log.rs). */
+void mw_log_mapped(mw_session *session, const mw_launch *launch,
+                   const int64_t *point, uint32_t dims, uint32_t proc_kind,
+                   uint32_t node, uint32_t proc,
+                   const mw_region_mapped *regions, size_t nregions);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

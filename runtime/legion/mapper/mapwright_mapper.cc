@@ -1,0 +1,632 @@
+// mapwright's Legion mapper: the C++ that Legion's mapper interface forces,
+// and nothing else. Every decision (processor kind, memory, layout, launch
+// point placement, replication, instance limits) is asked of mapwright's
+// Rust code through mapwright_abi.h; this file reports what Legion knows
+// (the machine, each launch), realises the answers with Legion's mapper
+// runtime, and logs what it realised. How each DSL statement is realised
+// is in docs/legion.md.
+#include "mapwright_mapper.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "legion.h"
+#include "mappers/default_mapper.h"
+#include "mappers/logging_wrapper.h"
+#include "mapwright_abi.h"
+
+namespace mapwright {
+
+using namespace Legion;
+using namespace Legion::Mapping;
+
+namespace {
+
+// Command-line flags, read once at registration.
+struct Flags {
+  std::string mapping;
+  std::string decision_log;
+  std::string machine_out;
+  bool wrapper = false;
+  bool semantic_names = false;
+  bool backpressure = true;
+  bool untrack_valid_regions = true;
+};
+
+Flags read_flags() {
+  Flags f;
+  const InputArgs &args = Runtime::get_input_args();
+  for (int i = 0; i < args.argc; i++) {
+    std::string a = args.argv[i];
+    bool has_value = i + 1 < args.argc;
+    if (a == "-mapping" && has_value)
+      f.mapping = args.argv[++i];
+    else if (a == "-mapwright:log" && has_value)
+      f.decision_log = args.argv[++i];
+    else if (a == "-mapwright:machine" && has_value)
+      f.machine_out = args.argv[++i];
+    else if (a == "-wrapper")
+      f.wrapper = true;
+    else if (a == "-tm:use_semantic_name")
+      f.semantic_names = true;
+    else if (a == "-tm:disable_backpressure")
+      f.backpressure = false;
+    else if (a == "-tm:disable_untrack_valid_regions")
+      f.untrack_valid_regions = false;
+  }
+  return f;
+}
+
+// Stops the program the way the reference's failed asserts do, but with
+// mapwright's message: before any further task runs, with a nonzero exit.
+[[noreturn]] void stop(const char *message) {
+  std::fprintf(stderr, "%s\n", message != nullptr ? message : "error: mapwright's mapper stops");
+  std::fflush(stderr);
+  std::fflush(stdout);
+  _exit(1);
+}
+
+const Processor::Kind kProcKinds[] = {
+    Processor::LOC_PROC, Processor::TOC_PROC, Processor::OMP_PROC,
+    Processor::IO_PROC,  Processor::PY_PROC,  Processor::UTIL_PROC,
+    Processor::PROC_SET};
+
+int proc_code(Processor::Kind k) {
+  for (int i = 0; i < 7; i++)
+    if (kProcKinds[i] == k) return i;
+  return -1;
+}
+
+int mem_code(Memory::Kind k) {
+  switch (k) {
+    case Memory::SYSTEM_MEM: return MW_MEM_SYSMEM;
+    case Memory::GPU_FB_MEM: return MW_MEM_FBMEM;
+    case Memory::Z_COPY_MEM: return MW_MEM_ZCMEM;
+    case Memory::SOCKET_MEM: return MW_MEM_SOCKMEM;
+    case Memory::REGDMA_MEM: return MW_MEM_RDMEM;
+    default: return MW_MEM_OTHER;
+  }
+}
+
+Memory::Kind mem_kind(uint32_t code) {
+  switch (code) {
+    case MW_MEM_FBMEM: return Memory::GPU_FB_MEM;
+    case MW_MEM_ZCMEM: return Memory::Z_COPY_MEM;
+    case MW_MEM_SOCKMEM: return Memory::SOCKET_MEM;
+    case MW_MEM_RDMEM: return Memory::REGDMA_MEM;
+    default: return Memory::SYSTEM_MEM;
+  }
+}
+
+// The machine as Legion reports it, for mw_session_open.
+struct HostFacts {
+  std::vector<mw_proc_count> procs;
+  std::vector<mw_mem_count> mems;
+  std::vector<mw_affinity> affinities;
+  mw_host host{};
+};
+
+void describe_host(Machine machine, AddressSpace here, HostFacts &out) {
+  std::map<int, std::vector<Processor>> procs;
+  Machine::ProcessorQuery pq(machine);
+  for (Processor p : pq)
+    if (p.address_space() == here && proc_code(p.kind()) >= 0)
+      procs[proc_code(p.kind())].push_back(p);
+  for (auto &kv : procs)
+    out.procs.push_back({uint32_t(kv.first), uint32_t(kv.second.size())});
+  std::map<int, std::vector<Memory>> mems;
+  Machine::MemoryQuery mq(machine);
+  for (Memory m : mq)
+    if (m.address_space() == here && mem_code(m.kind()) != MW_MEM_OTHER &&
+        m.capacity() > 0)
+      mems[mem_code(m.kind())].push_back(m);
+  for (auto &kv : mems)
+    out.mems.push_back({uint32_t(kv.first), uint32_t(kv.second.size()),
+                        uint64_t(kv.second.front().capacity())});
+  // Per (processor kind, memory kind): the first processor's view decides
+  // the scope, as the DSL assumes every processor of a kind is alike.
+  for (auto &pk : procs) {
+    Processor first = pk.second.front();
+    std::vector<Machine::ProcessorMemoryAffinity> affs;
+    machine.get_proc_mem_affinity(affs, first);
+    std::map<int, std::vector<unsigned>> seen;
+    for (auto &a : affs) {
+      int mk = mem_code(a.m.kind());
+      if (mk == MW_MEM_OTHER || !mems.count(mk)) continue;
+      seen[mk].push_back(a.bandwidth);
+    }
+    for (auto &mk : seen) {
+      unsigned best = 0;
+      for (unsigned b : mk.second) best = b > best ? b : best;
+      bool shared = mems[mk.first].size() == 1;
+      out.affinities.push_back({uint32_t(pk.first), uint32_t(mk.first),
+                                uint32_t(shared ? MW_SCOPE_SHARED : MW_SCOPE_OWN),
+                                best});
+      if (!shared && mk.second.size() > 1) {
+        unsigned peer = 0;
+        for (unsigned b : mk.second) peer = (b < best && b > peer) ? b : peer;
+        out.affinities.push_back({uint32_t(pk.first), uint32_t(mk.first),
+                                  uint32_t(MW_SCOPE_PEER), peer});
+      }
+    }
+  }
+  out.host.nodes = uint32_t(machine.get_address_space_count());
+  out.host.procs = out.procs.data();
+  out.host.nprocs = out.procs.size();
+  out.host.mems = out.mems.data();
+  out.host.nmems = out.mems.size();
+  out.host.affinities = out.affinities.data();
+  out.host.naffinities = out.affinities.size();
+}
+
+// One launch, described for mw_decide / mw_place (owns its strings).
+struct LaunchDesc {
+  std::string task, parent;
+  std::vector<int64_t> lo, hi;
+  std::vector<std::vector<std::string>> names;
+  std::vector<std::vector<const char *>> name_ptrs;
+  std::vector<mw_region> regions;
+  mw_launch c{};
+};
+
+}  // namespace
+
+class MapwrightMapper : public DefaultMapper {
+ public:
+  MapwrightMapper(MapperRuntime *rt, Machine machine, Processor local,
+                  mw_session *session, const Flags &flags)
+      : DefaultMapper(rt, machine, local, "mapwright_mapper"),
+        session_(session),
+        flags_(flags) {
+    Machine::ProcessorQuery pq(machine);
+    for (Processor p : pq) {
+      int k = proc_code(p.kind());
+      if (k < 0) continue;
+      auto &by_node = procs_[k];
+      if (by_node.size() <= p.address_space())
+        by_node.resize(p.address_space() + 1);
+      by_node[p.address_space()].push_back(p);
+    }
+  }
+
+  MapperSyncModel get_mapper_sync_model() const override {
+    // The backpressure counters and the Rust session are shared by every
+    // call: one call at a time, as the reference does.
+    return SERIALIZED_NON_REENTRANT_MAPPER_MODEL;
+  }
+
+  void select_task_options(const MapperContext ctx, const Task &task,
+                           TaskOptions &output) override {
+    LaunchDesc d;
+    mw_task_decision decision;
+    decide(ctx, task, d, decision, nullptr);
+    output.inline_task = false;
+    output.stealable = false;
+    output.map_locally = false;
+    output.replicate = decision.control_replicate != 0;
+    Processor::Kind kind = kProcKinds[decision.proc_kind];
+    if (task.is_index_space) {
+      // Slicing places the points; the launch starts on the first
+      // processor of the kind on this node.
+      output.initial_proc = processor(kind, local_proc.address_space(), 0);
+    } else {
+      output.initial_proc = place(ctx, task, d, kind);
+    }
+  }
+
+  void slice_task(const MapperContext ctx, const Task &task,
+                  const SliceTaskInput &input,
+                  SliceTaskOutput &output) override {
+    LaunchDesc d;
+    mw_task_decision decision;
+    decide(ctx, task, d, decision, nullptr);
+    Processor::Kind kind = kProcKinds[decision.proc_kind];
+    // One slice per point, first dimension fastest, as the reference.
+    for (Domain::DomainPointIterator it(input.domain); it; it++) {
+      DomainPoint p = it.p;
+      std::vector<int64_t> point(p.get_dim());
+      for (int i = 0; i < p.get_dim(); i++) point[i] = p[i];
+      uint32_t node = 0, proc = 0;
+      char *error = nullptr;
+      if (mw_place(session_, &d.c, point.data(), uint32_t(point.size()), &node,
+                   &proc, &error) != 0)
+        stop(error);
+      output.slices.push_back(TaskSlice(Domain(p, p), processor(kind, node, proc),
+                                        false /*recurse*/, false /*stealable*/));
+    }
+  }
+
+  void map_task(const MapperContext ctx, const Task &task,
+                const MapTaskInput &input, MapTaskOutput &output) override {
+    LaunchDesc d;
+    mw_task_decision decision;
+    std::vector<mw_region_decision> regions(task.regions.size());
+    decide(ctx, task, d, decision, regions.data());
+    Processor::Kind kind = kProcKinds[decision.proc_kind];
+    Processor target = task.target_proc;
+    if (!task.is_index_space && target.kind() != kind)
+      target = place(ctx, task, d, kind);
+    if (task.is_index_space && target.kind() != kind) {
+      std::string m = "error: mapwright placed " + std::string(task.get_task_name()) +
+                      " on a processor of another kind than it decided";
+      stop(m.c_str());
+    }
+    VariantInfo variant = default_find_preferred_variant(task, ctx, true, true, kind);
+    output.chosen_variant = variant.variant;
+    output.target_procs.push_back(target);
+    output.task_priority = 0;
+    output.postmap_task = false;
+
+    std::vector<mw_region_mapped> mapped(task.regions.size());
+    for (unsigned i = 0; i < task.regions.size(); i++) {
+      const RegionRequirement &req = task.regions[i];
+      mw_region_mapped &m = mapped[i];
+      m.index = i;
+      m.instance = MW_INSTANCE_NONE;
+      m.memory = MW_MEM_OTHER;
+      m.layout_holds = 0;
+      if (req.privilege == LEGION_NO_ACCESS || req.privilege_fields.empty())
+        continue;
+      const mw_region_decision &r = regions[i];
+      bool reduction = req.privilege == LEGION_REDUCE;
+      if (r.instance == MW_INSTANCE_VIRTUAL && !reduction) {
+        output.chosen_instances[i].push_back(PhysicalInstance::get_virtual_instance());
+        m.instance = MW_INSTANCE_VIRTUAL;
+        continue;
+      }
+      Memory memory = memory_for(target, mem_kind(r.memory));
+      if (!memory.exists()) {
+        std::string msg = "error: mapwright: no " + std::to_string(r.memory) +
+                          " memory visible from the processor of " +
+                          task.get_task_name();
+        stop(msg.c_str());
+      }
+      LayoutConstraintSet constraints = layout(ctx, req, r, memory);
+      PhysicalInstance instance;
+      bool created = false;
+      std::vector<LogicalRegion> lrs(1, req.region);
+      size_t footprint = 0;
+      if (!runtime->find_or_create_physical_instance(ctx, memory, constraints, lrs,
+                                                     instance, created, true, 0,
+                                                     false, &footprint)) {
+        char msg[512];
+        std::snprintf(msg, sizeof(msg),
+                      "Default mapper failed allocation of size %zd bytes for region  "
+                      "requirement %u of task %s (UID %lld) in memory %llx (%s) for "
+                      "processor %llx. instance allocation failed - out of memory",
+                      footprint, i, task.get_task_name(),
+                      (long long)task.get_unique_id(), (long long)memory.id,
+                      memory_name(memory.kind()), (long long)target.id);
+        stop(msg);
+      }
+      output.chosen_instances[i].push_back(instance);
+      if (r.collect && flags_.untrack_valid_regions && req.privilege == LEGION_READ_ONLY)
+        output.untracked_valid_regions.insert(i);
+      m.instance = MW_INSTANCE_PHYSICAL;
+      m.memory = uint32_t(mem_code(instance.get_location().kind()));
+      m.layout_holds = instance.entails(constraints) ? 1 : 0;
+    }
+
+    if (decision.instance_limit >= 0 && flags_.backpressure) {
+      // Counted until the task finishes (report_profiling).
+      output.task_prof_requests.add_measurement<ProfilingMeasurements::OperationStatus>();
+      in_flight_[task.get_task_name()]++;
+    }
+
+    std::vector<int64_t> point;
+    const DomainPoint *p = nullptr;
+    if (task.is_index_space)
+      p = &task.index_point;
+    else if (task.parent_task != nullptr && task.parent_task->is_index_space)
+      p = &task.parent_task->index_point;
+    if (p != nullptr)
+      for (int k = 0; k < p->get_dim(); k++) point.push_back((*p)[k]);
+    uint32_t node = target.address_space();
+    mw_log_mapped(session_, &d.c, point.data(), uint32_t(point.size()),
+                  uint32_t(proc_code(target.kind())), node, index_of(target),
+                  mapped.data(), mapped.size());
+  }
+
+  void replicate_task(MapperContext ctx, const Task &task,
+                      const ReplicateTaskInput &input,
+                      ReplicateTaskOutput &output) override {
+    // ControlReplicate: one shard per node, on the node's first processor
+    // of the decided kind (Legion 25.12's replicate_task; the reference's
+    // map_replicate_task is gone).
+    LaunchDesc d;
+    mw_task_decision decision;
+    decide(ctx, task, d, decision, nullptr);
+    Processor::Kind kind = kProcKinds[decision.proc_kind];
+    std::vector<VariantID> variants;
+    runtime->find_valid_variants(ctx, task.task_id, variants, kind);
+    for (VariantID v : variants)
+      if (runtime->is_replicable_variant(ctx, task.task_id, v)) {
+        output.chosen_variant = v;
+        break;
+      }
+    const auto &by_node = procs_[decision.proc_kind];
+    for (size_t n = 0; n < by_node.size(); n++)
+      if (!by_node[n].empty()) output.target_processors.push_back(by_node[n][0]);
+  }
+
+  void select_tasks_to_map(const MapperContext ctx, const SelectMappingInput &input,
+                           SelectMappingOutput &output) override {
+    // InstanceLimit: at most N of the task in flight (mapped, not done).
+    std::map<std::string, long> taken;
+    bool held_back = false;
+    for (const Task *task : input.ready_tasks) {
+      std::string name = task->get_task_name();
+      auto limit = limits_.find(name);
+      if (flags_.backpressure && limit != limits_.end() && limit->second >= 0) {
+        if (in_flight_[name] + taken[name] >= limit->second) {
+          held_back = true;
+          continue;
+        }
+        taken[name]++;
+      }
+      output.map_tasks.insert(task);
+    }
+    if (output.map_tasks.empty() && held_back) {
+      if (!deferral_.exists()) deferral_ = runtime->create_mapper_event(ctx);
+      output.deferral_event = deferral_;
+    }
+  }
+
+  void report_profiling(const MapperContext ctx, const Task &task,
+                        const TaskProfilingInfo &input) override {
+    auto it = in_flight_.find(task.get_task_name());
+    if (it != in_flight_.end() && it->second > 0) it->second--;
+    if (deferral_.exists()) {
+      MapperEvent e = deferral_;
+      deferral_ = MapperEvent();
+      runtime->trigger_mapper_event(ctx, e);
+    }
+  }
+
+  void memoize_operation(const MapperContext ctx, const Mappable &mappable,
+                         const MemoizeInput &input, MemoizeOutput &output) override {
+    // Legion 25 memoizes by default; the reference's Legion did not.
+    output.memoize = false;
+  }
+
+ private:
+  // Describes `task` and asks Rust for its decisions.
+  void decide(MapperContext ctx, const Task &task, LaunchDesc &d,
+              mw_task_decision &decision, mw_region_decision *regions) {
+    describe(ctx, task, d);
+    std::vector<mw_region_decision> scratch;
+    if (regions == nullptr) {
+      scratch.resize(task.regions.size());
+      regions = scratch.data();
+    }
+    char *error = nullptr;
+    if (mw_decide(session_, &d.c, &decision, regions, &error) != 0) stop(error);
+    limits_[task.get_task_name()] = decision.instance_limit;
+  }
+
+  void describe(MapperContext ctx, const Task &task, LaunchDesc &d) {
+    d.task = task.get_task_name();
+    bool has_parent = task.parent_task != nullptr;
+    if (has_parent) d.parent = task.parent_task->get_task_name();
+    if (task.is_index_space) {
+      Domain dom = task.index_domain;
+      for (int i = 0; i < dom.get_dim(); i++) {
+        d.lo.push_back(dom.lo()[i]);
+        d.hi.push_back(dom.hi()[i]);
+      }
+    }
+    uint32_t kinds = 0;
+    bool any = false, all_inner = true;
+    for (int k = 0; k < 7; k++) {
+      std::vector<VariantID> vs;
+      runtime->find_valid_variants(ctx, task.task_id, vs, kProcKinds[k]);
+      if (vs.empty()) continue;
+      kinds |= 1u << k;
+      for (VariantID v : vs) {
+        any = true;
+        all_inner = all_inner && runtime->is_inner_variant(ctx, task.task_id, v);
+      }
+    }
+    d.names.resize(task.regions.size());
+    d.name_ptrs.resize(task.regions.size());
+    for (unsigned i = 0; i < task.regions.size(); i++) {
+      const RegionRequirement &req = task.regions[i];
+      names_of(ctx, req, d.names[i]);
+      for (auto &n : d.names[i]) d.name_ptrs[i].push_back(n.c_str());
+      mw_region r{};
+      r.names = d.name_ptrs[i].data();
+      r.nnames = d.name_ptrs[i].size();
+      r.privilege = req.privilege == LEGION_REDUCE       ? MW_PRIV_REDUCE
+                    : req.privilege == LEGION_READ_ONLY  ? MW_PRIV_READ
+                    : req.privilege == LEGION_READ_WRITE ? MW_PRIV_READ_WRITE
+                    : req.privilege == LEGION_NO_ACCESS  ? MW_PRIV_NONE
+                                                         : MW_PRIV_WRITE;
+      r.fields = uint32_t(req.privilege_fields.size());
+      d.regions.push_back(r);
+    }
+    d.c.task = d.task.c_str();
+    d.c.parent = has_parent ? d.parent.c_str() : nullptr;
+    d.c.index_launch = task.is_index_space ? 1 : 0;
+    d.c.dims = uint32_t(d.lo.size());
+    d.c.lo = d.lo.data();
+    d.c.hi = d.hi.data();
+    d.c.variant_kinds = kinds;
+    d.c.inner = any && all_inner ? 1 : 0;
+    d.c.regions = d.regions.data();
+    d.c.nregions = d.regions.size();
+  }
+
+  // The names a requirement answers to: its region's, its parent
+  // partition's and its privilege parent's (the reference's
+  // get_handle_names).
+  void names_of(MapperContext ctx, const RegionRequirement &req,
+                std::vector<std::string> &out) {
+    auto add = [&out](const char *name) {
+      if (name != nullptr && name[0] != '\0') out.push_back(name);
+    };
+    const void *value = nullptr;
+    size_t size = 0;
+    if (req.region.exists()) {
+      if (runtime->retrieve_semantic_information(ctx, req.region, LEGION_NAME_SEMANTIC_TAG,
+                                                 value, size, true, false))
+        add(static_cast<const char *>(value));
+      if (runtime->has_parent_logical_partition(ctx, req.region)) {
+        LogicalPartition part = runtime->get_parent_logical_partition(ctx, req.region);
+        if (runtime->retrieve_semantic_information(ctx, part, LEGION_NAME_SEMANTIC_TAG,
+                                                   value, size, true, false))
+          add(static_cast<const char *>(value));
+      }
+    } else if (req.partition.exists()) {
+      // An index launch's requirement on a partition (before slicing): the
+      // points' subregions answer to the partition's name, so does this.
+      if (runtime->retrieve_semantic_information(ctx, req.partition, LEGION_NAME_SEMANTIC_TAG,
+                                                 value, size, true, false))
+        add(static_cast<const char *>(value));
+    }
+    if (req.parent.exists() &&
+        runtime->retrieve_semantic_information(ctx, req.parent, LEGION_NAME_SEMANTIC_TAG,
+                                               value, size, true, false))
+      add(static_cast<const char *>(value));
+  }
+
+  Processor place(MapperContext ctx, const Task &task, LaunchDesc &d,
+                  Processor::Kind kind) {
+    std::vector<int64_t> point;
+    if (task.parent_task != nullptr && task.parent_task->is_index_space) {
+      const DomainPoint &p = task.parent_task->index_point;
+      for (int k = 0; k < p.get_dim(); k++) point.push_back(p[k]);
+    }
+    uint32_t node = 0, proc = 0;
+    char *error = nullptr;
+    if (mw_place(session_, &d.c, point.data(), uint32_t(point.size()), &node, &proc,
+                 &error) != 0)
+      stop(error);
+    return processor(kind, node, proc);
+  }
+
+  Processor processor(Processor::Kind kind, uint32_t node, uint32_t proc) {
+    const auto &by_node = procs_[proc_code(kind)];
+    if (node >= by_node.size() || proc >= by_node[node].size()) {
+      char msg[256];
+      std::snprintf(msg, sizeof(msg),
+                    "Slice processor index out of bound!\n%u >= %zu (node %u, %s)", proc,
+                    node < by_node.size() ? by_node[node].size() : size_t(0), node,
+                    kind == Processor::TOC_PROC ? "GPU" : "CPU");
+      stop(msg);
+    }
+    return by_node[node][proc];
+  }
+
+  uint32_t index_of(Processor p) {
+    const auto &list = procs_[proc_code(p.kind())][p.address_space()];
+    for (size_t i = 0; i < list.size(); i++)
+      if (list[i] == p) return uint32_t(i);
+    return 0;
+  }
+
+  // The first memory of `kind` with affinity to `proc` (the reference's
+  // query_best_memory_for_proc takes the first, not the best).
+  Memory memory_for(Processor proc, Memory::Kind kind) {
+    Machine::MemoryQuery mq(machine);
+    mq.has_affinity_to(proc).only_kind(kind);
+    return mq.first();
+  }
+
+  static const char *memory_name(Memory::Kind k) {
+    switch (k) {
+      case Memory::SYSTEM_MEM: return "SYSTEM_MEM";
+      case Memory::GPU_FB_MEM: return "GPU_FB_MEM";
+      case Memory::Z_COPY_MEM: return "Z_COPY_MEM";
+      case Memory::SOCKET_MEM: return "SOCKET_MEM";
+      case Memory::REGDMA_MEM: return "REGDMA_MEM";
+      default: return "memory";
+    }
+  }
+
+  // Legion layout constraints for a decision: SOA/AOS and C/F order as an
+  // ordering of the dimensions and the field dimension, Compact (with
+  // Exact) as a specialisation, Align per field.
+  LayoutConstraintSet layout(MapperContext ctx, const RegionRequirement &req,
+                             const mw_region_decision &r, Memory memory) {
+    LayoutConstraintSet cs;
+    bool reduction = req.privilege == LEGION_REDUCE;
+    SpecializedKind kind = reduction   ? LEGION_AFFINE_REDUCTION_SPECIALIZE
+                           : r.compact ? LEGION_COMPACT_SPECIALIZE
+                                       : LEGION_AFFINE_SPECIALIZE;
+    cs.add_constraint(SpecializedConstraint(kind, reduction ? req.redop : 0, false,
+                                            r.compact && r.exact));
+    cs.add_constraint(MemoryConstraint(memory.kind()));
+    std::vector<FieldID> fields(req.privilege_fields.begin(), req.privilege_fields.end());
+    cs.add_constraint(FieldConstraint(fields, false, false));
+    int dims = req.region.get_index_space().get_dim();
+    std::vector<DimensionKind> order;
+    if (!r.soa) order.push_back(LEGION_DIM_F);
+    for (int i = 0; i < dims; i++)
+      order.push_back(DimensionKind(r.c_order ? LEGION_DIM_X + dims - 1 - i
+                                              : LEGION_DIM_X + i));
+    if (r.soa) order.push_back(LEGION_DIM_F);
+    cs.add_constraint(OrderingConstraint(order, false));
+    if (r.align_op != MW_ALIGN_NONE) {
+      EqualityKind ek = r.align_op == MW_ALIGN_EQ   ? LEGION_EQ_EK
+                        : r.align_op == MW_ALIGN_LT ? LEGION_LT_EK
+                        : r.align_op == MW_ALIGN_LE ? LEGION_LE_EK
+                        : r.align_op == MW_ALIGN_GT ? LEGION_GT_EK
+                        : r.align_op == MW_ALIGN_GE ? LEGION_GE_EK
+                                                    : LEGION_NE_EK;
+      for (FieldID f : fields) cs.add_constraint(AlignmentConstraint(f, ek, size_t(r.align)));
+    }
+    (void)ctx;
+    return cs;
+  }
+
+  mw_session *session_;
+  Flags flags_;
+  std::map<int, std::vector<std::vector<Processor>>> procs_;
+  std::map<std::string, long> in_flight_;
+  std::map<std::string, int64_t> limits_;
+  MapperEvent deferral_;
+};
+
+namespace {
+
+void create_mappers(Machine machine, Runtime *runtime,
+                    const std::set<Processor> &local_procs) {
+  Flags flags = read_flags();
+  if (flags.mapping.empty())
+    stop("error: mapwright's mapper needs `-mapping FILE` (the mapper file to use)");
+  HostFacts facts;
+  Processor first = *local_procs.begin();
+  describe_host(machine, first.address_space(), facts);
+  char *error = nullptr;
+  char *warnings = nullptr;
+  mw_session *session = mw_session_open(
+      flags.mapping.c_str(), &facts.host, flags.semantic_names ? 1 : 0,
+      flags.decision_log.empty() ? nullptr : flags.decision_log.c_str(),
+      flags.machine_out.empty() ? nullptr : flags.machine_out.c_str(), &error, &warnings);
+  if (session == nullptr) stop(error);
+  if (warnings != nullptr) {
+    std::fprintf(stderr, "%s\n", warnings);
+    mw_string_free(warnings);
+  }
+  // One mapper for every local processor, as the reference.
+  Mapper *mapper = new MapwrightMapper(runtime->get_mapper_runtime(), machine, first,
+                                       session, flags);
+  if (flags.wrapper) mapper = new LoggingWrapper(mapper);
+  runtime->replace_default_mapper(mapper, Processor::NO_PROC);
+}
+
+}  // namespace
+
+}  // namespace mapwright
+
+extern "C" void register_mappers(void) {
+  Legion::Runtime::add_registration_callback(mapwright::create_mappers);
+}

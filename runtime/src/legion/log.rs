@@ -1,0 +1,177 @@
+//! The decision log: one JSON object per line for every task the mapper
+//! mapped, with what it realised (the processor the task ran on, the memory
+//! and layout of each region argument's instance), and its comparison with
+//! `explain`'s decisions for the same host ([`compare_with_decisions`]).
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::decisions::{Decisions, InstanceKind};
+use crate::resolve_mapping::layout_text;
+
+/// One region argument of a mapped task.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MappedRegion {
+    /// Argument index.
+    pub index: u32,
+    /// `physical`, `virtual` or `none` (not mapped: no access or no fields).
+    pub instance: String,
+    /// Kind of the memory the instance is in (`SYSMEM`, ...), for
+    /// physical instances.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<String>,
+    /// The layout asked for, as `explain` prints it (`SOA C_order`, ...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layout: Option<String>,
+    /// Whether Legion's instance satisfies that layout (`entails`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layout_holds: Option<bool>,
+}
+
+/// One mapped task (one point of an index launch, or one single task).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MappedTask {
+    pub task: String,
+    /// The launch point (index launches) or the parent's point (single
+    /// tasks launched from an index point); empty otherwise.
+    pub point: Vec<i64>,
+    /// Processor kind it runs on (`CPU`, ...).
+    pub proc_kind: String,
+    /// Node (address space) and index of the processor among the node's
+    /// processors of that kind, in Legion's processor-query order.
+    pub node: u32,
+    pub proc: u32,
+    pub regions: Vec<MappedRegion>,
+}
+
+/// The log file.
+pub struct DecisionLog {
+    out: BufWriter<File>,
+}
+
+impl DecisionLog {
+    /// Creates (truncates) the log at `path`.
+    pub fn create(path: &Path) -> Result<DecisionLog, String> {
+        let file = File::create(path).map_err(|e| {
+            format!(
+                "error: cannot write the decision log {}: {e}",
+                path.display()
+            )
+        })?;
+        Ok(DecisionLog {
+            out: BufWriter::new(file),
+        })
+    }
+
+    /// Appends one line and flushes it, so that a run that aborts later
+    /// still leaves everything it mapped.
+    pub fn write(&mut self, mapped: &MappedTask) {
+        if let Ok(line) = serde_json::to_string(mapped) {
+            // A full disk must not abort the program being mapped.
+            let _ = writeln!(self.out, "{line}");
+            let _ = self.out.flush();
+        }
+    }
+}
+
+/// Reads a decision log's lines (blank lines skipped).
+pub fn read_log(text: &str) -> Result<Vec<MappedTask>, String> {
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .enumerate()
+        .map(|(i, l)| serde_json::from_str(l).map_err(|e| format!("line {}: {e}", i + 1)))
+        .collect()
+}
+
+/// Where a real run's decision log differs from `decisions` (what
+/// `explain` says for the same mapper, application and host): one line per
+/// difference, empty when every mapped task, region argument and launch
+/// point agrees. A task the log has and the decisions lack is a
+/// difference; a task the run never mapped (the top-level task) is not.
+pub fn compare_with_decisions(log: &[MappedTask], decisions: &Decisions) -> Vec<String> {
+    let mut out = Vec::new();
+    for m in log {
+        let Some(t) = decisions.tasks.iter().find(|t| t.task == m.task) else {
+            out.push(format!("{}: mapped by the run, unknown to explain", m.task));
+            continue;
+        };
+        let at = if m.point.is_empty() {
+            String::new()
+        } else {
+            format!(" point {:?}", m.point)
+        };
+        if t.proc_kind.dsl_name() != m.proc_kind {
+            out.push(format!(
+                "{}{at}: ran on {}, explain says {}",
+                m.task,
+                m.proc_kind,
+                t.proc_kind.dsl_name()
+            ));
+        }
+        let expected = t
+            .placement
+            .iter()
+            .find(|p| p.point == m.point)
+            .or_else(|| (t.placement.len() == 1).then(|| &t.placement[0]));
+        match expected {
+            Some(p) if (p.node, p.proc) != (m.node, m.proc) => out.push(format!(
+                "{}{at}: ran on node {} {} {}, explain says node {} {} {}",
+                m.task, m.node, m.proc_kind, m.proc, p.node, m.proc_kind, p.proc
+            )),
+            Some(_) => {}
+            None => out.push(format!("{}{at}: explain places no such point", m.task)),
+        }
+        for r in &m.regions {
+            let Some(d) = t.regions.iter().find(|d| d.index == r.index) else {
+                out.push(format!(
+                    "{} argument {}: unknown to explain",
+                    m.task, r.index
+                ));
+                continue;
+            };
+            let expected_instance = match d.instance {
+                InstanceKind::Physical => "physical",
+                InstanceKind::NoAccess => "none",
+                _ => "virtual",
+            };
+            if r.instance != expected_instance {
+                out.push(format!(
+                    "{} argument {}: {} instance, explain says {expected_instance}",
+                    m.task, r.index, r.instance
+                ));
+                continue;
+            }
+            if r.instance != "physical" {
+                continue;
+            }
+            let memory = d.memory.to_string();
+            if r.memory.as_deref() != Some(memory.as_str()) {
+                out.push(format!(
+                    "{} argument {}: in {}, explain says {memory}",
+                    m.task,
+                    r.index,
+                    r.memory.as_deref().unwrap_or("no memory")
+                ));
+            }
+            let layout = layout_text(&d.layout);
+            if r.layout.as_deref() != Some(layout.as_str()) {
+                out.push(format!(
+                    "{} argument {}: layout {}, explain says {layout}",
+                    m.task,
+                    r.index,
+                    r.layout.as_deref().unwrap_or("none")
+                ));
+            }
+            if r.layout_holds == Some(false) {
+                out.push(format!(
+                    "{} argument {}: Legion's instance does not satisfy {layout}",
+                    m.task, r.index
+                ));
+            }
+        }
+    }
+    out
+}

@@ -1,0 +1,27 @@
+//! The real-Legion side of mapwright, in Rust: everything mapwright's Legion
+//! mapper (`runtime/legion/mapper/`, a thin C++ shell) decides comes from
+//! here, through the C ABI of `runtime/legion/abi`.
+//!
+//! Module map:
+//! - [`host`]    the machine Legion reports (processors, memories,
+//!   affinities) turned into a mapwright machine description, so that
+//!   `explain` and the simulator describe this exact host.
+//! - [`launch`]  a task launch as the mapper sees it (name, launch kind,
+//!   domain, variants, region requirements with their names) and the
+//!   application description it grows into.
+//! - [`session`] one mapper per process: the mapper file checked at start-up
+//!   (diagnostics rendered as `mapwright check` renders them), then every
+//!   launch resolved with the same code that `explain` and the simulator use
+//!   (`resolve_mapping`), cached per launch shape.
+//! - [`log`]     the decision log (JSON lines) the mapper writes: what it
+//!   realised for every task, region argument and launch point, and how to
+//!   hold such a log against `explain`.
+
+pub mod host;
+pub mod launch;
+pub mod log;
+pub mod session;
+
+pub use host::{HostFacts, HostMemory, HostProcessors};
+pub use launch::{LaunchInfo, RegionInfo};
+pub use session::{LaunchDecision, MapperSession, SessionOptions};

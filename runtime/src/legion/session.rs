@@ -1,0 +1,238 @@
+//! One mapwright mapper per Legion process: the mapper file checked at
+//! start-up, then each launch resolved by `resolve_mapping`, the code that
+//! `explain` and the simulator use, so the DSL's rules live in one place.
+//!
+//! Resolution works on the application as far as the mapper has seen it
+//! ([`SeenApp`]); a launch of the same shape as an earlier one (same task,
+//! domain, variants and region names) is answered from a cache, so a
+//! time-step loop costs one resolution per task.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use mapwright_grammar::render::{render_diagnostic, Style};
+use mapwright_grammar::{analyze, Diagnostic, LineIndex, Parsed, Severity};
+
+use crate::app::Launch;
+use crate::decisions::{RuntimeFailure, TaskDecision};
+use crate::machine::Machine;
+use crate::resolve_mapping::{
+    resolve_parsed_with, EvalPlacer, LaunchPlacer, NoPlacer, RegionNaming, ResolveOptions,
+};
+
+use super::host::HostFacts;
+use super::launch::{LaunchInfo, SeenApp};
+use super::log::{DecisionLog, MappedTask};
+
+/// How the mapper was started (its command-line flags).
+#[derive(Debug, Clone, Default)]
+pub struct SessionOptions {
+    /// `-tm:use_semantic_name`: regions are matched by name, not index.
+    pub semantic_names: bool,
+    /// Where to write the decision log (JSON lines), if anywhere.
+    pub decision_log: Option<PathBuf>,
+    /// Where to write this host's machine description, if anywhere.
+    pub machine_out: Option<PathBuf>,
+}
+
+/// What the mapper does for one launch.
+#[derive(Debug, Clone)]
+pub struct LaunchDecision {
+    /// The task's decisions, as `explain` would show them.
+    pub task: TaskDecision,
+    /// What a real run aborts with for this launch (a mapping function
+    /// failing on a point, a processor index out of bounds, ...).
+    pub fatal: Option<RuntimeFailure>,
+    /// Domain lower bounds of the launch: placements are kept relative to
+    /// them.
+    lo: Vec<i64>,
+}
+
+impl LaunchDecision {
+    /// Where launch point `point` (index launches) runs, or, for a single
+    /// task, where it runs when launched from parent point `point` (empty:
+    /// its parent is a single task). `(node, processor index within the
+    /// kind)`; None when the point was not placed.
+    pub fn place(&self, point: &[i64]) -> Option<(u32, u32)> {
+        let placements = &self.task.placement;
+        if self.task.launch == Launch::Single {
+            let found = placements
+                .iter()
+                .find(|p| p.point == point)
+                .or_else(|| placements.first());
+            return found.map(|p| (p.node, p.proc));
+        }
+        let relative: Vec<i64> = point
+            .iter()
+            .zip(self.lo.iter().chain(std::iter::repeat(&0)))
+            .map(|(p, l)| p - l)
+            .collect();
+        placements
+            .iter()
+            .find(|p| p.point == relative)
+            .map(|p| (p.node, p.proc))
+    }
+}
+
+/// The mapper's state for one process.
+pub struct MapperSession {
+    source: String,
+    parsed: Parsed,
+    machine: Machine,
+    placer: Option<EvalPlacer>,
+    seen: SeenApp,
+    naming: RegionNaming,
+    cache: HashMap<LaunchInfo, Arc<LaunchDecision>>,
+    log: Option<DecisionLog>,
+    /// Warnings from the start-up check, rendered, for the caller to print.
+    pub warnings: String,
+}
+
+impl MapperSession {
+    /// Checks the mapper file at `path` and prepares to decide on the host
+    /// `facts` describe. Errors (syntax, names, types, a top level that
+    /// aborts) come back rendered as `mapwright check` prints them: the
+    /// program must stop before any task runs.
+    pub fn open(
+        path: &Path,
+        facts: &HostFacts,
+        options: SessionOptions,
+    ) -> Result<MapperSession, String> {
+        let source = std::fs::read_to_string(path)
+            .map_err(|e| format!("error: cannot read the mapper file {}: {e}", path.display()))?;
+        Self::from_source(&path.display().to_string(), source, facts, options)
+    }
+
+    /// [`MapperSession::open`] on mapper text already read; `display` names
+    /// it in diagnostics.
+    pub fn from_source(
+        display: &str,
+        source: String,
+        facts: &HostFacts,
+        options: SessionOptions,
+    ) -> Result<MapperSession, String> {
+        let machine = facts.machine();
+        let analysis = analyze(&source);
+        let diagnostics = analysis.diagnostics();
+        let index = LineIndex::new(&source);
+        let render = |ds: &[&Diagnostic]| -> String {
+            ds.iter()
+                .map(|d| render_diagnostic(d, display, &source, &index, Style { color: false }))
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        let errors: Vec<&Diagnostic> = diagnostics
+            .iter()
+            .filter(|d| d.severity == Severity::Error)
+            .collect();
+        let warnings: Vec<&Diagnostic> = diagnostics
+            .iter()
+            .filter(|d| d.severity == Severity::Warning)
+            .collect();
+        if !errors.is_empty() {
+            return Err(format!(
+                "{}\nerror: mapwright's mapper stops: {} error(s) in {display}; no task was run",
+                render(&errors),
+                errors.len()
+            ));
+        }
+        // The top level runs once, at registration, as in the reference:
+        // `m = Machine(GPU)` and friends are evaluated against this host.
+        let placer = match EvalPlacer::new(&analysis.parsed.program, &machine) {
+            Ok(p) => Some(p),
+            Err(e) => {
+                return Err(format!(
+                    "error: {display}: the mapper's top level fails on this host: {e}\n\
+                     error: mapwright's mapper stops; no task was run"
+                ))
+            }
+        };
+        if let Some(out) = &options.machine_out {
+            let text = machine
+                .to_json_pretty()
+                .map_err(|e| format!("error: cannot describe this host: {e}"))?;
+            std::fs::write(out, text).map_err(|e| {
+                format!(
+                    "error: cannot write the machine description {}: {e}",
+                    out.display()
+                )
+            })?;
+        }
+        let log = match &options.decision_log {
+            Some(p) => Some(DecisionLog::create(p)?),
+            None => None,
+        };
+        let seen = SeenApp::new(options.semantic_names);
+        let naming = if seen.semantic() {
+            RegionNaming::Semantic
+        } else {
+            RegionNaming::Index
+        };
+        Ok(MapperSession {
+            warnings: render(&warnings),
+            source,
+            parsed: analysis.parsed,
+            machine,
+            placer,
+            seen,
+            naming,
+            cache: HashMap::new(),
+            log,
+        })
+    }
+
+    /// The host's machine description.
+    pub fn machine(&self) -> &Machine {
+        &self.machine
+    }
+
+    /// The decisions for `launch`; None only if resolution left the task
+    /// out, which it never does for a task of the application.
+    pub fn decide(&mut self, launch: &LaunchInfo) -> Option<Arc<LaunchDecision>> {
+        if let Some(d) = self.cache.get(launch) {
+            return Some(d.clone());
+        }
+        let app = self.seen.record(launch).clone();
+        let options = ResolveOptions {
+            naming: Some(self.naming),
+            fixes: false,
+        };
+        let mut fresh = self.placer.clone();
+        let placer: &mut dyn LaunchPlacer = match fresh.as_mut() {
+            Some(p) => p,
+            None => &mut NoPlacer,
+        };
+        let decisions = resolve_parsed_with(
+            &self.parsed,
+            &self.source,
+            &app,
+            &self.machine,
+            placer,
+            options,
+        );
+        let task = decisions
+            .tasks
+            .iter()
+            .find(|t| t.task == launch.task)
+            .cloned()?;
+        // The run's first fatal problem. An earlier launch's own problem
+        // would have stopped the program at that launch, so what is left
+        // is this launch's (or one this launch brings about, such as two
+        // tasks asking one region for different layouts).
+        let decision = Arc::new(LaunchDecision {
+            task,
+            fatal: decisions.fatal,
+            lo: launch.lo.clone(),
+        });
+        self.cache.insert(launch.clone(), decision.clone());
+        Some(decision)
+    }
+
+    /// Records what was realised for one mapped task.
+    pub fn log_mapped(&mut self, mapped: &MappedTask) {
+        if let Some(log) = &mut self.log {
+            log.write(mapped);
+        }
+    }
+}
