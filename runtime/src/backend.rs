@@ -10,12 +10,15 @@
 //! Backends:
 //! - [`crate::sim::SimBackend`]: the embedded, deterministic simulator.
 //! - [`command::CommandBackend`]: a real program run from a command template.
+//! - [`legion::LegionBackend`]: the built-in benchmarks as real Legion
+//!   programs with mapwright's own Legion mapper.
 //!
 //! A backend never panics on a request and never returns a Rust error for a
 //! failed run: every failure is an outcome with raw output, because a failed
 //! mapper is information for the optimizer, not an exception.
 
 pub mod command;
+pub mod legion;
 
 use std::collections::BTreeMap;
 use std::fmt;

@@ -4,7 +4,8 @@
 //! ```toml
 //! app = "circuit"            # a built-in name or a path to an application JSON
 //! machine = "p100x4"         # a preset or a path to a machine JSON/TOML
-//! runtime = "embedded"       # "command" ([command] below), or the URL of a `mapwright serve`
+//! runtime = "embedded"       # "command" ([command] below), "legion" (real Legion on this
+//!                            # host, docs/legion.md), or the URL of a `mapwright serve`
 //! proposer = "search"        # search | random | scalar | llm | hybrid
 //!
 //! [llm]

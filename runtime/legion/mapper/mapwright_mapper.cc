@@ -36,6 +36,7 @@ struct Flags {
   std::string decision_log;
   std::string machine_out;
   bool wrapper = false;
+  bool machine_only = false;
   bool semantic_names = false;
   bool backpressure = true;
   bool untrack_valid_regions = true;
@@ -53,6 +54,8 @@ Flags read_flags() {
       f.decision_log = args.argv[++i];
     else if (a == "-mapwright:machine" && has_value)
       f.machine_out = args.argv[++i];
+    else if (a == "-mapwright:machine-only")
+      f.machine_only = true;
     else if (a == "-wrapper")
       f.wrapper = true;
     else if (a == "-tm:use_semantic_name")
@@ -612,6 +615,12 @@ void create_mappers(Machine machine, Runtime *runtime,
       flags.decision_log.empty() ? nullptr : flags.decision_log.c_str(),
       flags.machine_out.empty() ? nullptr : flags.machine_out.c_str(), &error, &warnings);
   if (session == nullptr) stop(error);
+  if (flags.machine_only) {
+    // Asked only to describe this host (the `legion` backend's probe):
+    // the description is written, no task runs.
+    std::fflush(stdout);
+    _exit(0);
+  }
   if (warnings != nullptr) {
     std::fprintf(stderr, "%s\n", warnings);
     mw_string_free(warnings);

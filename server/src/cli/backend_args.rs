@@ -12,7 +12,9 @@ use mapwright_runtime::backend::Backend;
 use mapwright_runtime::machine::Machine;
 use mapwright_runtime::service::client::RemoteBackend;
 
-use crate::optimize::executors::{command_backend, remote_backend, BackendExecutor, SimExecutor};
+use crate::optimize::executors::{
+    command_backend, legion_backend, remote_backend, BackendExecutor, SimExecutor,
+};
 use crate::optimize::runner::Execute;
 use crate::project::ProjectFile;
 
@@ -26,6 +28,9 @@ pub enum BackendKind {
     Command,
     /// Real kernels on local GPUs (needs the `cuda` feature).
     Cuda,
+    /// The built-in benchmarks as real Legion programs with mapwright's
+    /// Legion mapper, on this host (docs/legion.md).
+    Legion,
 }
 
 /// Where runs happen, once flags and mapwright.toml are read.
@@ -39,6 +44,8 @@ pub enum RuntimeChoice {
     Remote(String),
     /// Local GPUs.
     Cuda,
+    /// Real Legion on this host.
+    Legion,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -67,12 +74,44 @@ pub struct BackendArgs {
     /// Extra prefix before the throughput in a command's output (repeatable).
     #[arg(long = "throughput-prefix")]
     pub throughput_prefix: Vec<String>,
+    /// Legion CPU processors for `--backend legion` (`-ll:cpu`).
+    #[arg(long, default_value_t = 4)]
+    pub legion_cpus: u32,
+    /// Legion GPU processors for `--backend legion` (`-ll:gpu`; needs a
+    /// driver).
+    #[arg(long, default_value_t = 0)]
+    pub legion_gpus: u32,
 }
 
 impl BackendArgs {
     /// A connection to the remote service named by `url`.
     pub fn remote(url: &str) -> anyhow::Result<RemoteBackend> {
         remote_backend(url).map_err(|e| anyhow!("--runtime {url}: {e}"))
+    }
+
+    /// The legion backend from these options.
+    pub fn legion_backend(
+        &self,
+    ) -> anyhow::Result<mapwright_runtime::backend::legion::LegionBackend> {
+        legion_backend(self.legion_cpus, self.legion_gpus, self.timeout)
+            .map_err(|e| anyhow!("--backend legion: {e}"))
+    }
+
+    /// The machine runs are described with: `machine` as named, except that
+    /// the legion backend runs on this host, so unless a machine was named
+    /// (`named`) it is this host as Legion reports it.
+    pub fn machine_for(
+        &self,
+        project: Option<&ProjectFile>,
+        named: bool,
+        machine: Machine,
+    ) -> anyhow::Result<Machine> {
+        if named || self.choice(project)? != RuntimeChoice::Legion {
+            return Ok(machine);
+        }
+        self.legion_backend()?
+            .host_machine()
+            .map_err(|e| anyhow!("--backend legion: {e}"))
     }
 
     /// The command backend from these options and the project's `[command]`
@@ -110,6 +149,7 @@ impl BackendArgs {
         Ok(match self.backend {
             Some(BackendKind::Command) => RuntimeChoice::Command,
             Some(BackendKind::Cuda) => RuntimeChoice::Cuda,
+            Some(BackendKind::Legion) => RuntimeChoice::Legion,
             Some(BackendKind::Sim) => RuntimeChoice::Embedded,
             None => {
                 let named = self
@@ -121,6 +161,7 @@ impl BackendArgs {
                 match named.as_str() {
                     "" | "embedded" | "sim" => RuntimeChoice::Embedded,
                     "command" => RuntimeChoice::Command,
+                    "legion" => RuntimeChoice::Legion,
                     _ => RuntimeChoice::Remote(named),
                 }
             }
@@ -147,6 +188,7 @@ impl BackendArgs {
             RuntimeChoice::Remote(url) => Box::new(Self::remote(&url)?),
             RuntimeChoice::Command => Box::new(self.command_backend(project)?),
             RuntimeChoice::Cuda => cuda_backend()?,
+            RuntimeChoice::Legion => Box::new(self.legion_backend()?),
         };
         Ok(Box::new(BackendExecutor {
             backend,

@@ -228,6 +228,10 @@ pub fn run(args: OptimizeArgs) -> anyhow::Result<ExitCode> {
         },
     };
     let mut proposer = make_proposer(kind, args.seed, &args.llm, project.as_ref())?;
+    let named = args.machine.is_some() || project.as_ref().is_some_and(|p| p.machine.is_some());
+    let machine = args
+        .backend_args
+        .machine_for(project.as_ref(), named, machine)?;
     let app = Arc::new(app);
     let machine = Arc::new(machine);
     let executor = args

@@ -144,6 +144,10 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             .unwrap_or(machine),
         _ => machine,
     };
+    let named = args.machine.is_some() || project.as_ref().is_some_and(|p| p.machine.is_some());
+    let machine = args
+        .backend_args
+        .machine_for(project.as_ref(), named, machine)?;
     let app = Arc::new(app);
     let machine = Arc::new(machine);
 
@@ -157,6 +161,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         RuntimeChoice::Command => Runner::Plain(Box::new(
             args.backend_args.command_backend(project.as_ref())?,
         )),
+        RuntimeChoice::Legion => Runner::Plain(Box::new(args.backend_args.legion_backend()?)),
         #[cfg(feature = "cuda")]
         RuntimeChoice::Cuda => match cuda {
             Some(b) => Runner::Cuda(Box::new(b)),

@@ -17,6 +17,7 @@ use mapwright_runtime::backend::Backend;
 use mapwright_runtime::service::{Service, ServiceConfig};
 use mapwright_runtime::sim::SimBackend;
 
+use crate::optimize::executors::legion_backend;
 use crate::project::load_machine;
 
 /// The backend the service exposes.
@@ -26,6 +27,9 @@ pub enum ServeBackend {
     Sim,
     /// A real program run from `--command`.
     Command,
+    /// The built-in benchmarks on real Legion with mapwright's Legion
+    /// mapper, on this machine (docs/legion.md).
+    Legion,
 }
 
 #[derive(Debug, Args)]
@@ -44,9 +48,16 @@ pub struct ServeArgs {
     #[arg(long)]
     pub command: Option<String>,
     /// The machine runs use (preset or description); with `--backend
-    /// command` the one the program really runs on.
-    #[arg(long, default_value = "p100x4")]
-    pub machine: String,
+    /// command` the one the program really runs on. Default: p100x4, or
+    /// with `--backend legion` this host as Legion reports it.
+    #[arg(long)]
+    pub machine: Option<String>,
+    /// Legion CPU processors for `--backend legion` (`-ll:cpu`).
+    #[arg(long, default_value_t = 4)]
+    pub legion_cpus: u32,
+    /// Legion GPU processors for `--backend legion` (`-ll:gpu`).
+    #[arg(long, default_value_t = 0)]
+    pub legion_gpus: u32,
     /// Worker threads.
     #[arg(long, default_value_t = 2)]
     pub workers: usize,
@@ -66,7 +77,24 @@ pub struct ServeArgs {
 }
 
 pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
-    let machine = load_machine(&args.machine, None)?;
+    let legion = match args.backend {
+        ServeBackend::Legion => Some(
+            legion_backend(
+                args.legion_cpus,
+                args.legion_gpus,
+                Some(args.run_timeout * 0.9),
+            )
+            .map_err(|e| anyhow!("--backend legion: {e}"))?,
+        ),
+        _ => None,
+    };
+    let machine = match (&args.machine, &legion) {
+        (Some(m), _) => load_machine(m, None)?,
+        (None, Some(l)) => l
+            .host_machine()
+            .map_err(|e| anyhow!("--backend legion: {e}"))?,
+        (None, None) => load_machine("p100x4", None)?,
+    };
     if !(args.run_timeout.is_finite() && args.run_timeout > 0.0) {
         bail!("--run-timeout must be a positive number of seconds");
     }
@@ -91,6 +119,11 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
             config.timeout = Duration::from_secs_f64(args.run_timeout * 0.9);
             (Arc::new(CommandBackend::new(config)), false)
         }
+        ServeBackend::Legion => match legion {
+            // Runs happen on this host: clients cannot pick another machine.
+            Some(l) => (Arc::new(l), false),
+            None => bail!("--backend legion: the backend was not set up"),
+        },
     };
     let mut config = ServiceConfig::new(machine);
     config.bind = args.bind;

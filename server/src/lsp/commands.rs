@@ -27,7 +27,9 @@ use super::config::{OptimizeSettings, ProjectConfig, Settings};
 use super::convert::{self, DiagnosticData, FixData};
 use super::target::Target;
 use crate::autoguide::{Category, Feedback, FeedbackMode};
-use crate::optimize::executors::{command_backend, remote_backend, BackendExecutor, SimExecutor};
+use crate::optimize::executors::{
+    command_backend, legion_backend, remote_backend, BackendExecutor, SimExecutor,
+};
 use crate::optimize::history::Record;
 use crate::optimize::proposers::hybrid::HybridProposer;
 use crate::optimize::proposers::llm::{LlmConfig, LlmProposer};
@@ -131,6 +133,18 @@ impl Setup {
             _ => None,
         };
         let runtime_url = runtime_url.filter(|u| u != "command");
+        // Real Legion runs on this host: describe it as Legion does.
+        let machine = if runtime_url.as_deref() == Some("legion") {
+            let backend =
+                legion_backend(4, 0, None).map_err(|e| format!("runtime = \"legion\": {e}"))?;
+            Arc::new(
+                backend
+                    .host_machine()
+                    .map_err(|e| format!("runtime = \"legion\": {e}"))?,
+            )
+        } else {
+            machine
+        };
         Ok(Setup {
             app,
             machine,
@@ -168,6 +182,15 @@ impl Setup {
                 machine: self.machine.clone(),
             }));
         }
+        if self.runtime_url.as_deref() == Some("legion") {
+            let backend =
+                legion_backend(4, 0, None).map_err(|e| format!("runtime = \"legion\": {e}"))?;
+            return Ok(Box::new(BackendExecutor {
+                backend: Box::new(backend),
+                app: self.app.clone(),
+                machine: self.machine.clone(),
+            }));
+        }
         match &self.runtime_url {
             None => Ok(Box::new(SimExecutor {
                 app: self.app.clone(),
@@ -191,6 +214,7 @@ impl Setup {
         match (&self.command, &self.runtime_url) {
             (Some((template, _, _)), _) => format!("`{template}`"),
             (None, None) => "simulator".to_string(),
+            (None, Some(u)) if u == "legion" => "real Legion on this host".to_string(),
             (None, Some(u)) => u.clone(),
         }
     }

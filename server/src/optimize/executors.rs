@@ -47,6 +47,25 @@ pub fn command_backend(
     Ok(CommandBackend::new(config))
 }
 
+/// The built-in benchmarks on real Legion with mapwright's Legion mapper:
+/// `cpus` and `gpus` Legion processors, runs killed after `timeout_s`.
+/// Finds (or builds) the programs; the error says how to get them.
+pub fn legion_backend(
+    cpus: u32,
+    gpus: u32,
+    timeout_s: Option<f64>,
+) -> Result<mapwright_runtime::backend::legion::LegionBackend, String> {
+    use mapwright_runtime::backend::legion::{LegionBackend, LegionConfig};
+    let mut config = LegionConfig::locate(cpus, gpus)?;
+    if let Some(t) = timeout_s {
+        if !(t.is_finite() && t > 0.0) {
+            return Err("the timeout must be a positive number of seconds".into());
+        }
+        config.timeout = std::time::Duration::from_secs_f64(t);
+    }
+    Ok(LegionBackend::new(config))
+}
+
 /// Environment variable holding the bearer token of a remote `mapwright serve`.
 pub const SERVICE_TOKEN_ENV: &str = "MAPWRIGHT_TOKEN";
 

@@ -1,0 +1,274 @@
+//! The `legion` backend: the built-in benchmark programs as real Legion
+//! programs (`runtime/legion/apps/`), run with mapwright's own Legion
+//! mapper (`runtime/legion/mapper/`) on this host.
+//!
+//! A run is a [`CommandBackend`] run of the application's program, so it
+//! has the same timeout, process-group kill and output cap as the
+//! `command` backend, and its output is read with the same patterns. The
+//! programs and the mapper are found in a build folder (`bin/`, `lib/`):
+//! `MAPWRIGHT_LEGION_BUILD`, or the one `runtime/legion/build.sh` makes
+//! from this source tree (it installs the Legion SDK from the package
+//! registry on first use). `MAPWRIGHT_LEGION_LIBRARY_PATH` (or the SDK
+//! script) says where Legion's libraries are.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use super::command::{CommandBackend, CommandConfig};
+use super::{Backend, RunOutcome, RunRequest};
+use crate::machine::Machine;
+use crate::resolve_mapping::RegionNaming;
+
+/// Where the programs are and how to run them.
+#[derive(Debug, Clone)]
+pub struct LegionConfig {
+    /// Folder with `bin/<app>` and `lib/libmapwright_mapper.so`.
+    pub build: PathBuf,
+    /// `LD_LIBRARY_PATH` for Legion's libraries (and, without an NVIDIA
+    /// driver, the libcuda stub).
+    pub library_path: String,
+    /// Legion CPU processors (`-ll:cpu`).
+    pub cpus: u32,
+    /// Legion GPU processors (`-ll:gpu`; 0 without a driver).
+    pub gpus: u32,
+    /// Wall-clock limit of one run.
+    pub timeout: Duration,
+}
+
+impl LegionConfig {
+    /// Finds the build folder and library path: the environment
+    /// (`MAPWRIGHT_LEGION_BUILD`, `MAPWRIGHT_LEGION_LIBRARY_PATH`), else
+    /// this source tree's `runtime/legion/build.sh` (which builds what is
+    /// missing and installs the SDK on first use).
+    pub fn locate(cpus: u32, gpus: u32) -> Result<LegionConfig, String> {
+        let build = match std::env::var_os("MAPWRIGHT_LEGION_BUILD") {
+            Some(dir) => PathBuf::from(dir),
+            None => {
+                let script = source_dir().join("build.sh");
+                if !script.exists() {
+                    return Err(format!(
+                        "the legion backend needs its programs: set MAPWRIGHT_LEGION_BUILD to \
+                         a folder made by runtime/legion/build.sh (no source tree at {})",
+                        source_dir().display()
+                    ));
+                }
+                PathBuf::from(run_script(&script, &[])?)
+            }
+        };
+        let library_path = match std::env::var("MAPWRIGHT_LEGION_LIBRARY_PATH") {
+            Ok(p) => p,
+            Err(_) => {
+                let script = source_dir().join("sdk.sh");
+                let env = run_script(&script, &["--env"])?;
+                env.lines()
+                    .find_map(|l| l.strip_prefix("export LD_LIBRARY_PATH='"))
+                    .and_then(|rest| rest.split('\'').next())
+                    .map(str::to_string)
+                    .ok_or_else(|| {
+                        format!("{} --env printed no LD_LIBRARY_PATH", script.display())
+                    })?
+            }
+        };
+        Ok(LegionConfig {
+            build,
+            library_path,
+            cpus: cpus.max(1),
+            gpus,
+            timeout: Duration::from_secs(600),
+        })
+    }
+
+    /// The program of application `app`, if built.
+    pub fn program(&self, app: &str) -> Option<PathBuf> {
+        let path = self.build.join("bin").join(app);
+        path.is_file().then_some(path)
+    }
+
+    /// The applications that have a program.
+    pub fn programs(&self) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(self.build.join("bin"))
+            .map(|dir| {
+                dir.filter_map(Result::ok)
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        names.sort();
+        names
+    }
+
+    /// Legion's flags for this host.
+    fn legion_flags(&self) -> String {
+        format!("-ll:cpu {} -ll:util 1 -ll:gpu {}", self.cpus, self.gpus)
+    }
+}
+
+/// `runtime/legion` in this source tree.
+fn source_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("legion")
+}
+
+/// Runs a set-up script and returns its last line of output.
+fn run_script(script: &Path, args: &[&str]) -> Result<String, String> {
+    let out = Command::new("bash")
+        .arg(script)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", script.display()))?;
+    if !out.status.success() {
+        return Err(format!(
+            "{} failed:\n{}",
+            script.display(),
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    let text = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    if args.is_empty() {
+        Ok(text.lines().last().unwrap_or_default().to_string())
+    } else {
+        Ok(text)
+    }
+}
+
+/// `s` quoted for `sh`.
+fn quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
+}
+
+/// Runs the benchmark programs on real Legion.
+#[derive(Debug, Clone)]
+pub struct LegionBackend {
+    pub config: LegionConfig,
+}
+
+impl LegionBackend {
+    pub fn new(config: LegionConfig) -> LegionBackend {
+        LegionBackend { config }
+    }
+
+    /// The command line that runs `app`'s program with `{mapper}`.
+    pub fn template(&self, request: &RunRequest) -> Result<String, String> {
+        let app = &request.app.name;
+        let program = self.config.program(app).ok_or_else(|| {
+            format!(
+                "mapwright: no real Legion program for `{app}` (built: {}); see docs/legion.md\n",
+                self.config.programs().join(", ")
+            )
+        })?;
+        let naming = if RegionNaming::of_app(&request.app) == RegionNaming::Index {
+            ""
+        } else {
+            " -tm:use_semantic_name"
+        };
+        Ok(format!(
+            "LD_LIBRARY_PATH={} exec {} {}{naming} -mapping {{mapper}}",
+            quote(&self.config.library_path),
+            quote(&program.to_string_lossy()),
+            self.config.legion_flags(),
+        ))
+    }
+
+    /// This host as the mapper sees it through Legion: any built program,
+    /// started with `-mapwright:machine-only`, writes the description and
+    /// stops before its first task.
+    pub fn host_machine(&self) -> Result<Machine, String> {
+        let program = self
+            .config
+            .programs()
+            .into_iter()
+            .find_map(|p| self.config.program(&p))
+            .ok_or("mapwright: no real Legion program is built (runtime/legion/build.sh)")?;
+        let dir = std::env::temp_dir().join(format!("mapwright-host-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+        let mapper = dir.join("probe.mapper");
+        let out = dir.join("machine.json");
+        std::fs::write(&mapper, "Task * CPU;\n").map_err(|e| e.to_string())?;
+        let status = Command::new(&program)
+            .args(self.config.legion_flags().split(' '))
+            .arg("-mapping")
+            .arg(&mapper)
+            .arg("-mapwright:machine")
+            .arg(&out)
+            .arg("-mapwright:machine-only")
+            .env("LD_LIBRARY_PATH", &self.config.library_path)
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| format!("cannot start {}: {e}", program.display()))?;
+        let machine = Machine::load(&out).map_err(|e| {
+            format!(
+                "the Legion mapper did not describe this host ({e}):\n{}",
+                String::from_utf8_lossy(&status.stderr)
+            )
+        });
+        let _ = std::fs::remove_dir_all(&dir);
+        machine
+    }
+}
+
+impl Backend for LegionBackend {
+    fn name(&self) -> &str {
+        "legion"
+    }
+
+    fn run(&self, request: &RunRequest) -> RunOutcome {
+        match self.template(request) {
+            Ok(template) => {
+                let mut config = CommandConfig::new(template);
+                config.timeout = self.config.timeout;
+                CommandBackend::new(config).run(request)
+            }
+            Err(text) => RunOutcome::failure("error", text),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::app::App;
+    use std::sync::Arc;
+
+    #[test]
+    fn an_application_without_a_program_is_a_reported_failure() {
+        let backend = LegionBackend::new(LegionConfig {
+            build: PathBuf::from("/nonexistent"),
+            library_path: String::new(),
+            cpus: 2,
+            gpus: 0,
+            timeout: Duration::from_secs(5),
+        });
+        let app = Arc::new(App::builtin("stencil").expect("built-in"));
+        let machine = Arc::new(Machine::preset("p100x4").expect("preset"));
+        let out = backend.run(&RunRequest::new("", app, machine));
+        assert_eq!(out.status.as_str(), "error");
+        assert!(out
+            .raw_output
+            .contains("no real Legion program for `stencil`"));
+    }
+
+    #[test]
+    fn semantic_naming_follows_the_application() {
+        let dir = std::env::temp_dir().join(format!("mapwright-legion-t-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("bin")).unwrap();
+        std::fs::write(dir.join("bin/circuit"), "").unwrap();
+        let backend = LegionBackend::new(LegionConfig {
+            build: dir.clone(),
+            library_path: "/x".into(),
+            cpus: 4,
+            gpus: 0,
+            timeout: Duration::from_secs(5),
+        });
+        let app = Arc::new(App::builtin("circuit").expect("built-in"));
+        let machine = Arc::new(Machine::preset("p100x4").expect("preset"));
+        let t = backend
+            .template(&RunRequest::new("", app, machine))
+            .unwrap();
+        assert!(
+            t.contains("-ll:cpu 4 -ll:util 1 -ll:gpu 0 -tm:use_semantic_name -mapping {mapper}"),
+            "{t}"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
