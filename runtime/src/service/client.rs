@@ -99,6 +99,24 @@ impl RemoteBackend {
         Ok((r.status, r.body))
     }
 
+    /// The machine the service runs on (`GET /v1/machine`): what a client
+    /// describes its runs with when the user names none, since a service
+    /// with its own machine (a real program, real Legion) refuses others.
+    pub fn machine(&self) -> Result<Machine, String> {
+        let (status, bytes) = self
+            .call("GET", "/v1/machine", None)
+            .map_err(|e| format!("cannot reach the runtime service at {}: {e}", self.host))?;
+        if status != 200 {
+            return Err(format!(
+                "the runtime service answered {status} to GET /v1/machine"
+            ));
+        }
+        let v: Value = serde_json::from_slice(&bytes)
+            .map_err(|e| format!("the runtime service sent malformed JSON: {e}"))?;
+        serde_json::from_value(v["machine"].clone())
+            .map_err(|e| format!("the runtime service described no machine: {e}"))
+    }
+
     /// The request body for `request`.
     fn body(request: &RunRequest) -> Value {
         let app = if App::builtin(&request.app.name).as_ref() == Some(&*request.app) {

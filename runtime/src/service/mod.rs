@@ -378,6 +378,13 @@ fn run(shared: &Shared, body: &[u8]) -> Answer {
     let machine = match &body.machine {
         None => cfg.machine.clone(),
         Some(Value::String(n)) if *n == cfg.machine.name => cfg.machine.clone(),
+        // The service's own machine sent whole (what a client gets from
+        // GET /v1/machine) is its machine, not a choice of another.
+        Some(v @ Value::Object(_))
+            if Machine::from_json_str(&v.to_string()).is_ok_and(|m| m == cfg.machine) =>
+        {
+            cfg.machine.clone()
+        }
         Some(_) if !cfg.allow_machine => {
             return bad(format!(
                 "this service runs on its own machine (`{}`); requests cannot choose another",

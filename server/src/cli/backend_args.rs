@@ -97,21 +97,29 @@ impl BackendArgs {
             .map_err(|e| anyhow!("--backend legion: {e}"))
     }
 
-    /// The machine runs are described with: `machine` as named, except that
-    /// the legion backend runs on this host, so unless a machine was named
-    /// (`named`) it is this host as Legion reports it.
+    /// The machine runs are described with: `machine` as named, except
+    /// that unless a machine was named (`named`) the legion backend
+    /// describes this host as Legion reports it, and a remote service its
+    /// own machine.
     pub fn machine_for(
         &self,
         project: Option<&ProjectFile>,
         named: bool,
         machine: Machine,
     ) -> anyhow::Result<Machine> {
-        if named || self.choice(project)? != RuntimeChoice::Legion {
+        if named {
             return Ok(machine);
         }
-        self.legion_backend()?
-            .host_machine()
-            .map_err(|e| anyhow!("--backend legion: {e}"))
+        match self.choice(project)? {
+            RuntimeChoice::Legion => self
+                .legion_backend()?
+                .host_machine()
+                .map_err(|e| anyhow!("--backend legion: {e}")),
+            // A service runs on its own machine; an unreachable one is
+            // reported by the run itself.
+            RuntimeChoice::Remote(url) => Ok(Self::remote(&url)?.machine().unwrap_or(machine)),
+            _ => Ok(machine),
+        }
     }
 
     /// The command backend from these options and the project's `[command]`

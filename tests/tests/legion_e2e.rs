@@ -1,0 +1,450 @@
+//! Real Legion end to end: mapwright's Legion mapper (runtime/legion/mapper)
+//! inside the circuit program (runtime/legion/apps/circuit.cc), on the
+//! Legion runtime from the package registry, CPUs only.
+//!
+//! - every decision the run realised (its decision log) equals what
+//!   `explain` decides for the host the mapper described;
+//! - the expert mapper as written stops where `explain` says the reference
+//!   stops on a host without GPUs;
+//! - a mapper with an error stops the program before any task runs, with
+//!   mapwright's diagnostic;
+//! - `run`, `optimize` and `serve` with `--backend legion`, and the language
+//!   server's run command with `runtime = "legion"`.
+//!
+//! Needs the Legion SDK: `runtime/legion/sdk.sh` (downloads Legion from the
+//! package registry) or a Legion build named by `LEGION_DIR`. Without it the
+//! tests print a skip message and pass, unless `MAPWRIGHT_REQUIRE_LEGION=1`
+//! (set by `.ci/run`, which installs the SDK): then a missing SDK fails.
+
+mod lsp_support;
+
+use std::io::BufRead;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::{Mutex, MutexGuard, OnceLock};
+
+use mapwright_grammar::analyze;
+use mapwright_runtime::app::App;
+use mapwright_runtime::legion::log::{compare_with_decisions, read_log, MappedTask};
+use mapwright_runtime::machine::Machine;
+use mapwright_runtime::resolve_mapping::resolve_mapping;
+use serde_json::{json, Value};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// The built programs and Legion's library path.
+struct Built {
+    dir: PathBuf,
+    library_path: String,
+}
+
+/// Builds the mapper and the programs once (runtime/legion/build.sh), or
+/// says why the tests are skipped.
+fn built() -> Option<&'static Built> {
+    static BUILT: OnceLock<Option<Built>> = OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let sdk = std::env::var_os("LEGION_SDK")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| root().join("target/legion-sdk"));
+            let have =
+                std::env::var_os("LEGION_DIR").is_some() || sdk.join(".installed-26.6.1").exists();
+            if !have {
+                let required = std::env::var("MAPWRIGHT_REQUIRE_LEGION").is_ok_and(|v| v == "1");
+                assert!(
+                    !required,
+                    "MAPWRIGHT_REQUIRE_LEGION=1 but the Legion SDK is not installed \
+                     (run runtime/legion/sdk.sh)"
+                );
+                eprintln!(
+                    "SKIPPED: the real-Legion tests need the Legion SDK: run runtime/legion/sdk.sh \
+                     (downloads Legion from the package registry) or set LEGION_DIR to your own \
+                     Legion build; set MAPWRIGHT_REQUIRE_LEGION=1 to make this a failure"
+                );
+                return None;
+            }
+            let script = |name: &str, args: &[&str]| -> String {
+                let out = Command::new("bash")
+                    .arg(root().join("runtime/legion").join(name))
+                    .args(args)
+                    .stdin(Stdio::null())
+                    .output()
+                    .unwrap_or_else(|e| panic!("cannot run {name}: {e}"));
+                assert!(
+                    out.status.success(),
+                    "{name} failed:\n{}",
+                    String::from_utf8_lossy(&out.stderr)
+                );
+                String::from_utf8_lossy(&out.stdout).trim().to_string()
+            };
+            let dir = PathBuf::from(script("build.sh", &[]).lines().last().unwrap_or_default());
+            let env = script("sdk.sh", &["--env"]);
+            let library_path = env
+                .lines()
+                .find_map(|l| l.strip_prefix("export LD_LIBRARY_PATH='"))
+                .and_then(|r| r.split('\'').next())
+                .expect("sdk.sh --env sets LD_LIBRARY_PATH")
+                .to_string();
+            Some(Built { dir, library_path })
+        })
+        .as_ref()
+}
+
+/// Real runs take the machine's two cores: one at a time.
+fn serial() -> MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("mapwright-legion-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// The expert circuit mapper (runtime/apps/experts), as written.
+fn expert() -> String {
+    std::fs::read_to_string(root().join("runtime/apps/experts/legion-circuit.mapper")).unwrap()
+}
+
+/// The expert with its GPU placement function made to use the CPUs (the
+/// only change): what the expert does on a host without GPUs once the
+/// function no longer names a GPU machine.
+fn expert_on_cpus() -> String {
+    let text = expert();
+    let from = "return mgpu[task.ipoint[0] / mgpu.size[1], task.ipoint[0] % mgpu.size[1]];";
+    assert!(text.contains(from), "the expert's linearblock changed");
+    text.replace(
+        from,
+        "return mcpu[task.ipoint[0] / mcpu.size[1], task.ipoint[0] % mcpu.size[1]];",
+    )
+}
+
+/// Runs circuit with `mapper` on 4 CPU processors; returns the output, the
+/// decision log and the machine the mapper described.
+fn run_circuit(b: &Built, dir: &Path, mapper: &str) -> (Output, String, Option<Machine>) {
+    let mapper_path = dir.join("circuit.mapper");
+    std::fs::write(&mapper_path, mapper).unwrap();
+    let log = dir.join("decisions.jsonl");
+    let machine = dir.join("machine.json");
+    let out = Command::new(b.dir.join("bin/circuit"))
+        .args([
+            "-ll:cpu",
+            "4",
+            "-ll:util",
+            "1",
+            "-ll:gpu",
+            "0",
+            "-tm:use_semantic_name",
+        ])
+        .arg("-mapping")
+        .arg(&mapper_path)
+        .arg("-mapwright:log")
+        .arg(&log)
+        .arg("-mapwright:machine")
+        .arg(&machine)
+        .env("LD_LIBRARY_PATH", &b.library_path)
+        .stdin(Stdio::null())
+        .output()
+        .expect("cannot start circuit");
+    let log = std::fs::read_to_string(&log).unwrap_or_default();
+    (out, log, Machine::load(&machine).ok())
+}
+
+fn text(out: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// `explain`'s decisions for circuit with `mapper` on `machine`.
+fn explain(mapper: &str, machine: &Machine) -> mapwright_runtime::decisions::Decisions {
+    let app = App::builtin("circuit").unwrap();
+    resolve_mapping(&analyze(mapper), mapper, &app, machine)
+}
+
+#[test]
+fn the_expert_mapper_runs_and_its_decision_log_equals_explain() {
+    let Some(b) = built() else { return };
+    let _one = serial();
+    let dir = scratch("expert-cpu");
+    let mapper = expert_on_cpus();
+    let (out, log, machine) = run_circuit(b, &dir, &mapper);
+    let all = text(&out);
+    assert!(out.status.success(), "circuit failed:\n{all}");
+    assert!(all.contains("ELAPSED TIME = "), "{all}");
+    assert!(all.contains("CHECK PASSED"), "{all}");
+    let machine = machine.expect("the mapper describes the host");
+    assert_eq!(machine.nodes, 1);
+    assert_eq!(
+        machine.procs_per_node(mapwright_runtime::machine::ProcKind::Cpu),
+        4
+    );
+    let log: Vec<MappedTask> = read_log(&log).unwrap();
+    let decisions = explain(&mapper, &machine);
+    assert!(decisions.fatal.is_none(), "{:?}", decisions.fatal);
+    // Every task of the application was mapped, every launch point of
+    // every index launch, and every one as explain says.
+    let app = App::builtin("circuit").unwrap();
+    for t in &app.tasks {
+        let points: std::collections::BTreeSet<&Vec<i64>> = log
+            .iter()
+            .filter(|m| m.task == t.name)
+            .map(|m| &m.point)
+            .collect();
+        assert!(!points.is_empty(), "the run never mapped {}", t.name);
+        if !t.domain.is_empty() {
+            assert_eq!(points.len() as u64, t.points(), "{}: {points:?}", t.name);
+        }
+    }
+    let physical = log
+        .iter()
+        .flat_map(|m| &m.regions)
+        .filter(|r| r.instance == "physical")
+        .count();
+    assert!(physical > 100, "{physical} physical instances");
+    let differences = compare_with_decisions(&log, &decisions);
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+    // The index launches went where linearblock and block_shard_cpu say:
+    // calculate_new_currents point p on CPU p, init_piece all on CPU 0.
+    let on = |task: &str, p: i64| {
+        log.iter()
+            .find(|m| m.task == task && m.point == vec![p])
+            .map(|m| m.proc)
+    };
+    assert_eq!(on("calculate_new_currents", 3), Some(3));
+    assert_eq!(on("init_piece", 3), Some(0));
+}
+
+#[test]
+fn the_expert_as_written_stops_where_explain_says_the_reference_stops() {
+    let Some(b) = built() else { return };
+    let _one = serial();
+    let dir = scratch("expert");
+    let mapper = expert();
+    let (out, log, machine) = run_circuit(b, &dir, &mapper);
+    let all = text(&out);
+    assert!(
+        !out.status.success(),
+        "the expert ran on a host without GPUs:\n{all}"
+    );
+    let machine = machine.expect("the mapper describes the host");
+    let decisions = explain(&mapper, &machine);
+    let fatal = decisions.fatal.clone().expect("explain predicts the stop");
+    assert!(
+        all.contains(&fatal.raw_output),
+        "explain says {:?}; the run printed:\n{all}",
+        fatal.raw_output
+    );
+    assert!(!all.contains("ELAPSED TIME"), "{all}");
+    let log = read_log(&log).unwrap();
+    assert!(log.iter().any(|m| m.task == "init_pointers"), "{log:?}");
+    assert!(!log.iter().any(|m| m.task == "calculate_new_currents"));
+    let differences = compare_with_decisions(&log, &decisions);
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+}
+
+#[test]
+fn a_mapper_with_an_error_stops_the_program_before_any_task() {
+    let Some(b) = built() else { return };
+    let _one = serial();
+    let dir = scratch("error");
+    let (out, log, _) = run_circuit(b, &dir, "Task * CPU\nRegion * * CPU SYSMEM;\n");
+    let all = text(&out);
+    assert!(!out.status.success(), "{all}");
+    assert!(all.contains("error[E0101]"), "{all}");
+    assert!(all.contains("circuit.mapper:1:"), "{all}");
+    assert!(all.contains("no task was run"), "{all}");
+    assert!(!all.contains("circuit settings"), "a task ran:\n{all}");
+    assert!(log.trim().is_empty(), "{log}");
+}
+
+/// The deliberately slow start: every launch point on the first CPU.
+const SLOW: &str = "# Deliberately slow: every launch point on the first CPU.
+Task * CPU;
+Region * * CPU SYSMEM;
+mcpu = Machine(CPU);
+def first_cpu(Task task) {
+    return mcpu[0, 0];
+}
+IndexTaskMap init_piece,init_pointers,calculate_new_currents,distribute_charge,update_voltages,print_summary first_cpu;
+";
+
+fn mapwright(b: &Built) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_mapwright-under-test"));
+    c.env("MAPWRIGHT_LEGION_BUILD", &b.dir)
+        .env("MAPWRIGHT_LEGION_LIBRARY_PATH", &b.library_path)
+        .stdin(Stdio::null());
+    c
+}
+
+#[test]
+fn run_with_the_legion_backend_reports_the_real_run() {
+    let Some(b) = built() else { return };
+    let _one = serial();
+    let dir = scratch("run");
+    let file = dir.join("slow.mapper");
+    std::fs::write(&file, SLOW).unwrap();
+    let out = mapwright(b)
+        .args([
+            "run",
+            "--app",
+            "circuit",
+            "--backend",
+            "legion",
+            "--json",
+            "--no-normalize",
+        ])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let v: Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&out)));
+    assert_eq!(v["status"], "ok", "{v:#}");
+    assert!(v["elapsed_s"].as_f64().unwrap() > 0.0);
+    assert!(v["raw_output"].as_str().unwrap().contains("CHECK PASSED"));
+    // An application without a real program is a clear error, not a crash.
+    let out = mapwright(b)
+        .args([
+            "run",
+            "--app",
+            "stencil",
+            "--backend",
+            "legion",
+            "--json",
+            "--no-normalize",
+        ])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["status"], "error");
+    assert!(v["raw_output"]
+        .as_str()
+        .unwrap()
+        .contains("no real Legion program for `stencil`"));
+}
+
+#[test]
+fn optimize_with_the_legion_backend_improves_a_slow_mapper_as_measured() {
+    let Some(b) = built() else { return };
+    let _one = serial();
+    let dir = scratch("optimize");
+    let file = dir.join("slow.mapper");
+    std::fs::write(&file, SLOW).unwrap();
+    let out = mapwright(b)
+        .args([
+            "optimize",
+            "--app",
+            "circuit",
+            "--backend",
+            "legion",
+            "--iterations",
+            "4",
+            "--json",
+        ])
+        .arg("--run-dir")
+        .arg(dir.join("runs"))
+        .arg(&file)
+        .output()
+        .unwrap();
+    let v: Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&out)));
+    let records = v["records"].as_array().unwrap();
+    let start = records[0]["score"].as_f64().expect("the start ran");
+    let best = v["best_score"].as_f64().unwrap();
+    assert!(
+        records.iter().all(|r| r["evaluation"]["status"] == "ok"),
+        "{:#}",
+        v["records"]
+    );
+    // Measured: every candidate ran on real Legion and printed its time.
+    for r in records {
+        let raw = r["evaluation"]["raw_output"].as_str().unwrap_or_default();
+        assert!(raw.contains("ELAPSED TIME = "), "{raw}");
+    }
+    assert!(
+        best > start * 1.15,
+        "the best candidate ({best:.3}) is not clearly better than the start ({start:.3})"
+    );
+    assert!(v["best_iteration"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn serve_with_the_legion_backend_runs_a_posted_mapper() {
+    let Some(b) = built() else { return };
+    let _one = serial();
+    let mut serve = mapwright(b)
+        .args(["serve", "--backend", "legion", "--bind", "127.0.0.1:0"])
+        .env_remove("MAPWRIGHT_TOKEN")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(serve.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let url = line
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .unwrap_or_else(|| panic!("no URL in {line:?}"))
+        .to_string();
+    assert!(line.contains("backend legion"), "{line}");
+    assert!(line.contains("legion-host"), "{line}");
+    let dir = scratch("serve");
+    let file = dir.join("slow.mapper");
+    std::fs::write(&file, SLOW).unwrap();
+    let out = mapwright(b)
+        .args([
+            "run",
+            "--app",
+            "circuit",
+            "--runtime",
+            &url,
+            "--json",
+            "--no-normalize",
+        ])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let _ = serve.kill();
+    let _ = serve.wait();
+    let v: Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&out)));
+    assert_eq!(v["status"], "ok", "{v:#}");
+    assert!(v["raw_output"].as_str().unwrap().contains("CHECK PASSED"));
+}
+
+#[test]
+fn the_language_server_runs_on_real_legion_when_the_project_says_so() {
+    let Some(b) = built() else { return };
+    let _one = serial();
+    let root = lsp_support::temp_dir("legion-lsp");
+    std::fs::write(
+        root.join("mapwright.toml"),
+        "app = \"circuit\"\nruntime = \"legion\"\n",
+    )
+    .unwrap();
+    // The server finds the programs as a user's would: in the environment.
+    std::env::set_var("MAPWRIGHT_LEGION_BUILD", &b.dir);
+    std::env::set_var("MAPWRIGHT_LEGION_LIBRARY_PATH", &b.library_path);
+    let caps = json!({"window": {"workDoneProgress": true, "showDocument": {"support": true}}});
+    let mut s = lsp_support::Server::start_with(caps, json!({}), Some(&root));
+    let uri = lsp_support::file_uri(&root.join("circuit.mapper"));
+    s.open(&uri, SLOW);
+    let result = s.request(
+        "workspace/executeCommand",
+        json!({"command": "mapwright.run", "arguments": [uri]}),
+    );
+    assert_eq!(result["status"], "ok", "{result:#}");
+    let summary = result["summary"].as_str().unwrap();
+    assert!(summary.contains("legion-host"), "{summary}");
+    assert!(summary.contains("real Legion on this host"), "{summary}");
+    assert_eq!(s.shutdown(), Some(0));
+}
