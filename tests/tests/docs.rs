@@ -443,11 +443,9 @@ fn leaves(value: &serde_json::Value, prefix: &str, out: &mut BTreeSet<String>) {
     }
 }
 
-/// The settings the code reads: the server's and the VS Code extension's.
-fn settings_in_code() -> BTreeSet<String> {
+/// The settings the VS Code extension declares (`contributes.configuration`).
+fn vscode_settings() -> BTreeSet<String> {
     let mut keys = BTreeSet::new();
-    let server = serde_json::to_value(mapwright::lsp::config::Settings::default()).unwrap();
-    leaves(&server, "mapwright", &mut keys);
     let package: serde_json::Value =
         serde_json::from_str(&read(&root().join("editors/vscode/package.json"))).unwrap();
     let configuration = &package["contributes"]["configuration"];
@@ -459,6 +457,14 @@ fn settings_in_code() -> BTreeSet<String> {
         let properties = section["properties"].as_object().expect("properties");
         keys.extend(properties.keys().cloned());
     }
+    keys
+}
+
+/// The settings the code reads: the server's and the VS Code extension's.
+fn settings_in_code() -> BTreeSet<String> {
+    let mut keys = vscode_settings();
+    let server = serde_json::to_value(mapwright::lsp::config::Settings::default()).unwrap();
+    leaves(&server, "mapwright", &mut keys);
     keys
 }
 
@@ -537,17 +543,22 @@ fn project_keys_in_code() -> BTreeSet<String> {
     keys
 }
 
+/// Fails with what `page` lists and `code` does not, and the reverse.
+fn assert_lists_exactly(page: &str, listed: &BTreeSet<String>, code: &BTreeSet<String>) {
+    let missing: Vec<_> = code.difference(listed).collect();
+    let extra: Vec<_> = listed.difference(code).collect();
+    assert!(
+        missing.is_empty() && extra.is_empty(),
+        "{page} vs the code: not listed {missing:?}; listed but not in the code {extra:?}"
+    );
+}
+
 #[test]
 fn the_settings_page_lists_exactly_the_settings_the_code_reads() {
     let page = read(&root().join("docs/settings.md"));
     let listed = table_keys(&page, "Editor settings");
     let code = settings_in_code();
-    let missing: Vec<_> = code.difference(&listed).collect();
-    let extra: Vec<_> = listed.difference(&code).collect();
-    assert!(
-        missing.is_empty() && extra.is_empty(),
-        "docs/settings.md vs the code: not listed {missing:?}; listed but not read {extra:?}"
-    );
+    assert_lists_exactly("docs/settings.md", &listed, &code);
 }
 
 #[test]
@@ -559,10 +570,15 @@ fn the_settings_page_lists_exactly_the_project_file_keys() {
         code.contains("app") && code.contains("llm.base_url"),
         "{code:?}"
     );
-    let missing: Vec<_> = code.difference(&listed).collect();
-    let extra: Vec<_> = listed.difference(&code).collect();
-    assert!(
-        missing.is_empty() && extra.is_empty(),
-        "docs/settings.md vs mapwright.toml: not listed {missing:?}; listed but not accepted {extra:?}"
-    );
+    assert_lists_exactly("docs/settings.md", &listed, &code);
+}
+
+/// The extension's own page (shown in VS Code's Extensions view) lists the
+/// settings it declares.
+#[test]
+fn the_extension_page_lists_the_extensions_settings() {
+    let page = read(&root().join("editors/vscode/README.md"));
+    let listed = table_keys(&page, "Settings");
+    let declared = vscode_settings();
+    assert_lists_exactly("editors/vscode/README.md", &listed, &declared);
 }
