@@ -1,7 +1,7 @@
 //! The docs cannot drift from the tree or the code:
 //! - every relative link and anchor in README.md, `docs/`, the editor
-//!   packages' pages and the benchmarks' RESULTS files resolves (anchors as
-//!   GitHub makes them from headings);
+//!   packages' pages and the benchmarks' RESULTS and README files
+//!   resolves (anchors as GitHub makes them from headings);
 //! - every `mapwright` command in the README's shell blocks parses with the
 //!   real command line (clap), and the applications and machines they name
 //!   load;
@@ -164,9 +164,11 @@ fn pages() -> Vec<PathBuf> {
         .expect("bench/")
         .flatten()
     {
-        let results = entry.path().join("RESULTS.md");
-        if results.is_file() {
-            pages.push(results);
+        for name in ["RESULTS.md", "README.md"] {
+            let page = entry.path().join(name);
+            if page.is_file() {
+                pages.push(page);
+            }
         }
     }
     pages.sort();
