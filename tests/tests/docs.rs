@@ -5,6 +5,7 @@
 //! - every `mapwright` command in the README's shell blocks parses with the
 //!   real command line (clap), and the applications and machines they name
 //!   load;
+//! - `bench/` holds no file that no page names;
 //! - `docs/settings.md` lists exactly the settings the code reads: the
 //!   server's `Settings`, the VS Code extension's configuration and the
 //!   keys `mapwright.toml` accepts.
@@ -252,6 +253,38 @@ fn every_relative_link_and_anchor_resolves() {
     assert!(pages.len() > 10, "{pages:?}");
     let broken: Vec<String> = pages.iter().flat_map(|p| broken_links(p)).collect();
     assert!(broken.is_empty(), "broken links:\n{}", broken.join("\n"));
+}
+
+/// `bench/` holds the benchmarks' scripts, inputs and RESULTS files, not
+/// the raw output of past runs (the git history keeps that): every file
+/// there is a README or RESULTS page, or a page names it.
+#[test]
+fn bench_holds_nothing_the_docs_do_not_cite() {
+    let text: String = pages().iter().map(|p| read(p)).collect();
+    let mut uncited = Vec::new();
+    let mut dirs = vec![root().join("bench")];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).expect("a folder").flatten() {
+            let path = entry.path();
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name.starts_with('.') || name == "__pycache__" {
+                continue;
+            }
+            if path.is_dir() {
+                dirs.push(path);
+                continue;
+            }
+            let stem = name.split('.').next().unwrap_or(&name);
+            if !matches!(name.as_str(), "README.md" | "RESULTS.md") && !text.contains(stem) {
+                uncited.push(path.display().to_string());
+            }
+        }
+    }
+    assert!(
+        uncited.is_empty(),
+        "files under bench/ that no page names (raw output belongs in the git history, \
+         the figures in a RESULTS.md): {uncited:#?}"
+    );
 }
 
 #[test]
