@@ -1,7 +1,7 @@
 //! Pins the sizes of the front end's most numerous values. Each is stored
 //! once per token, node, symbol or diagnostic, so memory grows with them:
-//! a test here fails if one grows back. The README's memory section says
-//! what each shrink saved. Sizes are those of a 64-bit target.
+//! a test here fails if one grows back. The memory runs in README.md's git
+//! history say what each shrink saved. Sizes are those of a 64-bit target.
 
 use mapwright_grammar as g;
 use std::mem::size_of;

@@ -19,7 +19,7 @@
 //! "theap"). A fresh heap per computation, as before, cost 0.11-0.16 ms
 //! each time (a thread-local slot and a theap made and freed, and a forced
 //! collect), 4x the resolution of a 110-line mapper itself (0.03-0.04 ms),
-//! with outliers of 4 ms (see the README's keystroke benchmark).
+//! with outliers of 4 ms (see the keystroke runs in README.md's git history).
 //!
 //! The binaries install [`Allocator`] as the global allocator; in a binary
 //! that does not (the unit tests), [`compacted`] still returns the same
@@ -64,7 +64,8 @@ extern "C" {
 /// delay 0 (freed pages are decommitted at once instead of after 1 s,
 /// which only elapses when the allocator is used again) 105 / 168 MB; plus
 /// no eager commit of arenas (on Linux mimalloc otherwise commits a whole
-/// arena up front) 60 / 90 MB. See the README's memory table.
+/// arena up front) 60 / 90 MB. See docs/performance.md and the memory runs in
+/// README.md's git history.
 ///
 /// The cost: keystroke-to-diagnostics on the 5,000-line file of
 /// `lsp_bench` went from a p50 of 12-16 ms to 20 ms (same binary, options

@@ -141,7 +141,8 @@ fn incremental_and_full_analysis_agree_on_generated_files() {
 /// a full parse, and it reuses statements on nearly every keystroke even
 /// though these files have a syntax mistake about every fourth statement.
 /// Prints how many re-parses were full and how many statements were
-/// parsed again (the README's fallback rate).
+/// parsed again (the fallback rate of the keystroke runs in README.md's git
+/// history).
 #[test]
 fn bench_keystrokes_reparse_incrementally_on_generated_files() {
     let corpus = corpus_mappers();

@@ -6,8 +6,9 @@
 //! MAPWRIGHT_BIN=/path/to/other/mapwright cargo test --release ...   # another build
 //! ```
 //!
-//! `MAPWRIGHT_BIN` runs the same benchmark against another binary (the
-//! README's "before" column is a build of an older commit).
+//! `MAPWRIGHT_BIN` runs the same benchmark against another binary (how
+//! every "before" figure of the past runs was measured). Current figures:
+//! bench/lsp_bench/RESULTS.md.
 //! `LSP_BENCH_SEEDS=4,5,6` generates the files from other seeds.
 //! `LSP_BENCH_ONLY=TEXT` runs only the rows whose setting or file label
 //! contains TEXT (`seed 1`, `no app`), e.g. under a profiler.

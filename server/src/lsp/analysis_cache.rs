@@ -46,7 +46,7 @@ fn keep_recent(a: &Arc<Analysis>) {
 /// a big file the previous version's analysis is evicted while its
 /// successor is computed for the publish, and freeing its tree (tens of
 /// thousands of nodes) was about 7 % of the server's time on a 5,000-line file
-/// (`perf`, see the README's keystroke benchmark); the publish need not
+/// (`perf`, see the keystroke runs in README.md's git history); the publish need not
 /// wait for it.
 fn drop_elsewhere(evicted: VecDeque<Arc<Analysis>>) {
     if !evicted.is_empty() {

@@ -144,7 +144,8 @@ pub fn run_stdio() -> anyhow::Result<bool> {
     // application used to resolve on them, see `resolve_thread`) end after
     // half a second instead of tokio's 10 s: each keeps the
     // allocator pages of its transient work resident until it ends (about
-    // 20 MB with 100 documents, see the README's memory figures).
+    // 20 MB with 100 documents, see the memory runs in README.md's git
+    // history).
     //
     // A worker that runs out of work gives back the memory its heap no
     // longer uses (at most every 100 ms; see `alloc::collect_when_idle`),

@@ -54,7 +54,8 @@ fn sender() -> Option<&'static Mutex<Sender<Job>>> {
                                 // (with it, the 110-line file's p99 with
                                 // an application stayed at or under 1 ms
                                 // in 5 quiet-machine runs, against two of
-                                // 1.85-1.95 ms without; see the README).
+                                // 1.85-1.95 ms without; see the keystroke
+                                // runs in README.md's git history).
                                 crate::alloc::collect_light();
                                 dirty = true;
                             }

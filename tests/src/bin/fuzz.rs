@@ -33,7 +33,7 @@ use mapwright_tests::passes::builtin_targets;
 
 /// mimalloc, as in the shipped `mapwright` binary: the passes allocate
 /// many small nodes, and under the system allocator a fifth of a run went
-/// to `malloc` and `free` (perf, see README), time that says nothing about
+/// to `malloc` and `free` (perf; README.md's git history), time that says nothing about
 /// the code under test; it also fuzzes the allocator the users run.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;

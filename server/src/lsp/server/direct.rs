@@ -6,8 +6,8 @@
 //! JSON (a map per object, a `String` per key and string). A code action
 //! request over the whole of a 5,000-line mapper answers about 790 KB of
 //! JSON; with its tree, the server's live heap rose from 8.5 to 22.7 MB for
-//! that one answer (`MAPWRIGHT_HEAP_TRACE`, see the README's memory
-//! section), which made the resident peak of `lsp_memory`.
+//! that one answer (`MAPWRIGHT_HEAP_TRACE`, see the memory runs in
+//! README.md's git history), which made the resident peak of `lsp_memory`.
 //!
 //! Only `textDocument/codeAction`, and only once the server is initialized
 //! and not shutting down and when it writes its own output (stdio); every

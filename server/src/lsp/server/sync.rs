@@ -485,8 +485,8 @@ where
         // blocking threads, which come and go, a kept analysis made there
         // pinned that thread's allocator pages past its end: with 100
         // documents and an application, moving the analysis here took the
-        // resident peak from 68-80 MB to 59-62 MB, see the README's memory
-        // section.) (Not for a stale version: the job skips it.)
+        // resident peak from 68-80 MB to 59-62 MB, see the memory runs in
+        // README.md's git history.) (Not for a stale version: the job skips it.)
         let held = if enabled && (!skip_stale || state.is_current(doc)) {
             Some(guard::catch(|| doc.analysis())?)
         } else {

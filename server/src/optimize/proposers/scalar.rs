@@ -19,7 +19,8 @@
 //! - uniform random configurations.
 //!
 //! `bench/opentuner/driver.py` runs the real OpenTuner on the same
-//! parameters for comparison (README, "`mapwright bench optimize`").
+//! parameters for comparison (docs/optimizer.md, "From the starts users
+//! bring", and bench/optimize/RESULTS.md).
 
 use std::collections::HashSet;
 
