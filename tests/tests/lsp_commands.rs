@@ -12,7 +12,6 @@
 
 mod lsp_support;
 
-use std::io::BufRead;
 use std::path::Path;
 
 use lsp_support::*;
@@ -479,22 +478,9 @@ fn run_shows_the_result_and_autoguide_feedback_until_the_next_edit() {
 #[test]
 fn run_uses_a_remote_runtime_from_the_settings() {
     // `mapwright serve` on a free port; its first line says where.
-    let mut serve = std::process::Command::new(env!("CARGO_BIN_EXE_mapwright-under-test"))
-        .args(["serve", "--bind", "127.0.0.1:0"])
-        .env_remove("MAPWRIGHT_TOKEN")
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("cannot start mapwright serve");
-    let mut line = String::new();
-    std::io::BufReader::new(serve.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let url = line
-        .split_whitespace()
-        .find(|w| w.starts_with("http://"))
-        .unwrap_or_else(|| panic!("no URL in {line:?}"))
-        .to_string();
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_mapwright-under-test"));
+    command.args(["serve", "--bind", "127.0.0.1:0"]);
+    let (mut serve, url, _) = start_serve(command);
     let (mut s, _root, uri) = start("run-remote", json!({"runtimeUrl": url}));
     s.open(&uri, NAIVE);
     let result = s.request(

@@ -47,7 +47,7 @@ enum WireFields {
   INDUCTANCE,
   RESISTANCE,
   WIRE_CAP,
-  CURRENT_0,                    // current._0 .. current._9
+  CURRENT_0,                   // current._0 .. current._9
   VOLTAGE_0 = CURRENT_0 + 10,  // voltage._0 .. voltage._8
 };
 enum TimeFields { START = 300, STOP };
@@ -71,8 +71,9 @@ struct Config {
   long total_wires() const { return pieces * wires_per_piece; }
   // Global ids of piece g's j-th node (private nodes first).
   long node_id(long g, long j) const {
-    return j < private_per_piece() ? g * private_per_piece() + j
-                                   : total_private() + g * shared_per_piece + (j - private_per_piece());
+    return j < private_per_piece()
+               ? g * private_per_piece() + j
+               : total_private() + g * shared_per_piece + (j - private_per_piece());
   }
   long shared_id(long g, long j) const { return total_private() + g * shared_per_piece + j; }
   long superpiece_of_shared(long id) const {
@@ -131,15 +132,17 @@ Config config_of(const Task *task) { return *static_cast<const Config *>(task->a
 
 void parse_input_task(const Task *task, const std::vector<PhysicalRegion> &, Context, Runtime *) {
   Config c = config_of(task);
-  std::printf("circuit settings: loops=%ld prune=%ld pieces=%ld (pieces/superpiece=%ld) "
-              "nodes/piece=%ld (nodes/piece shared=%ld) wires/piece=%ld pct_in_piece=%ld "
-              "steps=%ld seed=%ld\n",
-              c.loops, c.prune, c.pieces, c.pieces_per_superpiece, c.nodes_per_piece,
-              c.shared_per_piece, c.wires_per_piece, c.pct_wire_in_piece, c.steps, c.seed);
-  std::printf("Circuit memory usage:\n  Nodes : %10ld * %4zu bytes = %12ld bytes\n"
-              "  Wires : %10ld * %4zu bytes = %12ld bytes\n",
-              c.total_nodes(), 4 * sizeof(float), c.total_nodes() * long(4 * sizeof(float)),
-              c.total_wires(), size_t(106), c.total_wires() * 106L);
+  std::printf(
+      "circuit settings: loops=%ld prune=%ld pieces=%ld (pieces/superpiece=%ld) "
+      "nodes/piece=%ld (nodes/piece shared=%ld) wires/piece=%ld pct_in_piece=%ld "
+      "steps=%ld seed=%ld\n",
+      c.loops, c.prune, c.pieces, c.pieces_per_superpiece, c.nodes_per_piece, c.shared_per_piece,
+      c.wires_per_piece, c.pct_wire_in_piece, c.steps, c.seed);
+  std::printf(
+      "Circuit memory usage:\n  Nodes : %10ld * %4zu bytes = %12ld bytes\n"
+      "  Wires : %10ld * %4zu bytes = %12ld bytes\n",
+      c.total_nodes(), 4 * sizeof(float), c.total_nodes() * long(4 * sizeof(float)),
+      c.total_wires(), size_t(106), c.total_wires() * 106L);
 }
 
 void init_nodes_task(const Task *task, const std::vector<PhysicalRegion> &regions, Context,
@@ -201,8 +204,8 @@ void init_piece_task(const Task *task, const std::vector<PhysicalRegion> &, Cont
   for (unsigned i : {1u, 2u}) {
     LogicalRegion nodes = task->regions[i].region;
     TaskLauncher l(INIT_NODES, args);
-    l.add_region_requirement(requirement(nodes, LEGION_READ_WRITE, nodes,
-                                         {NODE_CAP, LEAKAGE, CHARGE, NODE_VOLTAGE}));
+    l.add_region_requirement(
+        requirement(nodes, LEGION_READ_WRITE, nodes, {NODE_CAP, LEAKAGE, CHARGE, NODE_VOLTAGE}));
     rt->execute_task(ctx, l);
   }
   TaskLauncher l(INIT_WIRES, args);
@@ -212,7 +215,7 @@ void init_piece_task(const Task *task, const std::vector<PhysicalRegion> &, Cont
     LogicalRegion r = task->regions[i].region;
     l.add_region_requirement(requirement(r, LEGION_NO_ACCESS, r, {}));
   }
-  std::vector<FieldID> wire_fields = {IN_PTR, IN_INDEX, OUT_PTR, OUT_INDEX,
+  std::vector<FieldID> wire_fields = {IN_PTR,     IN_INDEX,   OUT_PTR, OUT_INDEX,
                                       INDUCTANCE, RESISTANCE, WIRE_CAP};
   for (int i = 0; i < kSegments; i++) wire_fields.push_back(CURRENT_0 + i);
   for (int i = 0; i < kSegments - 1; i++) wire_fields.push_back(VOLTAGE_0 + i);
@@ -269,7 +272,8 @@ void advance_wire(Wire &w, float in_v, float out_v, long steps) {
   float recip_dt = 1.0f / kDt, recip_r = 1.0f / w.res, recip_c = 1.0f / w.cap;
   for (long j = 0; j < steps; j++) {
     for (int i = 0; i < kSegments; i++)
-      temp_i[i] = ((temp_v[i + 1] - temp_v[i]) - w.ind * (temp_i[i] - old_i[i]) * recip_dt) * recip_r;
+      temp_i[i] =
+          ((temp_v[i + 1] - temp_v[i]) - w.ind * (temp_i[i] - old_i[i]) * recip_dt) * recip_r;
     for (int i = 0; i < kSegments - 1; i++)
       temp_v[i + 1] = old_v[i] + kDt * (temp_i[i] - temp_i[i + 1]) * recip_c;
   }
@@ -290,7 +294,8 @@ void calculate_new_currents_task(const Task *task, const std::vector<PhysicalReg
     Writer<double> start(regions[5], START);
     start[Point<1>(task->index_point[0])] = now_seconds();
   }
-  Reader<float> pv(regions[0], NODE_VOLTAGE), sv(regions[1], NODE_VOLTAGE), gv(regions[2], NODE_VOLTAGE);
+  Reader<float> pv(regions[0], NODE_VOLTAGE), sv(regions[1], NODE_VOLTAGE),
+      gv(regions[2], NODE_VOLTAGE);
   Reader<int64_t> in_ptr(regions[3], IN_PTR), out_ptr(regions[3], OUT_PTR);
   Reader<int8_t> in_index(regions[3], IN_INDEX), out_index(regions[3], OUT_INDEX);
   Reader<float> ind(regions[3], INDUCTANCE), res(regions[3], RESISTANCE), cap(regions[3], WIRE_CAP);
@@ -308,14 +313,16 @@ void calculate_new_currents_task(const Task *task, const std::vector<PhysicalReg
     w.cap = cap[*p];
     for (int i = 0; i < kSegments; i++) w.current[i] = cur[i][*p];
     for (int i = 0; i < kSegments - 1; i++) w.voltage[i] = volt[i][*p];
-    advance_wire(w, voltage(in_index[*p], in_ptr[*p]), voltage(out_index[*p], out_ptr[*p]), c.steps);
+    advance_wire(w, voltage(in_index[*p], in_ptr[*p]), voltage(out_index[*p], out_ptr[*p]),
+                 c.steps);
     for (int i = 0; i < kSegments; i++) cur[i][*p] = w.current[i];
     for (int i = 0; i < kSegments - 1; i++) volt[i][*p] = w.voltage[i];
   }
 }
 
 using SumFloat = SumReduction<float>;
-using Reducer = ReductionAccessor<SumFloat, true, 1, coord_t, Realm::AffineAccessor<float, 1, coord_t>>;
+using Reducer =
+    ReductionAccessor<SumFloat, true, 1, coord_t, Realm::AffineAccessor<float, 1, coord_t>>;
 
 void distribute_charge_task(const Task *task, const std::vector<PhysicalRegion> &regions, Context,
                             Runtime *rt) {
@@ -433,8 +440,11 @@ void toplevel_task(const Task *, const std::vector<PhysicalRegion> &, Context ct
   {
     FieldAllocator a = rt->create_field_allocator(ctx, node_fs);
     for (FieldID f : {NODE_CAP, LEAKAGE, CHARGE, NODE_VOLTAGE}) a.allocate_field(sizeof(float), f);
-    name_fields(rt, node_fs, {{NODE_CAP, "node_cap"}, {LEAKAGE, "leakage"}, {CHARGE, "charge"},
-                              {NODE_VOLTAGE, "node_voltage"}});
+    name_fields(rt, node_fs,
+                {{NODE_CAP, "node_cap"},
+                 {LEAKAGE, "leakage"},
+                 {CHARGE, "charge"},
+                 {NODE_VOLTAGE, "node_voltage"}});
   }
   FieldSpace wire_fs = rt->create_field_space(ctx);
   {
@@ -444,8 +454,8 @@ void toplevel_task(const Task *, const std::vector<PhysicalRegion> &, Context ct
     a.allocate_field(sizeof(int64_t), OUT_PTR);
     a.allocate_field(sizeof(int8_t), OUT_INDEX);
     std::vector<std::pair<FieldID, std::string>> names = {
-        {IN_PTR, "in_ptr.__ptr"}, {IN_INDEX, "in_ptr.__index"}, {OUT_PTR, "out_ptr.__ptr"},
-        {OUT_INDEX, "out_ptr.__index"}, {INDUCTANCE, "inductance"}, {RESISTANCE, "resistance"},
+        {IN_PTR, "in_ptr.__ptr"},       {IN_INDEX, "in_ptr.__index"}, {OUT_PTR, "out_ptr.__ptr"},
+        {OUT_INDEX, "out_ptr.__index"}, {INDUCTANCE, "inductance"},   {RESISTANCE, "resistance"},
         {WIRE_CAP, "wire_cap"}};
     for (FieldID f : {INDUCTANCE, RESISTANCE, WIRE_CAP}) a.allocate_field(sizeof(float), f);
     for (int i = 0; i < kSegments; i++) {
@@ -482,8 +492,8 @@ void toplevel_task(const Task *, const std::vector<PhysicalRegion> &, Context ct
   std::map<DomainPoint, Domain> split;
   split[DomainPoint(Point<1>(0))] = Domain(Rect<1>(0, c.total_private() - 1));
   split[DomainPoint(Point<1>(1))] = Domain(Rect<1>(c.total_private(), c.total_nodes() - 1));
-  IndexPartition ip_all = rt->create_partition_by_domain(ctx, all_nodes.get_index_space(), split,
-                                                         halves, true, LEGION_DISJOINT_COMPLETE_KIND);
+  IndexPartition ip_all = rt->create_partition_by_domain(
+      ctx, all_nodes.get_index_space(), split, halves, true, LEGION_DISJOINT_COMPLETE_KIND);
   LogicalPartition rp_all_nodes = rt->get_logical_partition(all_nodes, ip_all);
   rt->attach_name(rp_all_nodes, "rp_all_nodes");
   LogicalRegion all_private = rt->get_logical_subregion_by_color(rp_all_nodes, 0);
@@ -507,7 +517,7 @@ void toplevel_task(const Task *, const std::vector<PhysicalRegion> &, Context ct
   TaskArgument conf(&c, sizeof(c));
   rt->execute_task(ctx, TaskLauncher(PARSE_INPUT, conf));
 
-  std::vector<FieldID> wire_fields = {IN_PTR, IN_INDEX, OUT_PTR, OUT_INDEX,
+  std::vector<FieldID> wire_fields = {IN_PTR,     IN_INDEX,   OUT_PTR, OUT_INDEX,
                                       INDUCTANCE, RESISTANCE, WIRE_CAP};
   for (int i = 0; i < kSegments; i++) wire_fields.push_back(CURRENT_0 + i);
   for (int i = 0; i < kSegments - 1; i++) wire_fields.push_back(VOLTAGE_0 + i);
@@ -539,8 +549,8 @@ void toplevel_task(const Task *, const std::vector<PhysicalRegion> &, Context ct
     l.add_region_requirement(requirement(rp_private, LEGION_NO_ACCESS, all_nodes, {}));
     l.add_region_requirement(requirement(rp_shared, LEGION_NO_ACCESS, all_nodes, {}));
     l.add_region_requirement(requirement(rp_ghost, LEGION_NO_ACCESS, all_nodes, {}));
-    l.add_region_requirement(
-        requirement(rp_wires, LEGION_READ_WRITE, all_wires, {IN_PTR, IN_INDEX, OUT_PTR, OUT_INDEX}));
+    l.add_region_requirement(requirement(rp_wires, LEGION_READ_WRITE, all_wires,
+                                         {IN_PTR, IN_INDEX, OUT_PTR, OUT_INDEX}));
     rt->execute_index_space(ctx, l);
   }
 
@@ -552,12 +562,13 @@ void toplevel_task(const Task *, const std::vector<PhysicalRegion> &, Context ct
     TaskArgument arg(&at, sizeof(at));
     {
       IndexLauncher l(CALCULATE_NEW_CURRENTS, launch, arg, ArgumentMap());
-      l.add_region_requirement(requirement(rp_private, LEGION_READ_ONLY, all_nodes, {NODE_VOLTAGE}));
+      l.add_region_requirement(
+          requirement(rp_private, LEGION_READ_ONLY, all_nodes, {NODE_VOLTAGE}));
       l.add_region_requirement(requirement(rp_shared, LEGION_READ_ONLY, all_nodes, {NODE_VOLTAGE}));
       l.add_region_requirement(requirement(rp_ghost, LEGION_READ_ONLY, all_nodes, {NODE_VOLTAGE}));
-      l.add_region_requirement(requirement(rp_wires, LEGION_READ_ONLY, all_wires,
-                                           {IN_PTR, IN_INDEX, OUT_PTR, OUT_INDEX, INDUCTANCE,
-                                            RESISTANCE, WIRE_CAP}));
+      l.add_region_requirement(
+          requirement(rp_wires, LEGION_READ_ONLY, all_wires,
+                      {IN_PTR, IN_INDEX, OUT_PTR, OUT_INDEX, INDUCTANCE, RESISTANCE, WIRE_CAP}));
       l.add_region_requirement(
           requirement(rp_wires, LEGION_READ_WRITE, all_wires, currents_and_voltages));
       l.add_region_requirement(requirement(rp_times, LEGION_READ_WRITE, all_times, {START, STOP}));
@@ -568,17 +579,21 @@ void toplevel_task(const Task *, const std::vector<PhysicalRegion> &, Context ct
       l.add_region_requirement(requirement(rp_private, LEGION_READ_WRITE, all_nodes, {CHARGE}));
       l.add_region_requirement(reduction(rp_shared, SumFloat::REDOP_ID, all_nodes, {CHARGE}));
       l.add_region_requirement(reduction(rp_ghost, SumFloat::REDOP_ID, all_nodes, {CHARGE}));
-      l.add_region_requirement(requirement(rp_wires, LEGION_READ_ONLY, all_wires,
-                                           {IN_PTR, IN_INDEX, OUT_PTR, OUT_INDEX, CURRENT_0,
-                                            FieldID(CURRENT_0 + kSegments - 1)}));
+      l.add_region_requirement(requirement(
+          rp_wires, LEGION_READ_ONLY, all_wires,
+          {IN_PTR, IN_INDEX, OUT_PTR, OUT_INDEX, CURRENT_0, FieldID(CURRENT_0 + kSegments - 1)}));
       rt->execute_index_space(ctx, l);
     }
     {
       IndexLauncher l(UPDATE_VOLTAGES, launch, arg, ArgumentMap());
-      l.add_region_requirement(requirement(rp_private, LEGION_READ_ONLY, all_nodes, {NODE_CAP, LEAKAGE}));
-      l.add_region_requirement(requirement(rp_private, LEGION_READ_WRITE, all_nodes, {CHARGE, NODE_VOLTAGE}));
-      l.add_region_requirement(requirement(rp_shared, LEGION_READ_ONLY, all_nodes, {NODE_CAP, LEAKAGE}));
-      l.add_region_requirement(requirement(rp_shared, LEGION_READ_WRITE, all_nodes, {CHARGE, NODE_VOLTAGE}));
+      l.add_region_requirement(
+          requirement(rp_private, LEGION_READ_ONLY, all_nodes, {NODE_CAP, LEAKAGE}));
+      l.add_region_requirement(
+          requirement(rp_private, LEGION_READ_WRITE, all_nodes, {CHARGE, NODE_VOLTAGE}));
+      l.add_region_requirement(
+          requirement(rp_shared, LEGION_READ_ONLY, all_nodes, {NODE_CAP, LEAKAGE}));
+      l.add_region_requirement(
+          requirement(rp_shared, LEGION_READ_WRITE, all_nodes, {CHARGE, NODE_VOLTAGE}));
       l.add_region_requirement(requirement(rp_times, LEGION_READ_WRITE, all_times, {START, STOP}));
       last = rt->execute_index_space(ctx, l);
     }
@@ -592,8 +607,8 @@ void toplevel_task(const Task *, const std::vector<PhysicalRegion> &, Context ct
                   double(c.total_wires()) * 4 + double(c.total_nodes()) * 4) *
                  double(c.loops);
   Summary s{elapsed, elapsed > 0 ? flops * 1e-9 / elapsed : 0.0};
-  rt->execute_index_space(ctx, IndexLauncher(PRINT_SUMMARY, launch, TaskArgument(&s, sizeof(s)),
-                                             ArgumentMap()))
+  rt->execute_index_space(
+        ctx, IndexLauncher(PRINT_SUMMARY, launch, TaskArgument(&s, sizeof(s)), ArgumentMap()))
       .wait_all_results();
 
   if (flags.get("-check", 1) != 0) {
@@ -602,7 +617,8 @@ void toplevel_task(const Task *, const std::vector<PhysicalRegion> &, Context ct
     double want = sequential_voltage_sum(c);
     double err = std::fabs(got - want) / std::max(1.0, std::fabs(want));
     if (!(err <= 1e-3)) {  // NaN fails too
-      std::fprintf(stderr, "circuit: CHECK FAILED: sum of node voltages %.6f, expected %.6f\n", got, want);
+      std::fprintf(stderr, "circuit: CHECK FAILED: sum of node voltages %.6f, expected %.6f\n", got,
+                   want);
       std::exit(1);
     }
     std::printf("CHECK PASSED: sum of node voltages %.6f (sequential %.6f)\n", got, want);

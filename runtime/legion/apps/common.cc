@@ -30,7 +30,8 @@ double now_seconds() { return double(Realm::Clock::current_time_in_nanoseconds()
 
 uint64_t mix(uint64_t seed, uint64_t stream, uint64_t index) {
   // splitmix64 over the three inputs.
-  uint64_t z = seed * 0x9E3779B97F4A7C15ull ^ (stream + 0x632BE59BD9B4E019ull) * 0xBF58476D1CE4E5B9ull ^
+  uint64_t z = seed * 0x9E3779B97F4A7C15ull ^
+               (stream + 0x632BE59BD9B4E019ull) * 0xBF58476D1CE4E5B9ull ^
                index * 0x94D049BB133111EBull;
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
@@ -55,8 +56,8 @@ void name_fields(Runtime *rt, FieldSpace fs,
   for (const auto &f : fields) rt->attach_name(fs, f.first, f.second.c_str());
 }
 
-RegionRequirement requirement(LogicalRegion region, PrivilegeMode privilege,
-                              LogicalRegion parent, const std::vector<FieldID> &fields) {
+RegionRequirement requirement(LogicalRegion region, PrivilegeMode privilege, LogicalRegion parent,
+                              const std::vector<FieldID> &fields) {
   RegionRequirement r(region, privilege, LEGION_EXCLUSIVE, parent);
   for (FieldID f : fields) r.add_field(f);
   return r;
@@ -64,16 +65,24 @@ RegionRequirement requirement(LogicalRegion region, PrivilegeMode privilege,
 
 RegionRequirement requirement(LogicalPartition partition, PrivilegeMode privilege,
                               LogicalRegion parent, const std::vector<FieldID> &fields) {
-  RegionRequirement r(partition, 0 /*identity projection*/, privilege, LEGION_EXCLUSIVE,
-                      parent);
+  RegionRequirement r(partition, 0 /*identity projection*/, privilege, LEGION_EXCLUSIVE, parent);
   for (FieldID f : fields) r.add_field(f);
   return r;
 }
 
-RegionRequirement reduction(LogicalPartition partition, ReductionOpID redop,
-                            LogicalRegion parent, const std::vector<FieldID> &fields) {
+RegionRequirement reduction(LogicalPartition partition, ReductionOpID redop, LogicalRegion parent,
+                            const std::vector<FieldID> &fields) {
   RegionRequirement r(partition, 0 /*identity projection*/, redop, LEGION_EXCLUSIVE, parent);
   for (FieldID f : fields) r.add_field(f);
+  return r;
+}
+
+TaskVariantRegistrar cpu_variant(TaskID id, const char *name, bool inner) {
+  TaskVariantRegistrar r(id, name);
+  r.add_constraint(ProcessorConstraint(Processor::LOC_PROC));
+  r.set_leaf(!inner);
+  r.set_inner(inner);
+  r.set_replicable(inner);
   return r;
 }
 

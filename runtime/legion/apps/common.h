@@ -44,41 +44,32 @@ void name_fields(Legion::Runtime *rt, Legion::FieldSpace fs,
                  const std::vector<std::pair<Legion::FieldID, std::string>> &fields);
 
 // Region requirement helpers: privilege + fields in one call.
-Legion::RegionRequirement requirement(Legion::LogicalRegion region,
-                                      Legion::PrivilegeMode privilege,
+Legion::RegionRequirement requirement(Legion::LogicalRegion region, Legion::PrivilegeMode privilege,
                                       Legion::LogicalRegion parent,
                                       const std::vector<Legion::FieldID> &fields);
 Legion::RegionRequirement requirement(Legion::LogicalPartition partition,
-                                      Legion::PrivilegeMode privilege,
-                                      Legion::LogicalRegion parent,
+                                      Legion::PrivilegeMode privilege, Legion::LogicalRegion parent,
                                       const std::vector<Legion::FieldID> &fields);
-Legion::RegionRequirement reduction(Legion::LogicalPartition partition,
-                                    Legion::ReductionOpID redop,
+Legion::RegionRequirement reduction(Legion::LogicalPartition partition, Legion::ReductionOpID redop,
                                     Legion::LogicalRegion parent,
                                     const std::vector<Legion::FieldID> &fields);
 
-// Registers a CPU task variant (leaf unless `inner`).
-template <typename T,
-          T (*TASK)(const Legion::Task *, const std::vector<Legion::PhysicalRegion> &,
-                    Legion::Context, Legion::Runtime *)>
+// The registrar of a CPU task variant (leaf unless `inner`; an inner task
+// is also replicable, as Regent's top-level tasks are).
+Legion::TaskVariantRegistrar cpu_variant(Legion::TaskID id, const char *name, bool inner);
+
+// Registers a CPU task variant returning T.
+template <typename T, T (*TASK)(const Legion::Task *, const std::vector<Legion::PhysicalRegion> &,
+                                Legion::Context, Legion::Runtime *)>
 void cpu_task(Legion::TaskID id, const char *name, bool inner = false) {
-  Legion::TaskVariantRegistrar r(id, name);
-  r.add_constraint(Legion::ProcessorConstraint(Legion::Processor::LOC_PROC));
-  r.set_leaf(!inner);
-  r.set_inner(inner);
-  r.set_replicable(inner);
-  Legion::Runtime::preregister_task_variant<T, TASK>(r, name);
+  Legion::Runtime::preregister_task_variant<T, TASK>(cpu_variant(id, name, inner), name);
 }
 
+// Registers a CPU task variant returning nothing.
 template <void (*TASK)(const Legion::Task *, const std::vector<Legion::PhysicalRegion> &,
                        Legion::Context, Legion::Runtime *)>
 void cpu_task(Legion::TaskID id, const char *name, bool inner = false) {
-  Legion::TaskVariantRegistrar r(id, name);
-  r.add_constraint(Legion::ProcessorConstraint(Legion::Processor::LOC_PROC));
-  r.set_leaf(!inner);
-  r.set_inner(inner);
-  r.set_replicable(inner);
-  Legion::Runtime::preregister_task_variant<TASK>(r, name);
+  Legion::Runtime::preregister_task_variant<TASK>(cpu_variant(id, name, inner), name);
 }
 
 // Read and read-write accessors over 1-D float/int64 fields.

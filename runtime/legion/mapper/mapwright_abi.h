@@ -155,9 +155,8 @@ typedef struct mw_session mw_session;
 /* Checks the mapper file and prepares a session. On failure returns NULL
  * and sets *error to the diagnostics (free with mw_string_free). *warnings
  * (may be NULL) receives warnings to print, or NULL. */
-mw_session *mw_session_open(const char *mapper_path, const mw_host *host,
-                            int semantic_names, const char *decision_log,
-                            const char *machine_out, char **error,
+mw_session *mw_session_open(const char *mapper_path, const mw_host *host, int semantic_names,
+                            const char *decision_log, const char *machine_out, char **error,
                             char **warnings);
 void mw_session_close(mw_session *session);
 void mw_string_free(char *text);
@@ -165,22 +164,19 @@ void mw_string_free(char *text);
 /* Decides `launch`: the task's kind and, for each of its `nregions`
  * arguments, memory and layout into `regions`. Returns 0, or 1 when a real
  * run aborts here, with the message in *error. */
-int mw_decide(mw_session *session, const mw_launch *launch,
-              mw_task_decision *task, mw_region_decision *regions,
-              char **error);
+int mw_decide(mw_session *session, const mw_launch *launch, mw_task_decision *task,
+              mw_region_decision *regions, char **error);
 
 /* Where point `point` of an index launch runs, or where a single task
  * launched from parent point `point` (dims 0: from a single task) runs:
  * node and index among the node's processors of the decided kind.
  * Returns 0, or 1 with the message in *error. */
-int mw_place(mw_session *session, const mw_launch *launch,
-             const int64_t *point, uint32_t dims, uint32_t *node,
-             uint32_t *proc, char **error);
+int mw_place(mw_session *session, const mw_launch *launch, const int64_t *point, uint32_t dims,
+             uint32_t *node, uint32_t *proc, char **error);
 
 /* Logs one mapped task (see runtime/src/legion/log.rs). */
-void mw_log_mapped(mw_session *session, const mw_launch *launch,
-                   const int64_t *point, uint32_t dims, uint32_t proc_kind,
-                   uint32_t node, uint32_t proc,
+void mw_log_mapped(mw_session *session, const mw_launch *launch, const int64_t *point,
+                   uint32_t dims, uint32_t proc_kind, uint32_t node, uint32_t proc,
                    const mw_region_mapped *regions, size_t nregions);
 
 #ifdef __cplusplus

@@ -78,9 +78,8 @@ Flags read_flags() {
 }
 
 const Processor::Kind kProcKinds[] = {
-    Processor::LOC_PROC, Processor::TOC_PROC, Processor::OMP_PROC,
-    Processor::IO_PROC,  Processor::PY_PROC,  Processor::UTIL_PROC,
-    Processor::PROC_SET};
+    Processor::LOC_PROC, Processor::TOC_PROC,  Processor::OMP_PROC, Processor::IO_PROC,
+    Processor::PY_PROC,  Processor::UTIL_PROC, Processor::PROC_SET};
 
 int proc_code(Processor::Kind k) {
   for (int i = 0; i < 7; i++)
@@ -90,22 +89,33 @@ int proc_code(Processor::Kind k) {
 
 int mem_code(Memory::Kind k) {
   switch (k) {
-    case Memory::SYSTEM_MEM: return MW_MEM_SYSMEM;
-    case Memory::GPU_FB_MEM: return MW_MEM_FBMEM;
-    case Memory::Z_COPY_MEM: return MW_MEM_ZCMEM;
-    case Memory::SOCKET_MEM: return MW_MEM_SOCKMEM;
-    case Memory::REGDMA_MEM: return MW_MEM_RDMEM;
-    default: return MW_MEM_OTHER;
+    case Memory::SYSTEM_MEM:
+      return MW_MEM_SYSMEM;
+    case Memory::GPU_FB_MEM:
+      return MW_MEM_FBMEM;
+    case Memory::Z_COPY_MEM:
+      return MW_MEM_ZCMEM;
+    case Memory::SOCKET_MEM:
+      return MW_MEM_SOCKMEM;
+    case Memory::REGDMA_MEM:
+      return MW_MEM_RDMEM;
+    default:
+      return MW_MEM_OTHER;
   }
 }
 
 Memory::Kind mem_kind(uint32_t code) {
   switch (code) {
-    case MW_MEM_FBMEM: return Memory::GPU_FB_MEM;
-    case MW_MEM_ZCMEM: return Memory::Z_COPY_MEM;
-    case MW_MEM_SOCKMEM: return Memory::SOCKET_MEM;
-    case MW_MEM_RDMEM: return Memory::REGDMA_MEM;
-    default: return Memory::SYSTEM_MEM;
+    case MW_MEM_FBMEM:
+      return Memory::GPU_FB_MEM;
+    case MW_MEM_ZCMEM:
+      return Memory::Z_COPY_MEM;
+    case MW_MEM_SOCKMEM:
+      return Memory::SOCKET_MEM;
+    case MW_MEM_RDMEM:
+      return Memory::REGDMA_MEM;
+    default:
+      return Memory::SYSTEM_MEM;
   }
 }
 
@@ -123,17 +133,15 @@ void describe_host(Machine machine, AddressSpace here, HostFacts &out) {
   for (Processor p : pq)
     if (p.address_space() == here && proc_code(p.kind()) >= 0)
       procs[proc_code(p.kind())].push_back(p);
-  for (auto &kv : procs)
-    out.procs.push_back({uint32_t(kv.first), uint32_t(kv.second.size())});
+  for (auto &kv : procs) out.procs.push_back({uint32_t(kv.first), uint32_t(kv.second.size())});
   std::map<int, std::vector<Memory>> mems;
   Machine::MemoryQuery mq(machine);
   for (Memory m : mq)
-    if (m.address_space() == here && mem_code(m.kind()) != MW_MEM_OTHER &&
-        m.capacity() > 0)
+    if (m.address_space() == here && mem_code(m.kind()) != MW_MEM_OTHER && m.capacity() > 0)
       mems[mem_code(m.kind())].push_back(m);
   for (auto &kv : mems)
-    out.mems.push_back({uint32_t(kv.first), uint32_t(kv.second.size()),
-                        uint64_t(kv.second.front().capacity())});
+    out.mems.push_back(
+        {uint32_t(kv.first), uint32_t(kv.second.size()), uint64_t(kv.second.front().capacity())});
   // Per (processor kind, memory kind): the first processor's view decides
   // the scope, as the DSL assumes every processor of a kind is alike.
   for (auto &pk : procs) {
@@ -151,13 +159,12 @@ void describe_host(Machine machine, AddressSpace here, HostFacts &out) {
       for (unsigned b : mk.second) best = b > best ? b : best;
       bool shared = mems[mk.first].size() == 1;
       out.affinities.push_back({uint32_t(pk.first), uint32_t(mk.first),
-                                uint32_t(shared ? MW_SCOPE_SHARED : MW_SCOPE_OWN),
-                                best});
+                                uint32_t(shared ? MW_SCOPE_SHARED : MW_SCOPE_OWN), best});
       if (!shared && mk.second.size() > 1) {
         unsigned peer = 0;
         for (unsigned b : mk.second) peer = (b < best && b > peer) ? b : peer;
-        out.affinities.push_back({uint32_t(pk.first), uint32_t(mk.first),
-                                  uint32_t(MW_SCOPE_PEER), peer});
+        out.affinities.push_back(
+            {uint32_t(pk.first), uint32_t(mk.first), uint32_t(MW_SCOPE_PEER), peer});
       }
     }
   }
@@ -184,18 +191,15 @@ struct LaunchDesc {
 
 class MapwrightMapper : public DefaultMapper {
  public:
-  MapwrightMapper(MapperRuntime *rt, Machine machine, Processor local,
-                  mw_session *session, const Flags &flags)
-      : DefaultMapper(rt, machine, local, "mapwright_mapper"),
-        session_(session),
-        flags_(flags) {
+  MapwrightMapper(MapperRuntime *rt, Machine machine, Processor local, mw_session *session,
+                  const Flags &flags)
+      : DefaultMapper(rt, machine, local, "mapwright_mapper"), session_(session), flags_(flags) {
     Machine::ProcessorQuery pq(machine);
     for (Processor p : pq) {
       int k = proc_code(p.kind());
       if (k < 0) continue;
       auto &by_node = procs_[k];
-      if (by_node.size() <= p.address_space())
-        by_node.resize(p.address_space() + 1);
+      if (by_node.size() <= p.address_space()) by_node.resize(p.address_space() + 1);
       by_node[p.address_space()].push_back(p);
     }
   }
@@ -225,8 +229,7 @@ class MapwrightMapper : public DefaultMapper {
     }
   }
 
-  void slice_task(const MapperContext ctx, const Task &task,
-                  const SliceTaskInput &input,
+  void slice_task(const MapperContext ctx, const Task &task, const SliceTaskInput &input,
                   SliceTaskOutput &output) override {
     LaunchDesc d;
     mw_task_decision decision;
@@ -239,24 +242,22 @@ class MapwrightMapper : public DefaultMapper {
       for (int i = 0; i < p.get_dim(); i++) point[i] = p[i];
       uint32_t node = 0, proc = 0;
       char *error = nullptr;
-      if (mw_place(session_, &d.c, point.data(), uint32_t(point.size()), &node,
-                   &proc, &error) != 0)
+      if (mw_place(session_, &d.c, point.data(), uint32_t(point.size()), &node, &proc, &error) != 0)
         stop(error);
       output.slices.push_back(TaskSlice(Domain(p, p), processor(kind, node, proc),
                                         false /*recurse*/, false /*stealable*/));
     }
   }
 
-  void map_task(const MapperContext ctx, const Task &task,
-                const MapTaskInput &input, MapTaskOutput &output) override {
+  void map_task(const MapperContext ctx, const Task &task, const MapTaskInput &input,
+                MapTaskOutput &output) override {
     LaunchDesc d;
     mw_task_decision decision;
     std::vector<mw_region_decision> regions(task.regions.size());
     decide(ctx, task, d, decision, regions.data());
     Processor::Kind kind = kProcKinds[decision.proc_kind];
     Processor target = task.target_proc;
-    if (!task.is_index_space && target.kind() != kind)
-      target = place(ctx, task, d, kind);
+    if (!task.is_index_space && target.kind() != kind) target = place(ctx, task, d, kind);
     if (task.is_index_space && target.kind() != kind) {
       std::string m = "error: mapwright placed " + std::string(task.get_task_name()) +
                       " on a processor of another kind than it decided";
@@ -276,8 +277,7 @@ class MapwrightMapper : public DefaultMapper {
       m.instance = MW_INSTANCE_NONE;
       m.memory = MW_MEM_OTHER;
       m.layout_holds = 0;
-      if (req.privilege == LEGION_NO_ACCESS || req.privilege_fields.empty())
-        continue;
+      if (req.privilege == LEGION_NO_ACCESS || req.privilege_fields.empty()) continue;
       const mw_region_decision &r = regions[i];
       bool reduction = req.privilege == LEGION_REDUCE;
       if (r.instance == MW_INSTANCE_VIRTUAL && !reduction) {
@@ -288,8 +288,7 @@ class MapwrightMapper : public DefaultMapper {
       Memory memory = memory_for(target, mem_kind(r.memory));
       if (!memory.exists()) {
         std::string msg = "error: mapwright: no " + std::to_string(r.memory) +
-                          " memory visible from the processor of " +
-                          task.get_task_name();
+                          " memory visible from the processor of " + task.get_task_name();
         stop(msg.c_str());
       }
       LayoutConstraintSet constraints = layout(ctx, req, r, memory);
@@ -297,17 +296,15 @@ class MapwrightMapper : public DefaultMapper {
       bool created = false;
       std::vector<LogicalRegion> lrs(1, req.region);
       size_t footprint = 0;
-      if (!runtime->find_or_create_physical_instance(ctx, memory, constraints, lrs,
-                                                     instance, created, true, 0,
-                                                     false, &footprint)) {
+      if (!runtime->find_or_create_physical_instance(ctx, memory, constraints, lrs, instance,
+                                                     created, true, 0, false, &footprint)) {
         char msg[512];
         std::snprintf(msg, sizeof(msg),
                       "Default mapper failed allocation of size %zd bytes for region  "
                       "requirement %u of task %s (UID %lld) in memory %llx (%s) for "
                       "processor %llx. instance allocation failed - out of memory",
-                      footprint, i, task.get_task_name(),
-                      (long long)task.get_unique_id(), (long long)memory.id,
-                      memory_name(memory.kind()), (long long)target.id);
+                      footprint, i, task.get_task_name(), (long long)task.get_unique_id(),
+                      (long long)memory.id, memory_name(memory.kind()), (long long)target.id);
         stop(msg);
       }
       output.chosen_instances[i].push_back(instance);
@@ -334,12 +331,11 @@ class MapwrightMapper : public DefaultMapper {
       for (int k = 0; k < p->get_dim(); k++) point.push_back((*p)[k]);
     uint32_t node = target.address_space();
     mw_log_mapped(session_, &d.c, point.data(), uint32_t(point.size()),
-                  uint32_t(proc_code(target.kind())), node, index_of(target),
-                  mapped.data(), mapped.size());
+                  uint32_t(proc_code(target.kind())), node, index_of(target), mapped.data(),
+                  mapped.size());
   }
 
-  void replicate_task(MapperContext ctx, const Task &task,
-                      const ReplicateTaskInput &input,
+  void replicate_task(MapperContext ctx, const Task &task, const ReplicateTaskInput &input,
                       ReplicateTaskOutput &output) override {
     // ControlReplicate: one shard per node, on the node's first processor
     // of the decided kind (Legion 25.12's replicate_task; the reference's
@@ -402,8 +398,8 @@ class MapwrightMapper : public DefaultMapper {
 
  private:
   // Describes `task` and asks Rust for its decisions.
-  void decide(MapperContext ctx, const Task &task, LaunchDesc &d,
-              mw_task_decision &decision, mw_region_decision *regions) {
+  void decide(MapperContext ctx, const Task &task, LaunchDesc &d, mw_task_decision &decision,
+              mw_region_decision *regions) {
     describe(ctx, task, d);
     std::vector<mw_region_decision> scratch;
     if (regions == nullptr) {
@@ -470,21 +466,20 @@ class MapwrightMapper : public DefaultMapper {
   // The names a requirement answers to: its region's, its parent
   // partition's and its privilege parent's (the reference's
   // get_handle_names).
-  void names_of(MapperContext ctx, const RegionRequirement &req,
-                std::vector<std::string> &out) {
+  void names_of(MapperContext ctx, const RegionRequirement &req, std::vector<std::string> &out) {
     auto add = [&out](const char *name) {
       if (name != nullptr && name[0] != '\0') out.push_back(name);
     };
     const void *value = nullptr;
     size_t size = 0;
     if (req.region.exists()) {
-      if (runtime->retrieve_semantic_information(ctx, req.region, LEGION_NAME_SEMANTIC_TAG,
-                                                 value, size, true, false))
+      if (runtime->retrieve_semantic_information(ctx, req.region, LEGION_NAME_SEMANTIC_TAG, value,
+                                                 size, true, false))
         add(static_cast<const char *>(value));
       if (runtime->has_parent_logical_partition(ctx, req.region)) {
         LogicalPartition part = runtime->get_parent_logical_partition(ctx, req.region);
-        if (runtime->retrieve_semantic_information(ctx, part, LEGION_NAME_SEMANTIC_TAG,
-                                                   value, size, true, false))
+        if (runtime->retrieve_semantic_information(ctx, part, LEGION_NAME_SEMANTIC_TAG, value, size,
+                                                   true, false))
           add(static_cast<const char *>(value));
       }
     } else if (req.partition.exists()) {
@@ -495,13 +490,12 @@ class MapwrightMapper : public DefaultMapper {
         add(static_cast<const char *>(value));
     }
     if (req.parent.exists() &&
-        runtime->retrieve_semantic_information(ctx, req.parent, LEGION_NAME_SEMANTIC_TAG,
-                                               value, size, true, false))
+        runtime->retrieve_semantic_information(ctx, req.parent, LEGION_NAME_SEMANTIC_TAG, value,
+                                               size, true, false))
       add(static_cast<const char *>(value));
   }
 
-  Processor place(MapperContext ctx, const Task &task, LaunchDesc &d,
-                  Processor::Kind kind) {
+  Processor place(MapperContext ctx, const Task &task, LaunchDesc &d, Processor::Kind kind) {
     std::vector<int64_t> point;
     if (task.parent_task != nullptr && task.parent_task->is_index_space) {
       const DomainPoint &p = task.parent_task->index_point;
@@ -509,8 +503,7 @@ class MapwrightMapper : public DefaultMapper {
     }
     uint32_t node = 0, proc = 0;
     char *error = nullptr;
-    if (mw_place(session_, &d.c, point.data(), uint32_t(point.size()), &node, &proc,
-                 &error) != 0)
+    if (mw_place(session_, &d.c, point.data(), uint32_t(point.size()), &node, &proc, &error) != 0)
       stop(error);
     return processor(kind, node, proc);
   }
@@ -545,12 +538,18 @@ class MapwrightMapper : public DefaultMapper {
 
   static const char *memory_name(Memory::Kind k) {
     switch (k) {
-      case Memory::SYSTEM_MEM: return "SYSTEM_MEM";
-      case Memory::GPU_FB_MEM: return "GPU_FB_MEM";
-      case Memory::Z_COPY_MEM: return "Z_COPY_MEM";
-      case Memory::SOCKET_MEM: return "SOCKET_MEM";
-      case Memory::REGDMA_MEM: return "REGDMA_MEM";
-      default: return "memory";
+      case Memory::SYSTEM_MEM:
+        return "SYSTEM_MEM";
+      case Memory::GPU_FB_MEM:
+        return "GPU_FB_MEM";
+      case Memory::Z_COPY_MEM:
+        return "Z_COPY_MEM";
+      case Memory::SOCKET_MEM:
+        return "SOCKET_MEM";
+      case Memory::REGDMA_MEM:
+        return "REGDMA_MEM";
+      default:
+        return "memory";
     }
   }
 
@@ -564,8 +563,8 @@ class MapwrightMapper : public DefaultMapper {
     SpecializedKind kind = reduction   ? LEGION_AFFINE_REDUCTION_SPECIALIZE
                            : r.compact ? LEGION_COMPACT_SPECIALIZE
                                        : LEGION_AFFINE_SPECIALIZE;
-    cs.add_constraint(SpecializedConstraint(kind, reduction ? req.redop : 0, false,
-                                            r.compact && r.exact));
+    cs.add_constraint(
+        SpecializedConstraint(kind, reduction ? req.redop : 0, false, r.compact && r.exact));
     cs.add_constraint(MemoryConstraint(memory.kind()));
     std::vector<FieldID> fields(req.privilege_fields.begin(), req.privilege_fields.end());
     cs.add_constraint(FieldConstraint(fields, false, false));
@@ -573,8 +572,7 @@ class MapwrightMapper : public DefaultMapper {
     std::vector<DimensionKind> order;
     if (!r.soa) order.push_back(LEGION_DIM_F);
     for (int i = 0; i < dims; i++)
-      order.push_back(DimensionKind(r.c_order ? LEGION_DIM_X + dims - 1 - i
-                                              : LEGION_DIM_X + i));
+      order.push_back(DimensionKind(r.c_order ? LEGION_DIM_X + dims - 1 - i : LEGION_DIM_X + i));
     if (r.soa) order.push_back(LEGION_DIM_F);
     cs.add_constraint(OrderingConstraint(order, false));
     if (r.align_op != MW_ALIGN_NONE) {
@@ -600,8 +598,7 @@ class MapwrightMapper : public DefaultMapper {
 
 namespace {
 
-void create_mappers(Machine machine, Runtime *runtime,
-                    const std::set<Processor> &local_procs) {
+void create_mappers(Machine machine, Runtime *runtime, const std::set<Processor> &local_procs) {
   Flags flags = read_flags();
   if (flags.mapping.empty())
     stop("error: mapwright's mapper needs `-mapping FILE` (the mapper file to use)");
@@ -626,8 +623,8 @@ void create_mappers(Machine machine, Runtime *runtime,
     mw_string_free(warnings);
   }
   // One mapper for every local processor, as the reference.
-  Mapper *mapper = new MapwrightMapper(runtime->get_mapper_runtime(), machine, first,
-                                       session, flags);
+  Mapper *mapper =
+      new MapwrightMapper(runtime->get_mapper_runtime(), machine, first, session, flags);
   if (flags.wrapper) mapper = new LoggingWrapper(mapper);
   runtime->replace_default_mapper(mapper, Processor::NO_PROC);
 }

@@ -205,7 +205,10 @@ fn progress_line(r: &Record, best: Option<f64>, total: usize) -> String {
             r.proposer.as_str()
         },
         r.evaluation.status,
-        norm(r.normalized),
+        match (r.normalized, r.evaluation.elapsed_s) {
+            (None, Some(t)) => format!("{t:.3} s"),
+            (n, _) => norm(n),
+        },
         norm(best),
         r.rationale.chars().take(70).collect::<String>()
     )
@@ -411,8 +414,11 @@ fn print_table(report: &Report) -> anyhow::Result<()> {
                 r.proposer.as_str()
             },
             r.evaluation.status,
+            // Without an expert to normalize to (it does not run here), the
+            // time the run reported.
             r.normalized
                 .map(|v| format!("{v:.3}x"))
+                .or_else(|| r.evaluation.elapsed_s.map(|t| format!("{t:.3} s")))
                 .unwrap_or_else(|| "-".into()),
             r.rationale.chars().take(60).collect::<String>()
         )?;

@@ -57,6 +57,27 @@ pub struct Arrival {
 }
 
 /// The binary under test: `MAPWRIGHT_BIN` if set, else this build's.
+/// Starts `command` (a `mapwright serve ... --bind 127.0.0.1:0`) and
+/// returns it with the URL and the line its first line of output gave.
+pub fn start_serve(mut command: Command) -> (Child, String, String) {
+    let mut serve = command
+        .env_remove("MAPWRIGHT_TOKEN")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("cannot start mapwright serve");
+    let mut line = String::new();
+    BufReader::new(serve.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let url = line
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .unwrap_or_else(|| panic!("no URL in {line:?}"))
+        .to_string();
+    (serve, url, line)
+}
+
 pub fn binary() -> PathBuf {
     std::env::var_os("MAPWRIGHT_BIN")
         .map(PathBuf::from)

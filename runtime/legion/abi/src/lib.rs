@@ -22,16 +22,9 @@ use mapwright_runtime::legion::{
 };
 use mapwright_runtime::machine::{MemKind, ProcKind, Scope};
 
-/// Processor kinds in the header's order (`enum mw_proc_kind`).
-const PROC_KINDS: [ProcKind; 7] = [
-    ProcKind::Cpu,
-    ProcKind::Gpu,
-    ProcKind::Omp,
-    ProcKind::Io,
-    ProcKind::Py,
-    ProcKind::Util,
-    ProcKind::ProcSet,
-];
+/// Processor kinds in the header's order (`enum mw_proc_kind`), which is
+/// [`ProcKind::ALL`]'s.
+const PROC_KINDS: [ProcKind; 7] = ProcKind::ALL;
 
 /// Memory kinds in the header's order (`enum mw_mem_kind`).
 const MEM_KINDS: [MemKind; 5] = [
