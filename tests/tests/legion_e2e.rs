@@ -251,6 +251,63 @@ fn the_expert_as_written_stops_where_explain_says_the_reference_stops() {
 }
 
 #[test]
+fn layouts_replication_limits_and_collection_are_realised_as_explain_says() {
+    let Some(b) = built() else { return };
+    let _one = serial();
+    let dir = scratch("statements");
+    let mapper = "Task * CPU;
+Region * * CPU SYSMEM;
+Layout * * * AOS F_order Align==64;
+ControlReplicate toplevel;
+InstanceLimit init_nodes 1;
+InstanceLimit calculate_new_currents 2;
+CollectMemory calculate_new_currents *;
+";
+    let (out, log, machine) = run_circuit(b, &dir, mapper);
+    let all = text(&out);
+    assert!(out.status.success(), "{all}");
+    assert!(all.contains("CHECK PASSED"), "{all}");
+    let log = read_log(&log).unwrap();
+    let decisions = explain(mapper, &machine.unwrap());
+    let differences = compare_with_decisions(&log, &decisions);
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+    // Legion's instances satisfy the AOS, F_order and alignment asked for.
+    let physical: Vec<_> = log
+        .iter()
+        .flat_map(|m| &m.regions)
+        .filter(|r| r.instance == "physical")
+        .collect();
+    assert!(!physical.is_empty());
+    for r in physical {
+        assert_eq!(r.layout.as_deref(), Some("AOS F_order Align==64"));
+        assert_eq!(r.layout_holds, Some(true));
+    }
+}
+
+#[test]
+fn the_wrapper_flag_logs_through_legions_logging_wrapper() {
+    let Some(b) = built() else { return };
+    let _one = serial();
+    let dir = scratch("wrapper");
+    let mapper = dir.join("m.mapper");
+    std::fs::write(&mapper, "Task * CPU;\n").unwrap();
+    let out = Command::new(b.dir.join("bin/circuit"))
+        .args([
+            "-ll:cpu", "2", "-ll:util", "1", "-ll:gpu", "0", "-steps", "2", "-l", "2",
+        ])
+        .args(["-wrapper", "-level", "mapper=2", "-mapping"])
+        .arg(&mapper)
+        .env("LD_LIBRARY_PATH", &b.library_path)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let all = text(&out);
+    assert!(out.status.success(), "{all}");
+    assert!(all.contains("{mapper}: Processors on rank 0"), "{all}");
+    assert!(all.contains("CHECK PASSED"), "{all}");
+}
+
+#[test]
 fn a_mapper_with_an_error_stops_the_program_before_any_task() {
     let Some(b) = built() else { return };
     let _one = serial();

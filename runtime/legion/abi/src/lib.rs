@@ -525,3 +525,149 @@ pub unsafe extern "C" fn mw_log_mapped(
         session.0.log_mapped(&mapped);
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn host() -> (Vec<MwProcCount>, Vec<MwMemCount>, Vec<MwAffinity>) {
+        (
+            vec![MwProcCount { kind: 0, count: 4 }],
+            vec![MwMemCount {
+                kind: 0,
+                count: 1,
+                capacity_bytes: 1 << 30,
+            }],
+            vec![MwAffinity {
+                proc: 0,
+                mem: 0,
+                scope: 2,
+                bandwidth: 100,
+            }],
+        )
+    }
+
+    fn open(text: &str) -> (*mut MwSession, Option<String>) {
+        let dir =
+            std::env::temp_dir().join(format!("mw-abi-{}-{}", std::process::id(), text.len()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("m.mapper");
+        std::fs::write(&path, text).unwrap();
+        let (procs, mems, affs) = host();
+        let h = MwHost {
+            nodes: 1,
+            procs: procs.as_ptr(),
+            nprocs: procs.len(),
+            mems: mems.as_ptr(),
+            nmems: mems.len(),
+            affinities: affs.as_ptr(),
+            naffinities: affs.len(),
+        };
+        let path = CString::new(path.to_string_lossy().as_bytes()).unwrap();
+        let mut error: *mut c_char = std::ptr::null_mut();
+        let mut warnings: *mut c_char = std::ptr::null_mut();
+        // SAFETY: valid pointers, as the C++ shell passes them.
+        let s = unsafe {
+            mw_session_open(
+                path.as_ptr(),
+                &h,
+                1,
+                std::ptr::null(),
+                std::ptr::null(),
+                &mut error,
+                &mut warnings,
+            )
+        };
+        let message = (!error.is_null()).then(|| {
+            // SAFETY: a string this library made.
+            let m = unsafe { CStr::from_ptr(error) }
+                .to_string_lossy()
+                .into_owned();
+            unsafe { mw_string_free(error) };
+            m
+        });
+        unsafe { mw_string_free(warnings) };
+        (s, message)
+    }
+
+    #[test]
+    fn a_mapper_with_an_error_gives_no_session_and_the_rendered_diagnostic() {
+        let (s, error) = open("Task * CPU\n");
+        assert!(s.is_null());
+        let error = error.unwrap();
+        assert!(error.contains("error[E0101]"), "{error}");
+        assert!(error.contains("no task was run"), "{error}");
+    }
+
+    #[test]
+    fn a_launch_is_decided_and_its_points_placed_through_the_abi() {
+        let (s, error) = open(
+            "Task * CPU;\nRegion * rp CPU SYSMEM;\nLayout * * * AOS C_order;\nm = Machine(CPU);\n\
+             def last(Task t) { return m[0, 3 - t.ipoint[0]]; }\nIndexTaskMap work last;\n",
+        );
+        assert!(error.is_none(), "{error:?}");
+        let task = CString::new("work").unwrap();
+        let rp = CString::new("rp").unwrap();
+        let names = [rp.as_ptr()];
+        let regions = [MwRegion {
+            names: names.as_ptr(),
+            nnames: 1,
+            privilege: 3,
+            fields: 2,
+        }];
+        let (lo, hi) = ([0i64], [3i64]);
+        let launch = MwLaunch {
+            task: task.as_ptr(),
+            parent: std::ptr::null(),
+            index_launch: 1,
+            dims: 1,
+            lo: lo.as_ptr(),
+            hi: hi.as_ptr(),
+            variant_kinds: 1,
+            inner: 0,
+            regions: regions.as_ptr(),
+            nregions: 1,
+        };
+        let mut decision = MwTaskDecision {
+            proc_kind: 99,
+            has_map_rule: 0,
+            control_replicate: 0,
+            instance_limit: 0,
+        };
+        let mut out = [MwRegionDecision {
+            instance: 9,
+            memory: 9,
+            soa: 1,
+            c_order: 0,
+            compact: 0,
+            exact: 0,
+            align_op: 0,
+            align: 0,
+            collect: 0,
+        }];
+        let mut error: *mut c_char = std::ptr::null_mut();
+        // SAFETY: valid pointers of the stated lengths.
+        let rc = unsafe { mw_decide(s, &launch, &mut decision, out.as_mut_ptr(), &mut error) };
+        assert_eq!(rc, 0);
+        assert_eq!(
+            (
+                decision.proc_kind,
+                decision.has_map_rule,
+                decision.instance_limit
+            ),
+            (0, 1, -1)
+        );
+        assert_eq!(
+            (out[0].instance, out[0].memory, out[0].soa, out[0].c_order),
+            (0, 0, 0, 1)
+        );
+        for p in 0..4i64 {
+            let (mut node, mut proc) = (9u32, 9u32);
+            // SAFETY: as above.
+            let rc = unsafe { mw_place(s, &launch, &p, 1, &mut node, &mut proc, &mut error) };
+            assert_eq!((rc, node, proc), (0, 0, (3 - p) as u32));
+        }
+        // SAFETY: a session this library made.
+        unsafe { mw_session_close(s) };
+    }
+}
