@@ -27,6 +27,7 @@
 //! - [`codes`]       the table of diagnostic codes with their explanations.
 //! - [`render`]      diagnostics as rustc-style text with source snippets, or
 //!   JSON (the CLI's `check` and mapwright's Legion mapper print these).
+//! - [`pin`]         statements pinned by a trailing `# mapwright: keep` comment.
 //!
 //! Invariants: nothing here panics on any input; every diagnostic carries a
 //! stable code; this crate knows nothing of applications, machines or LSP.
@@ -41,6 +42,7 @@ pub mod incremental;
 pub mod line_index;
 pub mod packed;
 pub mod parser;
+pub mod pin;
 pub mod render;
 pub mod resolve;
 pub mod span;

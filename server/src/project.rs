@@ -8,6 +8,9 @@
 //!                            # host, docs/legion.md), or the URL of a `mapwright serve`
 //! proposer = "search"        # search | random | scalar | llm | hybrid
 //!
+//! [optimize]
+//! min_gain = 0.02            # apply a candidate only above +2 % (simulator; see `optimize::verdict`)
+//!
 //! [llm]
 //! base_url = "http://127.0.0.1:8000/v1"
 //! model = "gpt-4o"
@@ -33,6 +36,7 @@ pub struct ProjectFile {
     pub runtime: Option<String>,
     pub proposer: Option<String>,
     pub llm: LlmSection,
+    pub optimize: OptimizeSection,
     pub command: Option<CommandSection>,
     /// The folder the file was read from (where `[command]` runs).
     #[serde(skip)]
@@ -50,6 +54,27 @@ pub struct LlmSection {
     pub timeout_s: Option<u64>,
     pub price_prompt_per_mtok: Option<f64>,
     pub price_completion_per_mtok: Option<f64>,
+}
+
+/// `[optimize]`
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct OptimizeSection {
+    /// The relative gain over the mapper as written below which the best
+    /// candidate is not applied on a deterministic model (0.02: 2 %).
+    pub min_gain: Option<f64>,
+}
+
+/// Checks a minimum gain from a flag, a setting or the project file: a
+/// fraction, 0 or more (`0.02` is 2 %).
+pub fn check_min_gain(value: f64) -> Result<f64, String> {
+    if value.is_finite() && (0.0..=10.0).contains(&value) {
+        Ok(value)
+    } else {
+        Err(format!(
+            "the minimum gain must be a fraction between 0 and 10 (0.02 is 2 %), not {value}"
+        ))
+    }
 }
 
 /// `[command]`: the external-program backend.

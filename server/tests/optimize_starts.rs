@@ -48,6 +48,8 @@ fn run(
         run_dir: None,
         cancel: Arc::new(AtomicBool::new(false)),
         as_block,
+        min_gain: mapwright::optimize::verdict::DEFAULT_MIN_GAIN,
+        repeats: mapwright::optimize::verdict::DEFAULT_REPEATS,
     };
     optimize(
         text,

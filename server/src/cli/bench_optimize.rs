@@ -237,6 +237,9 @@ pub fn bench(args: BenchOptimizeArgs) -> anyhow::Result<ExitCode> {
                         run_dir: None,
                         cancel: Arc::new(AtomicBool::new(false)),
                         as_block: false,
+                        // The benchmark compares proposers; nothing is applied.
+                        min_gain: crate::optimize::verdict::DEFAULT_MIN_GAIN,
+                        repeats: 1,
                     };
                     let report = optimize(
                         start_text,

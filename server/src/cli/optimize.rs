@@ -14,6 +14,7 @@ use clap::{Args, ValueEnum};
 use super::backend_args::{BackendArgs, RuntimeChoice};
 use super::read_utf8;
 use crate::autoguide::FeedbackMode;
+use crate::optimize::changes::render_changes;
 use crate::optimize::history::Record;
 use crate::optimize::plot::{trajectory_svg, Series};
 use crate::optimize::proposers::hybrid::HybridProposer;
@@ -24,7 +25,7 @@ use crate::optimize::proposers::search::SearchProposer;
 use crate::optimize::proposers::Proposer;
 use crate::optimize::runner::Runner;
 use crate::optimize::{default_run_dir, load_report, optimize, Config, Report};
-use crate::project::{target, ProjectFile};
+use crate::project::{check_min_gain, target, ProjectFile};
 
 /// The proposers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -90,12 +91,20 @@ pub struct OptimizeArgs {
     /// What the proposer sees of AutoGuide's feedback.
     #[arg(long, value_enum, default_value = "suggest")]
     pub feedback: FeedbackMode,
-    /// Write the best mapper back into FILE (only if it improves on it).
+    /// Write the best mapper back into FILE (only if its gain is worth
+    /// applying: see --min-gain).
     #[arg(long, conflicts_with = "diff")]
     pub in_place: bool,
-    /// Print the change as a unified diff.
+    /// Print the change as a unified diff (only if its gain is worth
+    /// applying).
     #[arg(long)]
     pub diff: bool,
+    /// The relative gain over FILE below which the best candidate is not
+    /// applied on a deterministic model, e.g. 0.02 for 2 % (default: [optimize]
+    /// min_gain in mapwright.toml, else 0.02). On a measuring backend the gain
+    /// must also beat the spread of repeated runs.
+    #[arg(long, value_name = "FRACTION")]
+    pub min_gain: Option<f64>,
     /// Write the changes as a stacked block of tuned rules at the top of the
     /// file (the first rule for a key wins) instead of editing the
     /// statements that decide.
@@ -260,6 +269,12 @@ pub fn run(args: OptimizeArgs) -> anyhow::Result<ExitCode> {
         }
         None => None,
     };
+    let min_gain = check_min_gain(
+        args.min_gain
+            .or(project.as_ref().and_then(|p| p.optimize.min_gain))
+            .unwrap_or(crate::optimize::verdict::DEFAULT_MIN_GAIN),
+    )
+    .map_err(|e| anyhow!("--min-gain / [optimize] min_gain: {e}"))?;
     let cancel = Arc::new(AtomicBool::new(false));
     install_interrupt(cancel.clone());
     let previous = match &args.resume {
@@ -284,6 +299,8 @@ pub fn run(args: OptimizeArgs) -> anyhow::Result<ExitCode> {
         run_dir: run_dir.clone(),
         cancel: cancel.clone(),
         as_block: args.as_block,
+        min_gain,
+        repeats: crate::optimize::verdict::DEFAULT_REPEATS,
     };
     let quiet = args.json;
     let tty = std::io::stderr().is_terminal();
@@ -340,7 +357,7 @@ pub fn run(args: OptimizeArgs) -> anyhow::Result<ExitCode> {
                 errln!("candidates and report: {}", dir.display());
             }
         }
-        if args.diff {
+        if args.diff && report.worth_applying() {
             print_diff(&source, &report.best_mapper, &args.file)?;
         }
         Ok(())
@@ -348,7 +365,7 @@ pub fn run(args: OptimizeArgs) -> anyhow::Result<ExitCode> {
     if args.in_place {
         if report.cancelled {
             errln!("cancelled: {} left unchanged", args.file.display());
-        } else if report.improved() && report.best_mapper != source {
+        } else if report.worth_applying() && report.best_mapper != source {
             std::fs::write(&args.file, &report.best_mapper)
                 .with_context(|| format!("cannot write {}", args.file.display()))?;
             errln!(
@@ -358,10 +375,16 @@ pub fn run(args: OptimizeArgs) -> anyhow::Result<ExitCode> {
             );
         } else {
             errln!(
-                "no candidate beat the mapper as written; {} left unchanged",
+                "{}; {} left unchanged",
+                report.not_applied(run_dir.as_deref(), "in the report's best_mapper (--json)"),
                 args.file.display()
             );
         }
+    } else if args.diff && !report.cancelled && !report.worth_applying() {
+        errln!(
+            "{}; no diff",
+            report.not_applied(run_dir.as_deref(), "in the report's best_mapper (--json)")
+        );
     }
     printed?;
     Ok(ExitCode::SUCCESS)
@@ -431,6 +454,26 @@ fn print_table(report: &Report) -> anyhow::Result<()> {
         report.parameter_entropy,
         report.feedback_sensitivity
     )?;
+    if !report.pinned.is_empty() {
+        outln!("pinned (# mapwright: keep), left as written:")?;
+        for p in &report.pinned {
+            outln!("  {p}")?;
+        }
+    }
+    if let Some(v) = &report.verdict {
+        let head = if report.worth_applying() {
+            "worth applying"
+        } else {
+            "no change worth applying"
+        };
+        outln!("{head}: {}", v.reason)?;
+    }
+    if !report.changes.is_empty() {
+        outln!("changes of the best mapper (gain when first made):")?;
+        for line in render_changes(&report.changes) {
+            outln!("  {line}")?;
+        }
+    }
     if let Some(u) = &report.usage {
         outln!(
             "LLM: {} requests ({} retries), {} prompt + {} completion tokens, ~${:.4}",

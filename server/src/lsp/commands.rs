@@ -165,7 +165,15 @@ impl Setup {
                 .or_else(|| settings.llm.api_key_env.clone())
                 .unwrap_or_else(|| "OPENAI_API_KEY".into()),
             llm_timeout_s: project.and_then(|p| p.llm_timeout_s),
-            optimize: settings.optimize.clone(),
+            optimize: OptimizeSettings {
+                min_gain: crate::project::check_min_gain(
+                    project
+                        .and_then(|p| p.min_gain)
+                        .unwrap_or(settings.optimize.min_gain),
+                )
+                .map_err(|e| format!("[optimize] min_gain / mapwright.optimize.minGain: {e}"))?,
+                ..settings.optimize.clone()
+            },
         })
     }
 
@@ -505,6 +513,8 @@ pub fn optimize_blocking(
         run_dir: run_dir.clone(),
         cancel,
         as_block: false,
+        min_gain: setup.optimize.min_gain,
+        repeats: crate::optimize::verdict::DEFAULT_REPEATS,
     };
     let delay = Duration::from_millis(setup.optimize.delay_ms);
     let mut progress = |r: &Record, best: Option<f64>, total: usize| {

@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 pub use crate::project::PROJECT_FILE;
 
 /// Client-side settings (`mapwright.*` in an editor's configuration).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct Settings {
     pub diagnostics: DiagnosticsSettings,
@@ -52,13 +52,17 @@ pub struct LlmSettings {
 }
 
 /// `mapwright.optimize.*`
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct OptimizeSettings {
     /// Proposals after the mapper as written.
     pub iterations: usize,
     /// Seed of the proposers and the measurement noise.
     pub seed: u64,
+    /// The relative gain over the mapper as written below which the best
+    /// candidate is not applied on the simulator (0.02: 2 %);
+    /// `[optimize] min_gain` in `mapwright.toml` wins.
+    pub min_gain: f64,
     /// Save candidates and `report.json` under `.mapwright/runs/` next to
     /// the mapper file.
     pub save_runs: bool,
@@ -72,6 +76,7 @@ impl Default for OptimizeSettings {
         OptimizeSettings {
             iterations: 10,
             seed: 0,
+            min_gain: crate::optimize::verdict::DEFAULT_MIN_GAIN,
             save_runs: true,
             delay_ms: 0,
         }
@@ -162,7 +167,7 @@ fn merge_json(base: &mut serde_json::Value, patch: &serde_json::Value) {
 }
 
 /// The parts of a `mapwright.toml` the server uses.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct ProjectConfig {
     /// The file it was read from (empty: the settings' fallback).
     pub path: PathBuf,
@@ -186,6 +191,9 @@ pub struct ProjectConfig {
     pub llm_api_key_env: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub llm_timeout_s: Option<u64>,
+    /// `[optimize] min_gain`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub min_gain: Option<f64>,
     /// `[command] template` and `timeout_s` (used when `runtime = "command"`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub command_template: Option<String>,
@@ -209,6 +217,7 @@ impl ProjectConfig {
             llm_model: file.llm.model,
             llm_api_key_env: file.llm.api_key_env,
             llm_timeout_s: file.llm.timeout_s,
+            min_gain: file.optimize.min_gain,
             command_template: file.command.as_ref().map(|c| c.template.clone()),
             command_timeout_s: file.command.as_ref().and_then(|c| c.timeout_s),
         })

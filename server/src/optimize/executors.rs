@@ -112,6 +112,11 @@ impl Execute for SimExecutor {
             self.noise,
         ))
     }
+
+    /// The model is deterministic unless noise was asked for.
+    fn measures(&self) -> bool {
+        self.noise > 0.0
+    }
 }
 
 /// Any backend that takes the mapper text (the command backend, a remote

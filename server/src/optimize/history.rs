@@ -39,6 +39,37 @@ impl Record {
     }
 }
 
+#[cfg(test)]
+impl Record {
+    /// A record of iteration `iteration` scoring `score` (`ok` above 0,
+    /// `failed` else) that decided `params`, for tests of what is derived
+    /// from records.
+    pub(crate) fn scored(iteration: usize, score: f64, params: &[(&str, &str)]) -> Record {
+        Record {
+            iteration,
+            proposer: String::new(),
+            rationale: String::new(),
+            source: format!("# {score}\n"),
+            evaluation: Evaluation {
+                status: if score > 0.0 { "ok" } else { "failed" }.into(),
+                elapsed_s: None,
+                throughput: Some(score),
+                raw_output: String::new(),
+                decisions: None,
+                feedback: Vec::new(),
+            },
+            score,
+            normalized: None,
+            parameters: params
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            spec: None,
+            seconds: 0.0,
+        }
+    }
+}
+
 /// LLM usage accounting.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Usage {

@@ -25,6 +25,7 @@ use std::fmt::Write as _;
 
 use mapwright_grammar::analyze;
 use mapwright_grammar::ast::{Constraint, MemSel, Program, Stmt, StmtKind, TaskSel};
+use mapwright_grammar::pin::pinned_statements;
 use mapwright_grammar::{Analysis, Span};
 use mapwright_runtime::app::App;
 use mapwright_runtime::decisions::{Decisions, Order};
@@ -133,6 +134,10 @@ fn attempt(
         decisions = resolve(&writer.text())?;
     }
     writer.placements(&decisions, spec);
+    if writer.touches_pinned() {
+        // A pinned statement is never edited: the caller writes the block.
+        return None;
+    }
     let edited = writer.text();
     let edited_decisions = resolve(&edited)?;
     if signature(&edited_decisions) != target {
@@ -172,6 +177,9 @@ struct Writer<'a> {
     /// Write one wildcard where every key the default policy decides
     /// wants the same value.
     wildcards: bool,
+    /// Spans of the statements pinned by `# mapwright: keep`: never edited,
+    /// never removed.
+    pinned: Vec<Span>,
 }
 
 /// The DSL's name of a grammar processor kind as a runtime kind.
@@ -239,6 +247,7 @@ impl<'a> Writer<'a> {
             .enumerate()
             .map(|(i, s)| (s.span.start(), i))
             .collect();
+        let pinned = pinned_statements(&analysis.parsed.program, &analysis.parsed.comments, base);
         Writer {
             base,
             analysis,
@@ -248,7 +257,27 @@ impl<'a> Writer<'a> {
             seq: 2,
             by_start,
             wildcards: false,
+            pinned,
         }
+    }
+
+    /// Whether an edit replaces, removes or splits a pinned statement
+    /// (an insertion before or after one is fine).
+    fn touches_pinned(&self) -> bool {
+        self.edits.iter().any(|e| {
+            self.pinned.iter().any(|p| {
+                if e.span.is_empty() {
+                    p.start() < e.span.start() && e.span.start() < p.end()
+                } else {
+                    e.span.start() < p.end() && p.start() < e.span.end()
+                }
+            })
+        })
+    }
+
+    /// Whether statement `i` is pinned.
+    fn is_pinned(&self, i: usize) -> bool {
+        self.pinned.contains(&self.stmt(i).span)
     }
 
     fn program(&self) -> &Program {
@@ -938,6 +967,7 @@ impl<'a> Writer<'a> {
                         | StmtKind::IndexTaskMap { .. }
                         | StmtKind::SingleTaskMap { .. }
                 ) && !self.edited(*i)
+                    && !self.is_pinned(*i)
             })
             .collect();
         let mut removed = false;
@@ -974,7 +1004,7 @@ impl<'a> Writer<'a> {
 }
 
 /// How often `word` occurs in `text` as a whole identifier.
-fn count_word(text: &str, word: &str) -> usize {
+pub(crate) fn count_word(text: &str, word: &str) -> usize {
     let is_ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
     text.match_indices(word)
         .filter(|(i, _)| {

@@ -11,7 +11,12 @@
 //!
 //! Module map:
 //! - [`space`]     the search space and the tuned-rules block it renders to.
+//! - [`pins`]      statements the user pinned (`# mapwright: keep`): out of the
+//!   space, never edited, every proposal checked against them.
 //! - [`inplace`]   a point of the space as minimal edits of the user's own statements.
+//! - [`prune`]     the applied mapper without statements that decide nothing new.
+//! - [`verdict`]   whether the best candidate's gain is worth applying.
+//! - [`changes`]   each applied change with the gain attributed to it.
 //! - [`proposers`] search (default), random, scalar (OpenTuner-like), llm, hybrid.
 //! - [`executors`] running a resolved candidate (simulator, any backend).
 //! - [`runner`]    evaluating one candidate (check, resolve, execute, AutoGuide).
@@ -20,15 +25,19 @@
 //! - [`plot`]      the SVG trajectory plot.
 //! - [`rng`]       the seeded PRNG proposers use.
 
+pub mod changes;
 pub mod executors;
 pub mod history;
 pub mod inplace;
 pub mod metrics;
+pub mod pins;
 pub mod plot;
 pub mod proposers;
+pub mod prune;
 pub mod rng;
 pub mod runner;
 pub mod space;
+pub mod verdict;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -38,13 +47,17 @@ use std::time::{Duration, Instant};
 use anyhow::Context as _;
 use mapwright_grammar::analyze;
 use mapwright_grammar::diagnostic::apply_edits;
+use mapwright_runtime::decisions::Decisions;
 use serde::{Deserialize, Serialize};
 
 use crate::autoguide::FeedbackMode;
+use changes::{explain_changes, Change};
 use history::{Record, Usage};
+use pins::Pins;
 use proposers::{ProposalContext, Proposer};
-use runner::Runner;
+use runner::{Evaluation, Runner};
 use space::{strip_block, Space, BLOCK_END, BLOCK_START};
+use verdict::{judge, rerun_with, Verdict};
 
 /// How a run is configured.
 pub struct Config {
@@ -61,6 +74,28 @@ pub struct Config {
     /// Write candidates as a stacked tuned-rules block instead of edits of
     /// the user's statements (`--as-block`).
     pub as_block: bool,
+    /// The relative gain over the mapper as written below which the best
+    /// candidate is not applied, on a deterministic model (see [`verdict`]).
+    pub min_gain: f64,
+    /// Runs of the start and of the best candidate on a measuring backend.
+    pub repeats: usize,
+}
+
+impl Config {
+    /// A configuration with the defaults of everything but the run's size.
+    pub fn new(iterations: usize, seed: u64) -> Config {
+        Config {
+            iterations,
+            time_budget: None,
+            seed,
+            feedback_mode: FeedbackMode::Suggest,
+            run_dir: None,
+            cancel: Arc::new(AtomicBool::new(false)),
+            as_block: false,
+            min_gain: verdict::DEFAULT_MIN_GAIN,
+            repeats: verdict::DEFAULT_REPEATS,
+        }
+    }
 }
 
 /// The outcome of a run, as saved in `report.json` and printed by `--json`.
@@ -86,6 +121,16 @@ pub struct Report {
     pub cancelled: bool,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub usage: Option<Usage>,
+    /// Whether `best_mapper` is worth applying, and why (`None` in a report
+    /// saved before the run ended).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub verdict: Option<Verdict>,
+    /// What applying `best_mapper` changes, statement by statement.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub changes: Vec<Change>,
+    /// The statements pinned by `# mapwright: keep`, as written.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub pinned: Vec<String>,
     pub records: Vec<Record>,
 }
 
@@ -123,6 +168,35 @@ impl Report {
         self.success_rate = metrics::success_rate(&self.records);
     }
 
+    /// Whether `best_mapper` should replace the user's mapper: it improves
+    /// on it by a gain the run can defend ([`verdict`]).
+    pub fn worth_applying(&self) -> bool {
+        self.improved() && self.verdict.as_ref().is_some_and(|v| v.apply)
+    }
+
+    /// Why the best mapper is not applied, and where the best candidate is
+    /// for the user to take by hand (`run_dir`: where the run was saved;
+    /// `elsewhere`: where it is otherwise).
+    pub fn not_applied(&self, run_dir: Option<&Path>, elsewhere: &str) -> String {
+        let reason = self
+            .verdict
+            .as_ref()
+            .map_or("no candidate beat the mapper as written", |v| {
+                v.reason.as_str()
+            });
+        if self.best_iteration == 0 {
+            return format!("no change worth applying: {reason}");
+        }
+        let at = match run_dir {
+            Some(d) => format!("saved as {}", d.join("best.mapper").display()),
+            None => elsewhere.to_string(),
+        };
+        format!(
+            "no change worth applying: {reason}; the best candidate (iteration {}) is {at}, to take by hand",
+            self.best_iteration
+        )
+    }
+
     /// The best mapper improves on the user's.
     pub fn improved(&self) -> bool {
         self.best_iteration > 0
@@ -149,9 +223,10 @@ pub fn optimize(
 ) -> Report {
     let start = Instant::now();
     let base = strip_block(source);
-    let space = Space::new(runner.app, runner.machine);
     let resolve = |text: &str| runner.decisions(text);
     let base_decisions = runner.decisions(&base).unwrap_or_default();
+    let pins = Pins::of(&base, &base_decisions);
+    let space = Space::new(runner.app, runner.machine).pinned(&pins);
     let mut report = previous.unwrap_or_else(|| Report {
         app: runner.app.name.clone(),
         machine: runner.machine.name.clone(),
@@ -170,8 +245,12 @@ pub fn optimize(
         feedback_sensitivity: 0.0,
         cancelled: false,
         usage: None,
+        verdict: None,
+        changes: Vec::new(),
+        pinned: Vec::new(),
         records: Vec::new(),
     });
+    report.pinned = pins.pins.iter().map(|p| p.text.clone()).collect();
     report.iterations_requested = config.iterations;
     let normalize = |score: f64| expert_score.filter(|e| *e > 0.0).map(|e| score / e);
     let evaluate =
@@ -241,7 +320,12 @@ pub fn optimize(
             as_block: config.as_block,
         };
         let mut record = match proposer.propose(&ctx) {
-            Ok(p) => evaluate(iteration, p.source, p.rationale, p.spec),
+            Ok(p) => match pins.violation(&p.source, runner.decisions(&p.source).as_ref()) {
+                // Whoever made it, a candidate that changes a pinned
+                // statement is never run, so it can never be applied.
+                Some(why) => rejected(iteration, p.source, p.rationale, &why, normalize(0.0)),
+                None => evaluate(iteration, p.source, p.rationale, p.spec),
+            },
             Err(e) => {
                 // A proposer failure is an outcome too (e.g. a malformed LLM answer).
                 let mut r = evaluate(
@@ -290,11 +374,84 @@ pub fn optimize(
             report.best_mapper = text;
         }
     }
+    if !config.as_block && report.best_iteration > 0 {
+        report.best_mapper =
+            prune::drop_redundant(&base, &base_decisions, &report.best_mapper, &resolve);
+    }
+    if !report.cancelled {
+        judge_best(&mut report, runner, config, &base, &base_decisions);
+    }
     report.usage = proposer.usage();
     if let Some(dir) = &config.run_dir {
         let _ = save_report(dir, &report);
+        if report.best_iteration > 0 {
+            let _ = std::fs::write(dir.join("best.mapper"), &report.best_mapper);
+        }
     }
     report
+}
+
+/// Fills in the report's verdict and, when the best candidate is to be
+/// applied, the changes it makes.
+fn judge_best(
+    report: &mut Report,
+    runner: &Runner<'_>,
+    config: &Config,
+    base: &str,
+    start: &Decisions,
+) {
+    let (Some(first), Some(best)) = (
+        report.records.first(),
+        report.records.get(report.best_iteration),
+    ) else {
+        return;
+    };
+    let mut rerun = rerun_with(runner, config.seed);
+    let verdict = judge(
+        first,
+        best,
+        report.best_iteration == 0,
+        config.min_gain,
+        runner.executor.measures(),
+        config.repeats,
+        &mut rerun,
+    );
+    report.changes = match runner.decisions(&report.best_mapper) {
+        Some(after) if report.best_iteration > 0 => {
+            explain_changes(&report.records, base, start, &report.best_mapper, &after)
+        }
+        _ => Vec::new(),
+    };
+    report.verdict = Some(verdict);
+}
+
+/// The record of a proposal that was not run because it breaks a pin.
+fn rejected(
+    iteration: usize,
+    source: String,
+    rationale: String,
+    why: &str,
+    normalized: Option<f64>,
+) -> Record {
+    Record {
+        iteration,
+        proposer: String::new(),
+        rationale,
+        source,
+        evaluation: Evaluation {
+            status: "pinned_changed".into(),
+            elapsed_s: None,
+            throughput: None,
+            raw_output: format!("rejected before running: {why}"),
+            decisions: None,
+            feedback: Vec::new(),
+        },
+        score: 0.0,
+        normalized,
+        parameters: Default::default(),
+        spec: None,
+        seconds: 0.0,
+    }
 }
 
 /// Removes rules of the user's text that a tuned rule shadows (they can

@@ -53,6 +53,13 @@ pub trait Execute {
         decisions: &Decisions,
         seed: u64,
     ) -> (String, Option<f64>, Option<f64>, String);
+
+    /// Whether two runs of one mapper can measure differently (a real
+    /// machine, a noisy model): then a gain must beat the spread of repeated
+    /// runs to count (see [`super::verdict`]).
+    fn measures(&self) -> bool {
+        true
+    }
 }
 
 /// Resolves a mapper into decisions (the runtime's mapping resolution).

@@ -12,6 +12,7 @@ use tower_lsp::Client;
 use crate::lsp::commands::{self, CommandArgs, Setup, Step};
 use crate::lsp::diff::minimal_edits;
 use crate::lsp::state::{Document, State};
+use crate::optimize::changes::render_changes;
 
 use super::sync::publish;
 use super::*;
@@ -486,6 +487,11 @@ impl Backend {
                 "no candidate beat the mapper as written ({} the expert mapper after {candidates} candidate(s)); nothing to apply",
                 commands::times(initial)
             )
+        } else if !report.worth_applying() {
+            format!(
+                "{}; the mapper was left unchanged",
+                report.not_applied(optimized.report_dir.as_deref(), "in the command's result")
+            )
         } else {
             let current = self.state.doc(&doc.uri);
             let result = match &current {
@@ -499,8 +505,14 @@ impl Backend {
             match result {
                 Ok(()) => {
                     applied = true;
+                    let changes = render_changes(&report.changes);
+                    let listed = if changes.is_empty() {
+                        String::new()
+                    } else {
+                        format!(". Changes (gain when first made): {}", changes.join(" · "))
+                    };
                     format!(
-                        "applied the best mapper (iteration {}): {} the expert mapper, was {}",
+                        "applied the best mapper (iteration {}): {} the expert mapper, was {}{listed}",
                         report.best_iteration,
                         commands::times(report.best_normalized),
                         commands::times(initial)
@@ -520,7 +532,7 @@ impl Backend {
                 }
             }
         };
-        let ty = if applied || report.cancelled || !report.improved() {
+        let ty = if applied || report.cancelled || !report.worth_applying() {
             MessageType::INFO
         } else {
             MessageType::WARNING
@@ -539,6 +551,10 @@ impl Backend {
             "report_dir": optimized.report_dir.as_ref().map(|d| d.display().to_string()),
             "new_document": new_document,
             "best_mapper": best,
+            "verdict": report.verdict,
+            "changes": report.changes,
+            "change_lines": render_changes(&report.changes),
+            "pinned": report.pinned,
             "proposer": setup.proposer,
             "runtime": setup.runtime_name(),
         })
