@@ -2,6 +2,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use mapwright_grammar::pin::pinned_statements;
 use mapwright_grammar::Span;
 
 use crate::app::{App, Launch};
@@ -44,9 +45,20 @@ pub fn render_decisions(d: &Decisions, source: &str, app: &App, machine: &Machin
             .unwrap_or(0)
             + 1
     };
+    // Statements the user pinned (`# mapwright: keep`) say so wherever
+    // they are cited: the optimizer leaves them as written.
+    let pinned: BTreeSet<usize> = {
+        let parsed = mapwright_grammar::parse(source);
+        pinned_statements(&parsed.program, &parsed.comments, source)
+            .iter()
+            .map(|s| s.start())
+            .collect()
+    };
+    let is_pinned = |s: Span| pinned.contains(&s.start());
     let rule = |span: Option<Span>| -> String {
         match span {
             None => "default".to_string(),
+            Some(s) if is_pinned(s) => format!("line {}, pinned", line_of(s)),
             Some(s) => format!("line {}", line_of(s)),
         }
     };
@@ -102,7 +114,12 @@ pub fn render_decisions(d: &Decisions, source: &str, app: &App, machine: &Machin
     let mut cited: BTreeMap<usize, String> = BTreeMap::new();
     let mut cite = |span: Option<Span>| {
         if let Some(s) = span {
-            cited.insert(line_of(s), short(s.text(source)));
+            let pin = if is_pinned(s) {
+                "  [pinned: # mapwright: keep]"
+            } else {
+                ""
+            };
+            cited.insert(line_of(s), format!("{}{pin}", short(s.text(source))));
         }
     };
     for t in &d.tasks {
@@ -210,7 +227,7 @@ pub fn render_decisions(d: &Decisions, source: &str, app: &App, machine: &Machin
         }
         cite(t.map_rule);
         let by = match t.map_rule {
-            Some(s) => format!("by line {}", line_of(s)),
+            Some(s) => format!("by {}", rule(Some(s))),
             None => "by Legion's default".to_string(),
         };
         if t.placement.is_empty() {

@@ -155,6 +155,28 @@ mod tests {
     }
 
     #[test]
+    fn a_pinned_statement_is_shown_as_pinned() {
+        let dir =
+            std::env::temp_dir().join(format!("mapwright-explain-pin-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let path = dir.join("pinned.mapper");
+        std::fs::write(
+            &path,
+            "Task * GPU,CPU;\nRegion * rp_ghost GPU ZCMEM;  # mapwright: keep\n",
+        )
+        .expect("write");
+        let mut a = args(&path.to_string_lossy(), false);
+        a.app = Some("circuit".into());
+        let out = explain_text(&a, false).expect("explain");
+        assert!(out.contains("ZCMEM (line 2, pinned)"), "{out}");
+        assert!(
+            out.contains("line 2: Region * rp_ghost GPU ZCMEM;  [pinned: # mapwright: keep]"),
+            "{out}"
+        );
+        assert!(!out.contains("line 1, pinned"), "{out}");
+    }
+
+    #[test]
     fn an_application_is_required() {
         let path = expert_file("circuit");
         let mut a = args(&path.to_string_lossy(), false);

@@ -2,6 +2,7 @@
 //! what they are (function signature, assigned value, parameter type).
 
 use mapwright_grammar::ast::StmtKind;
+use mapwright_grammar::pin::{pinned_at, pinned_statements};
 use mapwright_grammar::resolve::{Scope, SymbolKind};
 use mapwright_grammar::token::TokenKind as T;
 use mapwright_grammar::Span;
@@ -46,6 +47,33 @@ impl HoverProvider for SyntaxHover {
         Some(HoverSection {
             span: token.span,
             markdown,
+        })
+    }
+}
+
+/// Hover anywhere on the line of a statement pinned by a trailing
+/// `# mapwright: keep` comment, the comment included: says it is pinned.
+pub struct PinHover;
+
+/// What a pinned statement's hover says.
+pub const PINNED_HOVER: &str = "**Pinned** by `# mapwright: keep`: the optimizer \
+     (`mapwright optimize`, *Optimize This Mapper*) leaves this statement as written and \
+     keeps what it decides; no proposer may change, override or remove it.";
+
+impl HoverProvider for PinHover {
+    fn hover(&self, q: &Query) -> Option<HoverSection> {
+        let a = q.analysis;
+        let pinned = pinned_statements(&a.parsed.program, &a.parsed.comments, &a.text);
+        let stmt = pinned_at(&pinned, &a.text, q.offset)?;
+        let span = a
+            .parsed
+            .comments
+            .iter()
+            .find(|c| c.span.start() <= q.offset && q.offset <= c.span.end())
+            .map_or(stmt, |c| c.span);
+        Some(HoverSection {
+            span,
+            markdown: PINNED_HOVER.to_string(),
         })
     }
 }
@@ -209,6 +237,18 @@ mod tests {
             .unwrap()
             .contains("machine model"));
         assert_eq!(hover("# Task$0 GPU\nTask * GPU;"), None);
+    }
+
+    #[test]
+    fn a_pinned_statement_says_so_on_its_keyword_and_its_comment() {
+        let src = "Task * GPU,CPU;\nRegion * rp_ghost GPU ZCMEM;  # mapwright: keep\n";
+        let on = |at: &str| hover(&src.replacen(at, &format!("{}$0{}", &at[..2], &at[2..]), 1));
+        let keyword = on("Region").expect("a hover");
+        assert!(keyword.contains("Memory placement"), "{keyword}");
+        assert!(keyword.contains("**Pinned**"), "{keyword}");
+        let comment = on("mapwright: keep").expect("a hover on the mark");
+        assert_eq!(comment, PINNED_HOVER);
+        assert!(!on("Task").expect("a hover").contains("Pinned"));
     }
 
     #[test]

@@ -14,7 +14,7 @@
 use super::app_aware::{AppCompletion, AppHover, AppInlayHints};
 use super::completion::SyntaxCompletion;
 use super::cursor::cursor_at;
-use super::hover::SyntaxHover;
+use super::hover::{PinHover, SyntaxHover};
 use super::inlay::ParameterNameHints;
 pub use super::provider_api::{
     CompletionProvider, Completions, HoverProvider, HoverSection, InlayHint, InlayHintProvider,
@@ -40,7 +40,11 @@ impl Providers {
     /// completions come first so their richer items win the deduplication.
     pub fn builtin() -> Providers {
         Providers {
-            hover: vec![Box::new(SyntaxHover), Box::new(AppHover)],
+            hover: vec![
+                Box::new(SyntaxHover),
+                Box::new(AppHover),
+                Box::new(PinHover),
+            ],
             completion: vec![Box::new(AppCompletion), Box::new(SyntaxCompletion)],
             inlay: vec![Box::new(ParameterNameHints), Box::new(AppInlayHints)],
         }

@@ -111,6 +111,14 @@ impl LlmProposer {
                 }
             }
         }
+        if !ctx.space.pins.is_empty() {
+            // Told up front; a candidate that breaks a pin is still
+            // rejected unrun by the loop.
+            user.push_str("\nThe user pinned these statements with a trailing `# mapwright: keep` comment. Copy each one unchanged, comment included, and add no statement that decides differently for what it covers:\n");
+            for p in &ctx.space.pins.pins {
+                user.push_str(&format!("- `{}  # mapwright: keep`\n", p.text));
+            }
+        }
         user.push_str("\nPropose an improved mapper that runs faster. Keep the task and region names of the application.");
         vec![
             json!({"role": "system", "content": system}),

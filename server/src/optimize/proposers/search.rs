@@ -183,7 +183,9 @@ impl SearchProposer {
             let Some(text) = apply_edits(&r.source, edit) else {
                 continue;
             };
-            if self.tried.contains(&text) {
+            // A repair that edits a pinned statement is not the user's to
+            // receive (the loop would reject it unrun).
+            if self.tried.contains(&text) || ctx.space.pins.violation(&text, None).is_some() {
                 continue;
             }
             let rule = r
