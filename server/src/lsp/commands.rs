@@ -620,6 +620,28 @@ mod tests {
     }
 
     #[test]
+    fn the_project_files_minimum_gain_wins_and_a_bad_one_is_refused() {
+        let t = Target::load(super::super::target::TargetKey {
+            dir: None,
+            app: Some("circuit".into()),
+            machine: None,
+        });
+        let mut settings = Settings::default();
+        settings.optimize.min_gain = 0.1;
+        let s = Setup::new(Some(&t), None, &settings).unwrap();
+        assert_eq!(s.optimize.min_gain, 0.1);
+        let mut project = ProjectConfig {
+            min_gain: Some(0.0),
+            ..ProjectConfig::default()
+        };
+        let s = Setup::new(Some(&t), Some(&project), &settings).unwrap();
+        assert_eq!(s.optimize.min_gain, 0.0);
+        project.min_gain = Some(-1.0);
+        let e = Setup::new(Some(&t), Some(&project), &settings).unwrap_err();
+        assert!(e.contains("min_gain"), "{e}");
+    }
+
+    #[test]
     fn a_project_can_run_candidates_with_its_own_program() {
         let t = Target::load(super::super::target::TargetKey {
             dir: None,

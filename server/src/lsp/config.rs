@@ -276,7 +276,7 @@ mod tests {
                 "runtimeUrl": "http://127.0.0.1:7878",
                 "proposer": "hybrid",
                 "llm": {"baseUrl": "http://localhost:11434/v1", "model": "qwen", "apiKeyEnv": "K"},
-                "optimize": {"iterations": 3, "delayMs": 5},
+                "optimize": {"iterations": 3, "delayMs": 5, "minGain": 0.05},
             }))
             .unwrap();
         assert_eq!(s.runtime_url.as_deref(), Some("http://127.0.0.1:7878"));
@@ -286,6 +286,8 @@ mod tests {
         assert_eq!(s.llm.api_key_env.as_deref(), Some("K"));
         assert_eq!(s.optimize.iterations, 3);
         assert_eq!(s.optimize.delay_ms, 5);
+        assert_eq!(s.optimize.min_gain, 0.05);
+        assert_eq!(Settings::default().optimize.min_gain, 0.02);
         assert!(s.optimize.save_runs);
         // The editors send `null` for unset values.
         let s = s

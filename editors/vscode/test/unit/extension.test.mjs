@@ -125,6 +125,7 @@ test("settings cover server, app, machine, runtime, proposer and LLM endpoint, n
     "mapwright.llm.baseUrl",
     "mapwright.llm.model",
     "mapwright.llm.apiKeyEnv",
+    "mapwright.optimize.minGain",
   ]) {
     assert.ok(props[key], `missing setting ${key}`);
   }
