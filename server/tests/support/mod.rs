@@ -1,2 +1,3 @@
+pub mod cli;
 pub mod fake_llm;
 pub mod serve;
