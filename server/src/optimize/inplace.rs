@@ -1184,6 +1184,41 @@ mod tests {
     }
 
     #[test]
+    fn a_pinned_statement_is_never_edited_or_removed() {
+        let (app, machine) = target("circuit");
+        let resolve = resolver(&app, &machine);
+        // Every argument of every GPU task to zero-copy: unpinned, the
+        // writer rewrites the wildcard that decides them all.
+        let spec_for = |base: &str| {
+            let decisions = resolve(base).expect("compiles");
+            let mut spec = Spec::default();
+            for t in decisions
+                .tasks
+                .iter()
+                .filter(|t| t.proc_kind == ProcKind::Gpu)
+            {
+                for r in &t.regions {
+                    spec.memories
+                        .insert((t.task.clone(), r.region.clone()), MemKind::Zcmem);
+                }
+            }
+            (decisions, spec)
+        };
+        let plain = "Task * GPU,CPU;\nRegion * * GPU FBMEM;\n";
+        let (decisions, spec) = spec_for(plain);
+        let text = render_in_place(plain, &decisions, &spec, &app, &machine, &resolve)
+            .expect("an in-place rendering");
+        assert!(text.contains("Region * * GPU ZCMEM;"), "{text}");
+        let pinned = "Task * GPU,CPU;\nRegion * * GPU FBMEM; # mapwright: keep\n";
+        let (decisions, spec) = spec_for(pinned);
+        // No in-place form keeps the pin here: the caller writes the block.
+        assert_eq!(
+            render_in_place(pinned, &decisions, &spec, &app, &machine, &resolve),
+            None
+        );
+    }
+
+    #[test]
     fn placement_functions_are_defined_before_their_first_use() {
         let (app, machine) = target("circuit");
         let space = Space::new(&app, &machine);
