@@ -5,11 +5,12 @@
 //! "Decides the same" is the mapping resolution's answer, not a pattern:
 //! a statement goes when the text without it resolves to exactly the same
 //! decisions ([`signature`]). Only two kinds of statement are candidates:
-//! - statements the optimizer added or rewrote (their text is not one of the
-//!   start's statements), e.g. `Layout task_4 * * SOA C_order;` beside a
-//!   `Layout * * * SOA C_order;` that now says the same;
-//! - statements of the user's that decided something in the mapper as
-//!   written and decide nothing now.
+//! - statements the optimizer added (neither their text nor what they apply
+//!   to, their [`head`], is one of the start's statements), e.g.
+//!   `Layout task_4 * * SOA C_order;` beside a `Layout * * * SOA C_order;`
+//!   that now says the same;
+//! - statements of the user's, as written or edited, that decided something
+//!   in the mapper as written and decide nothing now.
 //!
 //! The user's other statements, every comment that is not on a dropped
 //! line, and every pinned statement (`# mapwright: keep`) stay. Functions
@@ -18,7 +19,7 @@
 
 use std::collections::HashSet;
 
-use mapwright_grammar::ast::StmtKind;
+use mapwright_grammar::ast::{MemSel, Stmt, StmtKind};
 use mapwright_grammar::pin::pinned_statements;
 use mapwright_grammar::{analyze, Span};
 use mapwright_runtime::decisions::Decisions;
@@ -59,6 +60,31 @@ fn cited(d: &Decisions) -> HashSet<usize> {
     out
 }
 
+/// What a statement applies to, without the values it gives (`Layout * *
+/// *` of `Layout * * * SOA C_order;`), whitespace normalized: a statement of
+/// the applied mapper with the head of one of the user's is that statement,
+/// edited by the optimizer, and stays the user's.
+fn head(stmt: &Stmt, text: &str) -> String {
+    let value_start = match &stmt.kind {
+        StmtKind::Task { procs, .. } => procs.first().map(|(_, s)| s.start()),
+        StmtKind::Region { mems, .. } => mems.first().map(|(_, s)| s.start()),
+        StmtKind::Layout { mem, .. } => Some(match mem {
+            MemSel::Star(s) | MemSel::Kind(_, s) => s.end(),
+        }),
+        StmtKind::IndexTaskMap { func, .. } | StmtKind::SingleTaskMap { func, .. } => {
+            Some(func.span.start())
+        }
+        StmtKind::InstanceLimit { limit_span, .. } => Some(limit_span.start()),
+        _ => None,
+    };
+    let end = value_start.unwrap_or(stmt.span.end());
+    text.get(stmt.span.start()..end)
+        .unwrap_or("")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// `text` with the lines of `spans` removed.
 fn without(text: &str, spans: &[Span]) -> String {
     let mut lines: Vec<Span> = spans.iter().map(|s| whole_line(text, *s)).collect();
@@ -97,13 +123,20 @@ pub fn drop_redundant(
         .iter()
         .map(|s| s.span.text(start))
         .collect();
-    let cited_at_start: HashSet<&str> = {
+    let start_heads: HashSet<String> = start_program
+        .stmts
+        .iter()
+        .filter(|s| decides(&s.kind))
+        .map(|s| head(s, start))
+        .collect();
+    // The heads of the user's statements that decided something.
+    let cited_at_start: HashSet<String> = {
         let starts = cited(start_decisions);
         start_program
             .stmts
             .iter()
             .filter(|s| starts.contains(&s.span.start()))
-            .map(|s| s.span.text(start))
+            .map(|s| head(s, start))
             .collect()
     };
     let analysis = analyze(text);
@@ -115,10 +148,10 @@ pub fn drop_redundant(
         .iter()
         .filter(|s| decides(&s.kind) && !pinned.contains(&s.span))
         .filter(|s| {
-            let own = s.span.text(text);
-            let added = !start_texts.contains(own);
-            let went_dead = cited_at_start.contains(own) && !cited_now.contains(&s.span.start());
-            added || went_dead
+            let own = head(s, text);
+            let users = start_texts.contains(s.span.text(text)) || start_heads.contains(&own);
+            let went_dead = cited_at_start.contains(&own) && !cited_now.contains(&s.span.start());
+            !users || went_dead
         })
         .map(|s| s.span)
         .collect();

@@ -43,9 +43,15 @@ pub struct Verdict {
     pub reason: String,
 }
 
-/// `1.0003x` as a percentage gain, `+0.03 %`.
+/// `1.0003x` as a percentage gain, `+0.030 %` (three decimals below 1 %,
+/// so that a gain the minimum rejects never reads as zero).
 pub fn percent(gain: f64) -> String {
-    format!("{:+.2} %", (gain - 1.0) * 100.0)
+    let p = (gain - 1.0) * 100.0;
+    if p.abs() < 1.0 {
+        format!("{p:+.3} %")
+    } else {
+        format!("{p:+.2} %")
+    }
 }
 
 /// Judges `best` against `start` (the user's mapper as written). `rerun`
@@ -192,7 +198,7 @@ mod tests {
             &mut no_rerun,
         );
         assert!(!v.apply);
-        assert!(v.reason.contains("+0.03 %"), "{}", v.reason);
+        assert!(v.reason.contains("+0.030 %"), "{}", v.reason);
         assert!(v.reason.contains("2 %"), "{}", v.reason);
         let v = judge(
             &record(1.0, "ok"),
