@@ -156,6 +156,51 @@ fn the_minimum_gain_comes_from_the_project_file_and_a_bad_one_is_refused() {
     assert!(stderr.contains("minimum gain"), "{stderr}");
 }
 
+#[test]
+fn on_a_measuring_backend_the_gain_must_beat_the_spread_of_repeated_runs() {
+    let dir = temp_dir("noise");
+    let start = readme_circuit();
+    std::fs::write(dir.join("c.mapper"), &start).unwrap();
+    // The simulator with 5 % noise measures like a real machine: the luckiest
+    // candidate looks more than 2 % faster.
+    let (ok, stdout, stderr) = mapwright(
+        &[
+            "optimize",
+            "c.mapper",
+            "--app",
+            "circuit",
+            "--noise",
+            "0.05",
+            "--seed",
+            "1",
+            "--in-place",
+            "--no-save",
+            "--json",
+        ],
+        &dir,
+    );
+    assert!(ok, "{stderr}");
+    let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let v = &report["verdict"];
+    assert!(v["gain"].as_f64().unwrap() > 1.02, "{v:#}");
+    // Both ran three times; the candidate's slowest run does not beat the
+    // start's fastest, so nothing is applied.
+    assert_eq!(v["start_runs"].as_array().unwrap().len(), 3, "{v:#}");
+    assert_eq!(v["best_runs"].as_array().unwrap().len(), 3, "{v:#}");
+    assert_eq!(v["apply"], false, "{v:#}");
+    assert!(
+        v["reason"]
+            .as_str()
+            .unwrap()
+            .contains("within the spread of 3 repeated runs"),
+        "{v:#}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("c.mapper")).unwrap(),
+        start
+    );
+}
+
 /// Whether `text`, resolved for `app`, decides the same without the line
 /// of each of its mapping statements: the statements that decide nothing
 /// the others do not.

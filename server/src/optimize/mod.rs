@@ -320,7 +320,10 @@ pub fn optimize(
             as_block: config.as_block,
         };
         let mut record = match proposer.propose(&ctx) {
-            Ok(p) => match pins.violation(&p.source, runner.decisions(&p.source).as_ref()) {
+            Ok(p) => match (!pins.is_empty())
+                .then(|| pins.violation(&p.source, runner.decisions(&p.source).as_ref()))
+                .flatten()
+            {
                 // Whoever made it, a candidate that changes a pinned
                 // statement is never run, so it can never be applied.
                 Some(why) => rejected(iteration, p.source, p.rationale, &why, normalize(0.0)),
