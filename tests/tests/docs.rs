@@ -561,9 +561,10 @@ fn fields_of<T: for<'de> Deserialize<'de>>() -> Vec<&'static str> {
 
 /// The keys `mapwright.toml` accepts, a section's as `section.key`.
 fn project_keys_in_code() -> BTreeSet<String> {
-    use mapwright::project::{CommandSection, LlmSection, ProjectFile};
+    use mapwright::project::{CommandSection, LlmSection, OptimizeSection, ProjectFile};
     let sections = [
         ("llm", fields_of::<LlmSection>()),
+        ("optimize", fields_of::<OptimizeSection>()),
         ("command", fields_of::<CommandSection>()),
     ];
     let mut keys = BTreeSet::new();
