@@ -1,25 +1,35 @@
-//! Verified quick fixes for layout errors: each candidate edit, from the
-//! narrowest scope to a rewrite of the deciding statement, is applied and
-//! the text resolved again; the first that removes the problem without
-//! adding a layout problem is offered.
+//! Verified quick fixes for layout errors: each candidate edit is applied
+//! and the text resolved again; only an edit that does what it promises is
+//! offered.
+//!
+//! A library's layout error (E0305) gets a fix computed for that error
+//! alone (issue 39): the fix must remove it and add no error, and may leave
+//! a warning (a contradictory layout, W0306, which has its own fix). The
+//! smallest edit comes first: the constraint word of the deciding
+//! statement (`F_order` -> `C_order`), taken when the statement decides no
+//! other layout that the change would move; otherwise the narrowest
+//! statement that overrides it (task+region, task, region, memory kind,
+//! then several), the first that changes nothing else and adds no
+//! warning; failing that, the best of the rest, the word edit first.
 //!
 //! Safe or not ([`Verdict`]): a fix for a library's layout constraint
 //! (E0305) is safe, so editors prefer it and apply it with "fix all", when
 //! the edited text resolves every layout it does not repair exactly as
-//! before. The repaired instances are the rejected ones and the instances
-//! sharing their layout-cache entry (memory kind and field space): the DSL
-//! mapper gives one entry one layout, so they cannot keep another without a
-//! conflict. Fixes for contradictory layouts (W0306) and shadowed
-//! statements (W0307) stay unsafe: the layout they keep is a choice among
-//! the user's own statements, not one a library dictates.
+//! before and adds no warning; likely (offered, never preferred) when it
+//! only adds a warning. The repaired instances are the rejected ones and
+//! the instances sharing their layout-cache entry (memory kind and field
+//! space): the DSL mapper gives one entry one layout, so they cannot keep
+//! another without a conflict. Fixes for contradictory layouts (W0306)
+//! and shadowed statements (W0307) stay unsafe: the layout they keep is a
+//! choice among the user's own statements, not one a library dictates.
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
-use mapwright_grammar::ast::{self, StmtKind};
+use mapwright_grammar::ast::{self, Constraint, StmtKind};
 use mapwright_grammar::diagnostic::line_extent;
 use mapwright_grammar::{Fix, Span};
 
-use crate::decisions::{InstanceKind, LayoutDecision};
+use crate::decisions::{InstanceKind, LayoutDecision, Order};
 
 use super::entry::RegionNaming;
 use super::layout::{layout_text, LayoutEdit};
@@ -61,6 +71,14 @@ pub(super) enum Verdict {
     /// outside the repaired instances' cache entries is as before, and the
     /// repaired ones have the wanted layout. Offered as safe.
     RepairsOnly,
+}
+
+/// A [`Verdict`] and whether the edit leaves a new layout warning behind
+/// (a contradictory or shadowed layout).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Judgement {
+    pub(super) verdict: Verdict,
+    pub(super) adds_warning: bool,
 }
 
 /// A candidate layout fix: statements to add (or rewrite when their key
@@ -178,9 +196,24 @@ impl<'a> Resolver<'a> {
 
     /// Resolves the edited text (layouts only) and judges it.
     pub(super) fn verify(&self, edits: &[(Span, String)], goal: &FixGoal) -> Verdict {
+        self.judge(edits, goal).verdict
+    }
+
+    /// [`Resolver::verify`], and whether the edit adds a layout warning.
+    ///
+    /// A library fix (E0305) is judged by its own error alone: it must
+    /// remove that error and add no error, but may leave a contradictory
+    /// (W0306) or shadowed (W0307) layout behind, which has its own fix;
+    /// such a fix is then never safe. Conflict and shadow fixes must not
+    /// add either.
+    pub(super) fn judge(&self, edits: &[(Span, String)], goal: &FixGoal) -> Judgement {
+        let rejected = Judgement {
+            verdict: Verdict::Rejected,
+            adds_warning: false,
+        };
         let fix = Fix::unsafe_("", edits.to_vec());
         let Some(text) = fix.apply(self.source) else {
-            return Verdict::Rejected;
+            return rejected;
         };
         // The resolver reads the parse only: no check of the edited text.
         // Re-parsed from this resolution's parse, which an edit of one or
@@ -193,31 +226,31 @@ impl<'a> Resolver<'a> {
         r.run(None);
         let new = &r.summary;
         let old = &self.summary;
-        let shadows_ok = matches!(goal, FixGoal::Shadow) || new.shadows <= old.shadows;
-        let base = new.violations.is_subset(&old.violations)
-            && shadows_ok
-            && new.parse_errors <= old.parse_errors;
+        let adds_warning = new.conflicts > old.conflicts || new.shadows > old.shadows;
+        let base =
+            new.violations.is_subset(&old.violations) && new.parse_errors <= old.parse_errors;
         let repaired = base
             && match goal {
-                FixGoal::Library(want) => {
-                    new.conflicts <= old.conflicts
-                        && want.iter().all(|&(ti, ai, _)| {
-                            let t = &self.app.tasks[ti];
-                            match t.regions.get(ai) {
-                                Some(a) => !new.violations.contains(&(t.name.clone(), a.index)),
-                                None => true,
-                            }
-                        })
-                }
-                FixGoal::Conflict => new.conflicts < old.conflicts,
+                FixGoal::Library(want) => want.iter().all(|&(ti, ai, _)| {
+                    let t = &self.app.tasks[ti];
+                    match t.regions.get(ai) {
+                        Some(a) => !new.violations.contains(&(t.name.clone(), a.index)),
+                        None => true,
+                    }
+                }),
+                FixGoal::Conflict => new.shadows <= old.shadows && new.conflicts < old.conflicts,
                 FixGoal::Shadow => new.shadows < old.shadows && new.conflicts <= old.conflicts,
             };
-        match goal {
+        let verdict = match goal {
             _ if !repaired => Verdict::Rejected,
             FixGoal::Library(want) if self.changes_only_repaired_layouts(&r, want) => {
                 Verdict::RepairsOnly
             }
             _ => Verdict::Repairs,
+        };
+        Judgement {
+            verdict,
+            adds_warning,
         }
     }
 
@@ -375,35 +408,163 @@ impl<'a> Resolver<'a> {
                 Candidate::Add(adds),
             ));
         }
+        let library = matches!(goal, FixGoal::Library(_));
+        let mut fallback: Option<(u8, Fix)> = None;
+        if let (true, true, Some(s)) = (library, same_target, decider) {
+            // The smallest edit first: the constraint word of the deciding
+            // statement. Taken at once unless it changes a layout it need
+            // not (a task or region it decides for that has no part in
+            // the error).
+            if let Some((edits, title)) = self.word_edits(s, &target) {
+                let j = self.judge(&edits, &goal);
+                if j.verdict == Verdict::RepairsOnly {
+                    return Some(library_fix(title, edits, j));
+                }
+                if j.verdict != Verdict::Rejected {
+                    fallback = Some((rank(j), library_fix(title, edits, j)));
+                }
+            }
+        }
         for (title, cand) in cands {
+            if library && matches!(cand, Candidate::Rewrite(..)) {
+                // Replaced by the word edit above.
+                continue;
+            }
             let Some((edits, rewrite_title)) = self.candidate_edits_titled(&cand, decider) else {
                 continue;
             };
             if edits.is_empty() {
                 continue;
             }
-            let verdict = self.verify(&edits, &goal);
-            if verdict != Verdict::Rejected {
-                let title = match (&cand, rewrite_title) {
-                    (_, Some(t)) => t,
-                    (Candidate::Add(adds), None) if adds.len() == 1 && edits.len() == 1 => {
-                        match decider {
-                            Some(s) => format!(
-                                "{title} before `{}`",
-                                short(self.stmt_span(s).text(self.source))
-                            ),
-                            None => title,
-                        }
+            let j = self.judge(&edits, &goal);
+            if j.verdict == Verdict::Rejected {
+                continue;
+            }
+            let title = match (&cand, rewrite_title) {
+                (_, Some(t)) => t,
+                (Candidate::Add(adds), None) if adds.len() == 1 && edits.len() == 1 => {
+                    match decider {
+                        Some(s) => format!(
+                            "{title} before `{}`",
+                            short(self.stmt_span(s).text(self.source))
+                        ),
+                        None => title,
                     }
-                    _ => title,
-                };
-                return Some(match verdict {
+                }
+                _ => title,
+            };
+            if !library {
+                return Some(match j.verdict {
                     Verdict::RepairsOnly => Fix::safe(title, edits),
                     _ => Fix::unsafe_(title, edits),
                 });
             }
+            // A library fix: the first that changes nothing else and adds
+            // no warning wins; otherwise the best seen, the word edit
+            // first among equals.
+            let r = rank(j);
+            if r == 0 {
+                return Some(library_fix(title, edits, j));
+            }
+            // (A match: `Option::is_none_or` is newer than our minimum Rust.)
+            let better = match &fallback {
+                None => true,
+                Some((best, _)) => r < *best,
+            };
+            if better {
+                fallback = Some((r, library_fix(title, edits, j)));
+            }
         }
-        None
+        fallback.map(|(_, f)| f)
+    }
+
+    /// The edit of Layout statement `stmt`'s constraint words that gives it
+    /// `target`'s dimension order and field layout: the last word of each
+    /// family that differs is replaced (the last one of a family wins), or
+    /// the word is added when the statement has none of that family. One
+    /// word in the common case (`F_order` -> `C_order`), and every other
+    /// word of the statement (Align, Compact, comments) kept.
+    pub(super) fn word_edits(
+        &self,
+        stmt: usize,
+        target: &LayoutDecision,
+    ) -> Option<(Edits, String)> {
+        let s = self.stmt(stmt)?;
+        let StmtKind::Layout {
+            mem, constraints, ..
+        } = &s.kind
+        else {
+            return None;
+        };
+        let current = super::layout::fold_constraints(constraints);
+        let order_word = match target.order {
+            Order::C => "C_order",
+            Order::F => "F_order",
+        };
+        let field_word = if target.soa { "SOA" } else { "AOS" };
+        let last_of = |order: bool| {
+            constraints.iter().rev().find_map(|c| match c {
+                Constraint::COrder(sp) | Constraint::FOrder(sp) if order => Some(*sp),
+                Constraint::Soa(sp) | Constraint::Aos(sp) if !order => Some(*sp),
+                _ => None,
+            })
+        };
+        // Added words go after the last constraint (or the memory field).
+        let end = constraints
+            .last()
+            .map(|c| c.span().end())
+            .unwrap_or_else(|| mem_sel_span(mem).end());
+        let mut edits: Edits = Vec::new();
+        let mut changes: Vec<String> = Vec::new();
+        for (differs, order, word) in [
+            (current.soa != target.soa, false, field_word),
+            (current.order != target.order, true, order_word),
+        ] {
+            if !differs {
+                continue;
+            }
+            match last_of(order) {
+                Some(sp) => {
+                    changes.push(format!("change `{}` to `{word}`", sp.text(self.source)));
+                    edits.push((sp, word.to_string()));
+                }
+                None => {
+                    changes.push(format!("add `{word}`"));
+                    edits.push((Span::at(end), format!(" {word}")));
+                }
+            }
+        }
+        if edits.is_empty() {
+            return None;
+        }
+        // Two insertions at one offset: keep their order in the text.
+        edits.sort_by_key(|(sp, _)| sp.start());
+        let title = format!(
+            "{} in `{}`",
+            changes.join(" and "),
+            short(s.span.text(self.source))
+        );
+        Some((edits, title))
+    }
+}
+
+/// How good an accepted library fix is (lower is better): 0 changes no
+/// layout but the repaired ones and adds no warning; 1 adds a warning; 2
+/// changes other layouts too; 3 both.
+fn rank(j: Judgement) -> u8 {
+    u8::from(j.adds_warning) + 2 * u8::from(j.verdict != Verdict::RepairsOnly)
+}
+
+/// A library fix at the applicability its judgement allows: safe (applied
+/// by "fix all", preferred by editors) only when it changes nothing but
+/// the repaired layouts and leaves no warning behind; likely when it only
+/// leaves a warning (its own quick fix follows); unsafe when it changes
+/// other layouts.
+fn library_fix(title: String, edits: Edits, j: Judgement) -> Fix {
+    match (j.verdict, j.adds_warning) {
+        (Verdict::RepairsOnly, false) => Fix::safe(title, edits),
+        (Verdict::RepairsOnly, true) => Fix::likely(title, edits),
+        _ => Fix::unsafe_(title, edits),
     }
 }
 
@@ -505,10 +666,9 @@ mod tests {
         let source = cannon_f_order();
         let v = verdict_of(&source, |s| before_f_order(s, "# nothing\n"));
         assert_eq!(v, Verdict::Rejected);
-        // task_4 alone in C_order contradicts the other members of its
-        // cache entry: a new conflict.
+        // F_order for task_4 by a narrower statement: the error stays.
         let v = verdict_of(&source, |s| {
-            before_f_order(s, "Layout task_4 * FBMEM SOA C_order;\n")
+            before_f_order(s, "Layout task_4 * FBMEM SOA F_order;\n")
         });
         assert_eq!(v, Verdict::Rejected);
     }
@@ -535,5 +695,81 @@ mod tests {
         let at = source.find("Layout * * * SOA F_order;").unwrap();
         let edit = vec![(Span::at(at), "Layout * * FBMEM SOA C_order;\n".to_string())];
         assert_eq!(r.verify(&edit, &FixGoal::Conflict), Verdict::Repairs);
+    }
+}
+
+#[cfg(test)]
+mod word_fix_tests {
+    use crate::app::App;
+    use crate::machine::Machine;
+    use crate::resolve_mapping::resolve_mapping;
+    use mapwright_grammar::{Applicability, Fix, Span};
+
+    /// The fixes of the one E0305 of `source` with cannon on p100x4.
+    fn fixes_of(source: &str) -> Vec<Fix> {
+        let app = App::builtin("cannon").expect("cannon");
+        let machine = Machine::preset("p100x4").expect("p100x4");
+        let analysis = mapwright_grammar::analyze(source);
+        let d = resolve_mapping(&analysis, source, &app, &machine);
+        let e: Vec<_> = d.diagnostics.iter().filter(|d| d.code == "E0305").collect();
+        assert_eq!(e.len(), 1, "{:#?}", d.diagnostics);
+        e[0].fixes.clone()
+    }
+
+    /// Issue 39's two files: `F_order` becomes `C_order` in the statement
+    /// that decides. The other tasks sharing `A`, `B`, `C` keep Legion's
+    /// default, so a contradictory layout (W0306, with its own fix) is
+    /// left behind: likely, not safe.
+    #[test]
+    fn the_statement_that_decides_gets_a_one_word_fix() {
+        for stmt in [
+            "Layout task_4 * * SOA F_order;",
+            "Layout task_4 * FBMEM SOA F_order;",
+        ] {
+            let src = format!("Task * GPU,CPU;\n{stmt}\n");
+            let f = fixes_of(&src);
+            assert_eq!(f.len(), 1);
+            let at = src.find("F_order").unwrap();
+            assert_eq!(f[0].edits.len(), 1);
+            assert_eq!(f[0].edits[0].span, Span::new(at, at + "F_order".len()));
+            assert_eq!(f[0].edits[0].text, "C_order");
+            assert_eq!(
+                f[0].title.to_string(),
+                format!("change `F_order` to `C_order` in `{stmt}`")
+            );
+            assert_eq!(f[0].applicability, Applicability::Likely);
+        }
+    }
+
+    /// A statement without an order word gets one added after its last
+    /// word; its other words stay.
+    #[test]
+    fn a_missing_order_word_is_added() {
+        let src = "Task * GPU,CPU;\nLayout task_4 * * SOA Align==128;\n";
+        let f = fixes_of(src);
+        let at = src.find(" Align==128;").unwrap() + " Align==128".len();
+        assert_eq!(f[0].edits.len(), 1);
+        assert_eq!(f[0].edits[0].span, Span::at(at));
+        assert_eq!(f[0].edits[0].text, " C_order");
+        assert_eq!(
+            f[0].apply(src).unwrap(),
+            "Task * GPU,CPU;\nLayout task_4 * * SOA Align==128 C_order;\n"
+        );
+    }
+
+    /// A statement that also decides for instances outside the error
+    /// (here `* * *` also gives task_2's `B` in ZCMEM, another cache
+    /// entry, its layout) is left alone: the narrowest statement that
+    /// overrides it and leaves no warning is added instead, safely.
+    #[test]
+    fn a_statement_deciding_for_others_is_overridden_not_rewritten() {
+        let src = "Task * GPU,CPU;\nRegion task_2 * GPU ZCMEM;\nLayout * * * SOA F_order;\n";
+        let f = fixes_of(src);
+        assert_eq!(f.len(), 1);
+        assert_eq!(
+            f[0].apply(src).unwrap(),
+            "Task * GPU,CPU;\nRegion task_2 * GPU ZCMEM;\nLayout * * FBMEM SOA C_order;\nLayout * * * SOA F_order;\n"
+        );
+        assert_eq!(f[0].applicability, Applicability::Safe);
     }
 }

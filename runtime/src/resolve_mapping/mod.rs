@@ -80,11 +80,11 @@
 //! Placement is bounded ([`MAX_PLACED_POINTS`] per launch, a budget of calls
 //! and time per resolution) so a hostile file cannot stall anything.
 //!
-//! Quick fixes for layout errors are verified: each candidate edit (from
-//! the narrowest scope — task+region, task, region, memory kind — to a
-//! rewrite of the deciding statement) is applied, the text is resolved
-//! again, and the first candidate that removes the problem without adding
-//! a layout problem is offered.
+//! Quick fixes for layout errors are verified: each candidate edit (the
+//! constraint word of the deciding statement, or the narrowest statement
+//! that overrides it) is applied, the text is resolved again, and only a
+//! candidate that removes its own problem without adding an error is
+//! offered (see [`layout_fix`]).
 //!
 //! Approximations (the facts are not in the descriptions): logical regions
 //! sharing a name or alias are taken to share a field space; the default
