@@ -449,9 +449,10 @@ fn commands_without_an_application_fail_cleanly() {
 }
 
 /// The cannon expert mapper with `Layout * * * SOA F_order;`: cuBLAS rejects
-/// `task_4`'s layouts (E0305). The verified fix changes nothing but the
-/// repaired layout-cache entry, so it is safe: the quick fix is preferred
-/// and `source.fixAll.mapwright` applies it.
+/// `task_4`'s layouts (E0305). The verified fix (one word of the deciding
+/// statement, issue 39) changes nothing but the repaired layout-cache
+/// entry, so it is safe: the quick fix is preferred and
+/// `source.fixAll.mapwright` applies it.
 #[test]
 fn a_layout_fix_that_changes_nothing_else_is_preferred_and_in_fix_all() {
     let root = project("app-layout-fix", "app = \"cannon\"\nmachine = \"p100x4\"\n");
@@ -476,7 +477,7 @@ fn a_layout_fix_that_changes_nothing_else_is_preferred_and_in_fix_all() {
         fixes[0]["title"]
             .as_str()
             .unwrap()
-            .contains("Layout * * FBMEM SOA C_order;"),
+            .starts_with("change `F_order` to `C_order` in `Layout * * * SOA F_order;`"),
         "{fixes:#?}"
     );
     let fix_edits = fixes[0]["edit"]["changes"][uri.as_str()].clone();
@@ -488,7 +489,7 @@ fn a_layout_fix_that_changes_nothing_else_is_preferred_and_in_fix_all() {
     }
     let fixed = apply_edits(&text, &edits, s.encoding);
     assert!(
-        fixed.contains("Layout * * FBMEM SOA C_order;\nLayout * * * SOA F_order;"),
+        fixed.contains("\nLayout * * * SOA C_order; # Align==128 Compact\n"),
         "{fixed}"
     );
     s.change_full(&uri, 2, &fixed);

@@ -22,7 +22,11 @@
 //!   recompute the fixes, see `convert::DiagnosticData`).
 //! - [`diagnostic_extras`] tags (`Unnecessary`, `Deprecated`) and the
 //!   `codeDescription` link to `docs/codes.md`.
-//! - [`proto`]           the pure results below -> LSP types.
+//! - [`proto`]           the pure results below -> LSP types (Markdown, or
+//!   [`plain_text`] for a client that does not declare Markdown).
+//! - [`quick_fix_order`] the order of a code-action answer's quick fixes
+//!   (the context's diagnostics first, the narrowest first) and which one
+//!   is preferred.
 //! - [`commands`]        `mapwright.explain`, `mapwright.run` and
 //!   `mapwright.optimize` (arguments, setup from settings and project file,
 //!   the blocking work, AutoGuide feedback as diagnostics); the server runs
@@ -115,11 +119,13 @@ pub mod name_facts;
 pub mod navigation;
 pub mod on_type;
 pub mod outbox;
+pub mod plain_text;
 pub mod proto;
 pub mod provider_api;
 pub mod providers;
 pub mod publish_cache;
 pub mod publish_limit;
+pub mod quick_fix_order;
 pub mod recent;
 pub mod resolve_thread;
 pub mod selection;

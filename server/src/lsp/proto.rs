@@ -11,6 +11,7 @@ use super::analysis::Analysis;
 use super::convert::range;
 use super::folding::{Fold, FoldKind};
 use super::navigation::Access;
+use super::plain_text::markdown_to_plain;
 use super::provider_api::{
     Completion, CompletionKind, Completions, HoverSection, InlayHint, InlayKind,
 };
@@ -38,12 +39,13 @@ pub fn completion(
     c: Completions,
     enc: Encoding,
     snippets: bool,
+    markdown: bool,
 ) -> lsp::CompletionResponse {
     let replace = range(&a.index, c.replace, enc);
     let items = c
         .items
         .into_iter()
-        .map(|item| completion_item(item, replace, snippets))
+        .map(|item| completion_item(item, replace, snippets, markdown))
         .collect();
     lsp::CompletionResponse::List(lsp::CompletionList {
         is_incomplete: false,
@@ -51,7 +53,14 @@ pub fn completion(
     })
 }
 
-fn completion_item(c: Completion, replace: lsp::Range, snippets: bool) -> lsp::CompletionItem {
+/// One item; its documentation as Markdown, or as plain text for a client
+/// that does not declare Markdown ([`documentation`]).
+fn completion_item(
+    c: Completion,
+    replace: lsp::Range,
+    snippets: bool,
+    markdown: bool,
+) -> lsp::CompletionItem {
     let (text, format) = match (&c.snippet, snippets) {
         (Some(s), true) => (s.clone(), lsp::InsertTextFormat::SNIPPET),
         _ => (
@@ -79,12 +88,7 @@ fn completion_item(c: Completion, replace: lsp::Range, snippets: bool) -> lsp::C
         label: c.label,
         kind: Some(kind),
         detail: c.detail,
-        documentation: c.documentation.map(|d| {
-            lsp::Documentation::MarkupContent(lsp::MarkupContent {
-                kind: lsp::MarkupKind::Markdown,
-                value: d,
-            })
-        }),
+        documentation: c.documentation.map(|d| documentation(d, markdown)),
         insert_text_format: Some(format),
         text_edit: Some(lsp::CompletionTextEdit::Edit(lsp::TextEdit::new(
             replace, text,
@@ -93,18 +97,33 @@ fn completion_item(c: Completion, replace: lsp::Range, snippets: bool) -> lsp::C
     }
 }
 
+/// A hover: Markdown, or plain text (the Markdown rendered, not merely
+/// labelled) for a client that does not declare Markdown.
 pub fn hover(a: &Analysis, h: HoverSection, enc: Encoding, markdown: bool) -> lsp::Hover {
     lsp::Hover {
-        contents: lsp::HoverContents::Markup(lsp::MarkupContent {
-            kind: if markdown {
-                lsp::MarkupKind::Markdown
-            } else {
-                lsp::MarkupKind::PlainText
-            },
-            value: h.markdown,
-        }),
+        contents: lsp::HoverContents::Markup(markup_content(h.markdown, markdown)),
         range: Some(range(&a.index, h.span, enc)),
     }
+}
+
+/// `text` (Markdown) as the client can show it.
+fn markup_content(text: String, markdown: bool) -> lsp::MarkupContent {
+    if markdown {
+        lsp::MarkupContent {
+            kind: lsp::MarkupKind::Markdown,
+            value: text,
+        }
+    } else {
+        lsp::MarkupContent {
+            kind: lsp::MarkupKind::PlainText,
+            value: markdown_to_plain(&text),
+        }
+    }
+}
+
+/// Documentation (Markdown) as the client can show it.
+fn documentation(text: String, markdown: bool) -> lsp::Documentation {
+    lsp::Documentation::MarkupContent(markup_content(text, markdown))
 }
 
 pub fn signature_help(s: Signature) -> lsp::SignatureHelp {
@@ -131,10 +150,7 @@ pub fn signature_help(s: Signature) -> lsp::SignatureHelp {
 }
 
 fn markup(value: String) -> lsp::Documentation {
-    lsp::Documentation::MarkupContent(lsp::MarkupContent {
-        kind: lsp::MarkupKind::Markdown,
-        value,
-    })
+    documentation(value, true)
 }
 
 pub fn locations(

@@ -125,7 +125,11 @@ pub struct ClientFlags {
     /// `textDocument.diagnostic`: the client pulls diagnostics
     /// (`textDocument/diagnostic`), so none are pushed.
     pub pull_diagnostics: bool,
+    /// `hover.contentFormat` includes Markdown (or is not given).
     pub markdown: bool,
+    /// `completionItem.documentationFormat` includes Markdown; when not
+    /// given, as for hovers.
+    pub completion_markdown: bool,
     pub configuration: bool,
     pub watched_files_dynamic: bool,
     pub line_folding_only: bool,

@@ -131,6 +131,15 @@ impl Backend {
 pub(super) fn client_flags(caps: &ClientCapabilities) -> ClientFlags {
     let text = caps.text_document.as_ref();
     let workspace = caps.workspace.as_ref();
+    // (A match rather than `Option::is_none_or`, which is newer than the
+    // workspace's minimum Rust.)
+    let hover_markdown = match text
+        .and_then(|t| t.hover.as_ref())
+        .and_then(|h| h.content_format.as_ref())
+    {
+        Some(formats) => formats.contains(&MarkupKind::Markdown),
+        None => true,
+    };
     ClientFlags {
         snippets: text
             .and_then(|t| t.completion.as_ref())
@@ -143,14 +152,17 @@ pub(super) fn client_flags(caps: &ClientCapabilities) -> ClientFlags {
             .and_then(|t| t.code_action.as_ref())
             .and_then(|c| c.resolve_support.as_ref())
             .is_some_and(|r| r.properties.iter().any(|p| p == "edit")),
-        // (A match rather than `Option::is_none_or`, which is newer than
-        // the workspace's minimum Rust.)
-        markdown: match text
-            .and_then(|t| t.hover.as_ref())
-            .and_then(|h| h.content_format.as_ref())
+        markdown: hover_markdown,
+        // A client that gives no documentation format for completion but
+        // one for hovers without Markdown (eglot) cannot show it there
+        // either.
+        completion_markdown: match text
+            .and_then(|t| t.completion.as_ref())
+            .and_then(|c| c.completion_item.as_ref())
+            .and_then(|i| i.documentation_format.as_ref())
         {
             Some(formats) => formats.contains(&MarkupKind::Markdown),
-            None => true,
+            None => hover_markdown,
         },
         configuration: workspace.and_then(|w| w.configuration).unwrap_or(false),
         watched_files_dynamic: workspace

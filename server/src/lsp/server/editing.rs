@@ -23,6 +23,7 @@ use crate::lsp::code_actions::missing_machines;
 use crate::lsp::commands::{self};
 use crate::lsp::convert::{self, DiagnosticData, DiagnosticFields, FixData};
 use crate::lsp::formatting::{format_document, format_selection};
+use crate::lsp::quick_fix_order::{quick_fix_actions, FixGroup};
 use crate::lsp::state::Document;
 use crate::lsp::target::{merged_diagnostics, Resolution};
 
@@ -348,12 +349,7 @@ pub(super) fn code_actions(
             enc,
             converted: None,
         };
-        // Whether the context held a diagnostic of ours for this version
-        // (or one without `data`, recomputed): only then are its fixes the
-        // answer. Stale ones (the user typed since the last publish) are
-        // skipped, and must not keep the current fixes under the range
-        // from being offered.
-        let mut given = false;
+        let mut groups: Vec<FixGroup> = Vec::new();
         for d in &context.diagnostics {
             let source = d.source.as_deref();
             if source != Some("mapwright") && source != Some("autoguide") {
@@ -379,39 +375,36 @@ pub(super) fn code_actions(
                 None if source == Some("mapwright") => current.of(d),
                 None => continue,
             };
-            given |= source == Some("mapwright");
-            push_fixes(&mut out, uri, d, fixes);
+            groups.push(FixGroup {
+                diagnostic: d.clone(),
+                fixes,
+                in_context: true,
+            });
         }
-        // A client that sends no diagnostics of this version in the context
-        // still gets the fixes of the current diagnostics under the range.
-        if !given {
-            let span = convert::span(&a.index, range, enc);
-            let touching: Vec<_> = merged_diagnostics(a, resolution)
-                .into_iter()
-                .filter(|d| {
-                    !d.fixes.is_empty()
-                        && d.span.start() <= span.end()
-                        && span.start() <= d.span.end()
-                })
-                .collect();
-            for d in convert::diagnostics(
-                uri,
-                doc.version,
-                &a.index,
-                &touching,
-                enc,
-                DiagnosticFields::ALL,
-                true,
-            ) {
-                let fixes = d
-                    .data
-                    .clone()
-                    .and_then(|v| serde_json::from_value::<DiagnosticData>(v).ok())
-                    .map(|data| data.fixes)
-                    .unwrap_or_default();
-                push_fixes(&mut out, uri, &d, fixes);
+        // Then the fixes of the other current diagnostics under the range
+        // (all of them when the context held none of ours for this
+        // version: the user typed since the last publish, or the client
+        // sends no context).
+        for d in current.touching(range) {
+            let named = groups
+                .iter()
+                .any(|g| g.diagnostic.range == d.range && g.diagnostic.code == d.code);
+            if named {
+                continue;
             }
+            let fixes = d
+                .data
+                .clone()
+                .and_then(|v| serde_json::from_value::<DiagnosticData>(v).ok())
+                .map(|data| data.fixes)
+                .unwrap_or_default();
+            groups.push(FixGroup {
+                diagnostic: d,
+                fixes,
+                in_context: false,
+            });
         }
+        out.extend(quick_fix_actions(uri, groups, range));
     }
     let span = convert::span(&a.index, range, enc);
     for m in missing_machines(a) {
@@ -494,21 +487,6 @@ pub(super) fn code_actions(
     out
 }
 
-/// One quick fix per fix of `d`; a single safe fix is preferred.
-fn push_fixes(out: &mut Vec<CodeActionOrCommand>, uri: &Url, d: &Diagnostic, fixes: Vec<FixData>) {
-    let preferred = fixes.len() == 1 && fixes[0].safe;
-    for fix in fixes {
-        out.push(CodeActionOrCommand::CodeAction(CodeAction {
-            title: fix.title,
-            kind: Some(CodeActionKind::QUICKFIX),
-            diagnostics: Some(vec![d.clone()]),
-            edit: Some(proto::workspace_edit(uri, fix.edits)),
-            is_preferred: preferred.then_some(true),
-            ..Default::default()
-        }));
-    }
-}
-
 /// The edits of every diagnostic whose only fix is safe (a choice between
 /// fixes is left to the user), in text order; an edit that overlaps one
 /// already taken is skipped, and the same edit from two diagnostics is
@@ -558,9 +536,9 @@ struct CurrentFixes<'a> {
 }
 
 impl CurrentFixes<'_> {
-    /// The fixes of the current diagnostic with the same code and range as `d`.
-    fn of(&mut self, d: &Diagnostic) -> Vec<FixData> {
-        let converted = self.converted.get_or_insert_with(|| {
+    /// Every current diagnostic, converted with its fixes (once).
+    fn all(&mut self) -> &[Diagnostic] {
+        self.converted.get_or_insert_with(|| {
             let all = merged_diagnostics(self.a, self.resolution);
             convert::diagnostics(
                 self.uri,
@@ -571,8 +549,28 @@ impl CurrentFixes<'_> {
                 DiagnosticFields::ALL,
                 true,
             )
-        });
-        converted
+        })
+    }
+
+    /// The current diagnostics with fixes whose range touches `range`.
+    fn touching(&mut self, range: Range) -> Vec<Diagnostic> {
+        let at = |p: Position| (p.line, p.character);
+        self.all()
+            .iter()
+            .filter(|d| at(d.range.start) <= at(range.end) && at(range.start) <= at(d.range.end))
+            .filter(|d| {
+                d.data
+                    .clone()
+                    .and_then(|v| serde_json::from_value::<DiagnosticData>(v).ok())
+                    .is_some_and(|data| !data.fixes.is_empty())
+            })
+            .cloned()
+            .collect()
+    }
+
+    /// The fixes of the current diagnostic with the same code and range as `d`.
+    fn of(&mut self, d: &Diagnostic) -> Vec<FixData> {
+        self.all()
             .iter()
             .find(|c| c.range == d.range && c.code == d.code)
             .and_then(|c| c.data.clone())

@@ -22,7 +22,9 @@ impl Backend {
         };
         let project = self.state.project(&pos.text_document.uri);
         let target = self.state.target(&pos.text_document.uri);
-        let snippets = self.state.flags().snippets && self.state.settings().completion.snippets;
+        let flags = self.state.flags();
+        let snippets = flags.snippets && self.state.settings().completion.snippets;
+        let markdown = flags.completion_markdown;
         let enc = self.state.encoding();
         self.guarded("completion", || {
             let q = self.query(
@@ -33,7 +35,7 @@ impl Backend {
                 pos.position,
             );
             let c = self.state.providers.complete(&q);
-            Some(proto::completion(&a, c, enc, snippets))
+            Some(proto::completion(&a, c, enc, snippets, markdown))
         })
         .await
     }

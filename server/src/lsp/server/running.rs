@@ -154,39 +154,41 @@ impl Backend {
         })
     }
 
-    /// Shows a command's text: as a document when the client can open one
-    /// (written under `.mapwright/` next to the mapper), else as a message.
+    /// Shows a command's long text: written to a file (under `.mapwright/`
+    /// next to the mapper, else in the temporary directory), opened as a
+    /// document when the client can (`window/showDocument`), else named in
+    /// a one-line message the client can follow (issue 39: eglot has no
+    /// `showDocument`, and a whole explanation as a message filled its echo
+    /// area). Only when no file can be written is the text the message.
     pub(super) async fn show_text(&self, uri: &Url, name: &str, text: &str) {
+        let Some((file, file_uri)) = write_shown_text(uri, name, text) else {
+            self.client.show_message(MessageType::INFO, text).await;
+            return;
+        };
         if self.state.flags().show_document {
-            if let Ok(path) = uri.to_file_path() {
-                let stem = path
-                    .file_stem()
-                    .map(|s| s.to_string_lossy().into_owned())
-                    .unwrap_or_else(|| "mapper".into());
-                let dir = path
-                    .parent()
-                    .unwrap_or(std::path::Path::new("."))
-                    .join(".mapwright");
-                let file = dir.join(format!("{stem}.{name}.txt"));
-                let written =
-                    std::fs::create_dir_all(&dir).and_then(|_| std::fs::write(&file, text));
-                if let (Ok(()), Ok(file_uri)) = (written, Url::from_file_path(&file)) {
-                    let shown = self
-                        .client
-                        .show_document(ShowDocumentParams {
-                            uri: file_uri,
-                            external: Some(false),
-                            take_focus: Some(true),
-                            selection: None,
-                        })
-                        .await;
-                    if matches!(shown, Ok(true)) {
-                        return;
-                    }
-                }
+            let shown = self
+                .client
+                .show_document(ShowDocumentParams {
+                    uri: file_uri.clone(),
+                    external: Some(false),
+                    take_focus: Some(true),
+                    selection: None,
+                })
+                .await;
+            if matches!(shown, Ok(true)) {
+                return;
             }
         }
-        self.client.show_message(MessageType::INFO, text).await;
+        let lines = text.lines().count();
+        self.client
+            .show_message(
+                MessageType::INFO,
+                format!(
+                    "mapwright {name}: {lines} lines written to {} ({file_uri})",
+                    file.display()
+                ),
+            )
+            .await;
     }
 
     /// `mapwright.explain`: the decisions as text (`text`, `summary`).
@@ -690,5 +692,53 @@ pub(super) fn token_key(t: &ProgressToken) -> String {
     match t {
         NumberOrString::Number(n) => format!("#{n}"),
         NumberOrString::String(s) => s.clone(),
+    }
+}
+
+/// Writes a command's text for [`Backend::show_text`]: `<stem>.<name>.txt`
+/// in `.mapwright/` beside the mapper file, or (an unsaved buffer, a
+/// read-only folder) `mapwright-<stem>.<name>.txt` in the temporary
+/// directory. The path and its URI, or `None` when neither can be written.
+fn write_shown_text(uri: &Url, name: &str, text: &str) -> Option<(std::path::PathBuf, Url)> {
+    let path = uri.to_file_path().ok();
+    let stem = path
+        .as_ref()
+        .and_then(|p| p.file_stem())
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "mapper".into());
+    let beside = path
+        .as_ref()
+        .and_then(|p| p.parent())
+        .map(|dir| dir.join(".mapwright").join(format!("{stem}.{name}.txt")));
+    let temporary = std::env::temp_dir().join(format!("mapwright-{stem}.{name}.txt"));
+    beside.into_iter().chain([temporary]).find_map(|file| {
+        let dir = file.parent()?;
+        std::fs::create_dir_all(dir).ok()?;
+        std::fs::write(&file, text).ok()?;
+        let file_uri = Url::from_file_path(&file).ok()?;
+        Some((file, file_uri))
+    })
+}
+
+#[cfg(test)]
+mod shown_text_tests {
+    use super::*;
+
+    #[test]
+    fn the_text_goes_beside_the_mapper_else_in_the_temporary_directory() {
+        let dir = std::env::temp_dir().join(format!("mapwright-shown-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let uri = Url::from_file_path(dir.join("m.mapper")).unwrap();
+        let (file, file_uri) = write_shown_text(&uri, "explain", "a\nb\n").unwrap();
+        assert_eq!(file, dir.join(".mapwright/m.explain.txt"));
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "a\nb\n");
+        assert_eq!(file_uri.to_file_path().unwrap(), file);
+        let untitled = Url::parse("untitled:Untitled-1").unwrap();
+        let (file, _) = write_shown_text(&untitled, "explain", "c").unwrap();
+        assert_eq!(
+            file,
+            std::env::temp_dir().join("mapwright-mapper.explain.txt")
+        );
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }
