@@ -100,6 +100,11 @@ offered."
                     (push (plist-get args :message) e2e-messages))))
     ;; Never ask: this is a batch session.
     (setq eglot-confirm-server-initiated-edits nil)
+    ;; The set-up of issue 39: eglot without markdown-mode, which then
+    ;; declares plain text only for hovers.  (Debian's elpa-lsp-mode pulls
+    ;; markdown-mode in; with it, eglot asks for Markdown instead.)
+    (when (fboundp 'gfm-view-mode)
+      (fmakunbound 'gfm-view-mode))
 
     ;; 1. Diagnostics, and the `;' fix as the default action.  `Task * GPU'
     ;; with cannon has E0101 (missing `;') at its end and E0305 on the
