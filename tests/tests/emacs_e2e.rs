@@ -9,12 +9,14 @@
 //! declares only `plaintext`); formatting; "Explain" as a one-line message
 //! naming a file (eglot 1.9 has no `window/showDocument`); shutdown and a
 //! clean exit. The editor side is `editors/emacs/test/e2e.el`; this test
-//! then checks the files Emacs saved.
+//! then checks the files Emacs saved. The same steps run with lsp-mode
+//! (`editors/emacs/test/lsp-mode-e2e.el`).
 //!
 //! Needs `emacs` (Debian's `emacs-nox`, 28) with eglot (`elpa-eglot`, 1.9)
-//! on `PATH` (or `MAPWRIGHT_EMACS=/path/to/emacs`). Without them the test
-//! prints a skip message and passes, unless `MAPWRIGHT_REQUIRE_EMACS=1`
-//! (set by `.ci/run`, which installs both): then it is a failure.
+//! and lsp-mode (`elpa-lsp-mode`, 8.0) on `PATH` (or
+//! `MAPWRIGHT_EMACS=/path/to/emacs`). Without them the tests print a skip
+//! message and pass, unless `MAPWRIGHT_REQUIRE_EMACS=1` (set by `.ci/run`,
+//! which installs all three): then it is a failure.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -55,36 +57,71 @@ fn emacs() -> Option<PathBuf> {
     let Some(emacs) = emacs else {
         return skip("`emacs` on PATH");
     };
-    let eglot = Command::new(&emacs)
-        .args([
-            "--batch",
-            "--eval",
-            "(progn (require 'package) (package-initialize) (require 'eglot))",
-        ])
-        .stdin(Stdio::null())
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !eglot {
+    if !has_feature(&emacs, "eglot") {
         return skip("eglot in Emacs");
     }
     Some(emacs)
 }
 
 /// A fresh scratch directory (removed on success).
-fn scratch() -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("mapwright-emacs-e2e-{}", std::process::id()));
+fn scratch(name: &str) -> PathBuf {
+    let dir =
+        std::env::temp_dir().join(format!("mapwright-emacs-e2e-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
 
-/// Runs the script on a project in `dir`; the exit status and the log.
-fn run_script(emacs: &Path, dir: &Path) -> (bool, String) {
+/// Whether Emacs can load `feature` from Debian's packages.
+fn has_feature(emacs: &Path, feature: &str) -> bool {
+    Command::new(emacs)
+        .args([
+            "--batch",
+            "--eval",
+            &format!("(progn (require 'package) (package-initialize) (require '{feature}))"),
+        ])
+        .stdin(Stdio::null())
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// A fresh project for cannon with the two files the scripts edit.
+fn project(name: &str) -> PathBuf {
+    let dir = scratch(name);
+    std::fs::write(dir.join("mapwright.toml"), "app = \"cannon\"\n").unwrap();
+    std::fs::write(dir.join("semicolon.mapper"), "Task * GPU").unwrap();
+    std::fs::write(
+        dir.join("layout.mapper"),
+        "Task * GPU,CPU;\nLayout task_4 * * SOA F_order;\n",
+    )
+    .unwrap();
+    dir
+}
+
+/// What both clients must leave in the files: RET at the missing `;`
+/// inserted the `;`, not the E0305's new Layout line (the final newline is
+/// Emacs's, on saving a prog-mode buffer); one word changed by the layout
+/// fix, then the buffer formatted; the explanation in its file.
+fn check_files(dir: &Path) {
+    assert_eq!(
+        std::fs::read_to_string(dir.join("semicolon.mapper")).unwrap(),
+        "Task * GPU;\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("layout.mapper")).unwrap(),
+        "Task * GPU, CPU;\nLayout task_4 * * SOA C_order;\n"
+    );
+    let explained = std::fs::read_to_string(dir.join(".mapwright/layout.explain.txt")).unwrap();
+    assert!(explained.contains("task_4"), "{explained}");
+}
+
+/// Runs `script` on the project in `dir`; the exit status and the log.
+fn run_script(emacs: &Path, script: &str, dir: &Path) -> (bool, String) {
     let package = workspace_root().join("editors/emacs");
     let mut child = Command::new(emacs)
         .arg("--batch")
         .arg("-l")
-        .arg(package.join("test/e2e.el"))
+        .arg(package.join("test").join(script))
         .env(
             "MAPWRIGHT_SERVER",
             env!("CARGO_BIN_EXE_mapwright-under-test"),
@@ -121,33 +158,32 @@ fn run_script(emacs: &Path, dir: &Path) -> (bool, String) {
     (status.success(), log)
 }
 
+/// Runs `script` on a fresh project and checks what it left.
+fn run_and_check(emacs: &Path, name: &str, script: &str) {
+    let dir = project(name);
+    let (ok, log) = run_script(emacs, script, &dir);
+    eprintln!("{log}");
+    assert!(ok, "the {name} script failed\n{log}");
+    assert!(log.contains("[emacs-e2e] OK"), "{log}");
+    check_files(&dir);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn eglot_gets_diagnostics_fixes_hover_completion_format_and_a_clean_exit() {
     let Some(emacs) = emacs() else { return };
-    let dir = scratch();
-    std::fs::write(dir.join("mapwright.toml"), "app = \"cannon\"\n").unwrap();
-    std::fs::write(dir.join("semicolon.mapper"), "Task * GPU").unwrap();
-    std::fs::write(
-        dir.join("layout.mapper"),
-        "Task * GPU,CPU;\nLayout task_4 * * SOA F_order;\n",
-    )
-    .unwrap();
-    let (ok, log) = run_script(&emacs, &dir);
-    eprintln!("{log}");
-    assert!(ok, "the Emacs script failed\n{log}");
-    assert!(log.contains("[emacs-e2e] OK"), "{log}");
-    // RET at the missing `;` inserted the `;`, not the E0305's new Layout
-    // (the final newline is Emacs's, on saving a prog-mode buffer).
-    assert_eq!(
-        std::fs::read_to_string(dir.join("semicolon.mapper")).unwrap(),
-        "Task * GPU;\n"
-    );
-    // One word changed by the layout fix, then formatted.
-    assert_eq!(
-        std::fs::read_to_string(dir.join("layout.mapper")).unwrap(),
-        "Task * GPU, CPU;\nLayout task_4 * * SOA C_order;\n"
-    );
-    let explained = std::fs::read_to_string(dir.join(".mapwright/layout.explain.txt")).unwrap();
-    assert!(explained.contains("task_4"), "{explained}");
-    let _ = std::fs::remove_dir_all(&dir);
+    run_and_check(&emacs, "eglot", "e2e.el");
+}
+
+/// The same with lsp-mode (Debian's `elpa-lsp-mode`, 8.0), which takes
+/// Markdown, lists the actions in the server's order (RET in a completion
+/// UI takes the first) and sends `shutdown` with `"params": {}`.
+#[test]
+fn lsp_mode_gets_diagnostics_fixes_hover_completion_format_and_a_clean_exit() {
+    let Some(emacs) = emacs() else { return };
+    if !has_feature(&emacs, "lsp-mode") {
+        skip("lsp-mode in Emacs (apt-get install elpa-lsp-mode)");
+        return;
+    }
+    run_and_check(&emacs, "lsp-mode", "lsp-mode-e2e.el");
 }

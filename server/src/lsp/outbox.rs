@@ -220,6 +220,27 @@ struct Answer<'a, R, I> {
 }
 
 impl Outbox {
+    /// Sends `window/showMessage` now, ahead of anything tower-lsp writes
+    /// after this call: a command's message then comes before the
+    /// command's response. Why: lsp-mode 8.0 (Debian 12) stops reading a
+    /// chunk of output at the response to a request it waits for, and
+    /// loses a notification that follows the response in the same chunk
+    /// (issue 39: the Explain message, seen about half the time).
+    pub fn show_message(&self, typ: tower_lsp::lsp_types::MessageType, message: &str) {
+        let params = tower_lsp::lsp_types::ShowMessageParams {
+            typ,
+            message: message.to_string(),
+        };
+        let body = serde_json::to_vec(&Notification {
+            jsonrpc: "2.0",
+            method: "window/showMessage",
+            params: &params,
+        });
+        if let Ok(body) = body {
+            let _ = self.frames.send(Frame::whole(frame(&body)));
+        }
+    }
+
     /// Sends the answer `result` to the request `id`, serialized straight
     /// from its typed form into the frame (tower-lsp would first turn it
     /// into a `Value` tree, several times the size of its JSON; see

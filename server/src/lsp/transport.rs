@@ -18,7 +18,8 @@
 //!   specification says the params are `void` (`shutdown`, `exit`) or
 //!   optional. We drop a null `params` (so `shutdown` succeeds and a method
 //!   that needs params reports them missing), and give `initialized`, whose
-//!   params are an empty object, `{}`.
+//!   params are an empty object, `{}`. An empty object or array for
+//!   `shutdown` or `exit` (lsp-mode sends `{}`) is dropped too.
 //! - A header announcing more than [`MAX_BODY`] bytes is answered with an
 //!   error and its body is not read: the stream is scanned for the next
 //!   header instead, with bounded memory, so a wrong length (`Content-Length:
@@ -218,6 +219,17 @@ pub fn sanitize(body: Vec<u8>) -> Vec<u8> {
 /// returns whether anything changed.
 fn normalise_params(method: &str, obj: &mut Map<String, Value>) -> bool {
     let params = obj.get("params");
+    // lsp-mode sends `shutdown` with `"params": {}`, which tower-lsp also
+    // rejects ("Unexpected params"), and it then kills the server (issue
+    // 39): an empty object or array for a void method is no params too.
+    let empty = match params {
+        Some(Value::Object(m)) => m.is_empty(),
+        Some(Value::Array(a)) => a.is_empty(),
+        _ => false,
+    };
+    if empty && VOID_METHODS.contains(&method) {
+        return obj.remove("params").is_some();
+    }
     let missing = matches!(params, None | Some(Value::Null));
     if !missing {
         return false;
@@ -274,6 +286,19 @@ mod tests {
             br#"{"jsonrpc":"2.0","id":2,"method":"shutdown","params":null}"#.to_vec(),
         ));
         assert!(v.get("params").is_none() && v["method"] == "shutdown");
+        // Empty params for a void method (lsp-mode's `shutdown`): dropped.
+        for body in [
+            br#"{"jsonrpc":"2.0","id":3,"method":"shutdown","params":{}}"#.to_vec(),
+            br#"{"jsonrpc":"2.0","method":"exit","params":[]}"#.to_vec(),
+        ] {
+            let v = json(sanitize(body));
+            assert!(v.get("params").is_none(), "{v}");
+        }
+        // Other params of a void method are left for tower-lsp to refuse.
+        let v = json(sanitize(
+            br#"{"jsonrpc":"2.0","id":4,"method":"shutdown","params":{"a":1}}"#.to_vec(),
+        ));
+        assert_eq!(v["params"], serde_json::json!({"a": 1}));
         let v = json(sanitize(
             br#"{"jsonrpc":"2.0","method":"initialized","params":null}"#.to_vec(),
         ));

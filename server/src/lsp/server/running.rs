@@ -180,15 +180,16 @@ impl Backend {
             }
         }
         let lines = text.lines().count();
-        self.client
-            .show_message(
-                MessageType::INFO,
-                format!(
-                    "mapwright {name}: {lines} lines written to {} ({file_uri})",
-                    file.display()
-                ),
-            )
-            .await;
+        let message = format!(
+            "mapwright {name}: {lines} lines written to {} ({file_uri})",
+            file.display()
+        );
+        // Straight to the output, so it precedes the command's response
+        // (see `Outbox::show_message`).
+        match self.state.outbox() {
+            Some(outbox) => outbox.show_message(MessageType::INFO, &message),
+            None => self.client.show_message(MessageType::INFO, message).await,
+        }
     }
 
     /// `mapwright.explain`: the decisions as text (`text`, `summary`).
