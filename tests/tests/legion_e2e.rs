@@ -26,7 +26,7 @@ use mapwright_grammar::analyze;
 use mapwright_runtime::app::App;
 use mapwright_runtime::legion::log::{compare_with_decisions, read_log, MappedTask};
 use mapwright_runtime::machine::Machine;
-use mapwright_runtime::resolve_mapping::resolve_mapping;
+use mapwright_runtime::resolve_mapping::{resolve_mapping, RegionNaming};
 use serde_json::{json, Value};
 
 fn root() -> PathBuf {
@@ -104,41 +104,60 @@ fn scratch(name: &str) -> PathBuf {
     dir
 }
 
+/// The expert mapper of `app` (runtime/apps/experts), as written.
+fn expert_of(app: &str) -> String {
+    let file = App::builtin(app).unwrap().expert_mapper;
+    std::fs::read_to_string(root().join("runtime/apps/experts").join(file)).unwrap()
+}
+
+/// `text` with `from` replaced by `to`; `from` must occur.
+fn changed(text: &str, from: &str, to: &str) -> String {
+    assert!(
+        text.contains(from),
+        "the expert no longer contains {from:?}"
+    );
+    text.replace(from, to)
+}
+
 /// The expert circuit mapper (runtime/apps/experts), as written.
 fn expert() -> String {
-    std::fs::read_to_string(root().join("runtime/apps/experts/legion-circuit.mapper")).unwrap()
+    expert_of("circuit")
 }
 
 /// The expert with its GPU placement function made to use the CPUs (the
 /// only change): what the expert does on a host without GPUs once the
 /// function no longer names a GPU machine.
 fn expert_on_cpus() -> String {
-    let text = expert();
-    let from = "return mgpu[task.ipoint[0] / mgpu.size[1], task.ipoint[0] % mgpu.size[1]];";
-    assert!(text.contains(from), "the expert's linearblock changed");
-    text.replace(
-        from,
+    changed(
+        &expert(),
+        "return mgpu[task.ipoint[0] / mgpu.size[1], task.ipoint[0] % mgpu.size[1]];",
         "return mcpu[task.ipoint[0] / mcpu.size[1], task.ipoint[0] % mcpu.size[1]];",
     )
 }
 
-/// Runs circuit with `mapper` on 4 CPU processors; returns the output, the
-/// decision log and the machine the mapper described.
-fn run_circuit(b: &Built, dir: &Path, mapper: &str) -> (Output, String, Option<Machine>) {
-    let mapper_path = dir.join("circuit.mapper");
+/// Runs `app`'s program with `mapper` on 4 CPU processors (regions named
+/// as the application's description says), plus `extra` flags; returns the
+/// output, the decision log and the machine the mapper described.
+fn run_app(
+    b: &Built,
+    dir: &Path,
+    app: &str,
+    mapper: &str,
+    extra: &[&str],
+) -> (Output, String, Option<Machine>) {
+    let mapper_path = dir.join(format!("{app}.mapper"));
     std::fs::write(&mapper_path, mapper).unwrap();
     let log = dir.join("decisions.jsonl");
     let machine = dir.join("machine.json");
-    let out = Command::new(b.dir.join("bin/circuit"))
-        .args([
-            "-ll:cpu",
-            "4",
-            "-ll:util",
-            "1",
-            "-ll:gpu",
-            "0",
-            "-tm:use_semantic_name",
-        ])
+    let _ = std::fs::remove_file(&log);
+    let _ = std::fs::remove_file(&machine);
+    let mut command = Command::new(b.dir.join("bin").join(app));
+    command.args(["-ll:cpu", "4", "-ll:util", "1", "-ll:gpu", "0"]);
+    if RegionNaming::of_app(&App::builtin(app).unwrap()) != RegionNaming::Index {
+        command.arg("-tm:use_semantic_name");
+    }
+    let out = command
+        .args(extra)
         .arg("-mapping")
         .arg(&mapper_path)
         .arg("-mapwright:log")
@@ -148,9 +167,14 @@ fn run_circuit(b: &Built, dir: &Path, mapper: &str) -> (Output, String, Option<M
         .env("LD_LIBRARY_PATH", &b.library_path)
         .stdin(Stdio::null())
         .output()
-        .expect("cannot start circuit");
+        .unwrap_or_else(|e| panic!("cannot start {app}: {e}"));
     let log = std::fs::read_to_string(&log).unwrap_or_default();
     (out, log, Machine::load(&machine).ok())
+}
+
+/// Runs circuit with `mapper` on 4 CPU processors.
+fn run_circuit(b: &Built, dir: &Path, mapper: &str) -> (Output, String, Option<Machine>) {
+    run_app(b, dir, "circuit", mapper, &[])
 }
 
 fn text(out: &Output) -> String {
@@ -161,23 +185,32 @@ fn text(out: &Output) -> String {
     )
 }
 
-/// `explain`'s decisions for circuit with `mapper` on `machine`.
-fn explain(mapper: &str, machine: &Machine) -> mapwright_runtime::decisions::Decisions {
-    let app = App::builtin("circuit").unwrap();
+/// `explain`'s decisions for `app` with `mapper` on `machine`.
+fn explain_app(
+    app: &str,
+    mapper: &str,
+    machine: &Machine,
+) -> mapwright_runtime::decisions::Decisions {
+    let app = App::builtin(app).unwrap();
     resolve_mapping(&analyze(mapper), mapper, &app, machine)
 }
 
-#[test]
-fn the_expert_mapper_runs_and_its_decision_log_equals_explain() {
-    let Some(b) = built() else { return };
-    let _one = serial();
-    let dir = scratch("expert-cpu");
-    let mapper = expert_on_cpus();
-    let (out, log, machine) = run_circuit(b, &dir, &mapper);
+/// Runs `app` with `mapper` to completion and checks: the program's result
+/// check passed (`passed` printed), the host is one node with 4 CPUs, every
+/// task of the application and every launch point of its index launches
+/// was mapped, and every decision equals `explain`'s. Returns the log.
+fn assert_runs_as_explained(
+    b: &Built,
+    app: &str,
+    mapper: &str,
+    extra: &[&str],
+    passed: &str,
+) -> Vec<MappedTask> {
+    let dir = scratch(&format!("{app}-runs"));
+    let (out, log, machine) = run_app(b, &dir, app, mapper, extra);
     let all = text(&out);
-    assert!(out.status.success(), "circuit failed:\n{all}");
-    assert!(all.contains("ELAPSED TIME = "), "{all}");
-    assert!(all.contains("CHECK PASSED"), "{all}");
+    assert!(out.status.success(), "{app} failed:\n{all}");
+    assert!(all.contains(passed), "{all}");
     let machine = machine.expect("the mapper describes the host");
     assert_eq!(machine.nodes, 1);
     assert_eq!(
@@ -185,12 +218,10 @@ fn the_expert_mapper_runs_and_its_decision_log_equals_explain() {
         4
     );
     let log: Vec<MappedTask> = read_log(&log).unwrap();
-    let decisions = explain(&mapper, &machine);
+    let decisions = explain_app(app, mapper, &machine);
     assert!(decisions.fatal.is_none(), "{:?}", decisions.fatal);
-    // Every task of the application was mapped, every launch point of
-    // every index launch, and every one as explain says.
-    let app = App::builtin("circuit").unwrap();
-    for t in &app.tasks {
+    let description = App::builtin(app).unwrap();
+    for t in &description.tasks {
         let points: std::collections::BTreeSet<&Vec<i64>> = log
             .iter()
             .filter(|m| m.task == t.name)
@@ -201,14 +232,58 @@ fn the_expert_mapper_runs_and_its_decision_log_equals_explain() {
             assert_eq!(points.len() as u64, t.points(), "{}: {points:?}", t.name);
         }
     }
+    let differences = compare_with_decisions(&log, &decisions);
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+    log
+}
+
+/// Runs `app` with `mapper`, which `explain` says the reference stops on
+/// for this host, and checks that the run stops with that message, that
+/// `not_mapped` never ran and that what was mapped before the stop is what
+/// `explain` says. Returns the log.
+fn assert_stops_as_explained(
+    b: &Built,
+    app: &str,
+    mapper: &str,
+    extra: &[&str],
+    not_mapped: &str,
+) -> Vec<MappedTask> {
+    let dir = scratch(&format!("{app}-stops"));
+    let (out, log, machine) = run_app(b, &dir, app, mapper, extra);
+    let all = text(&out);
+    assert!(
+        !out.status.success(),
+        "the expert ran on a host without GPUs:\n{all}"
+    );
+    let machine = machine.expect("the mapper describes the host");
+    let decisions = explain_app(app, mapper, &machine);
+    let fatal = decisions.fatal.clone().expect("explain predicts the stop");
+    assert!(
+        all.contains(&fatal.raw_output),
+        "explain says {:?}; the run printed:\n{all}",
+        fatal.raw_output
+    );
+    assert!(!all.contains("ELAPSED TIME"), "{all}");
+    let log = read_log(&log).unwrap();
+    // What ran before the stop (Legion maps ahead, so how far it got
+    // varies) is what explain says; the stopping task never ran.
+    assert!(!log.iter().any(|m| m.task == not_mapped), "{log:?}");
+    let differences = compare_with_decisions(&log, &decisions);
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+    log
+}
+
+#[test]
+fn the_expert_mapper_runs_and_its_decision_log_equals_explain() {
+    let Some(b) = built() else { return };
+    let _one = serial();
+    let log = assert_runs_as_explained(b, "circuit", &expert_on_cpus(), &[], "CHECK PASSED");
     let physical = log
         .iter()
         .flat_map(|m| &m.regions)
         .filter(|r| r.instance == "physical")
         .count();
     assert!(physical > 100, "{physical} physical instances");
-    let differences = compare_with_decisions(&log, &decisions);
-    assert!(differences.is_empty(), "{}", differences.join("\n"));
     // The index launches went where linearblock and block_shard_cpu say:
     // calculate_new_currents point p on CPU p, init_piece all on CPU 0.
     let on = |task: &str, p: i64| {
@@ -224,29 +299,95 @@ fn the_expert_mapper_runs_and_its_decision_log_equals_explain() {
 fn the_expert_as_written_stops_where_explain_says_the_reference_stops() {
     let Some(b) = built() else { return };
     let _one = serial();
-    let dir = scratch("expert");
-    let mapper = expert();
-    let (out, log, machine) = run_circuit(b, &dir, &mapper);
-    let all = text(&out);
-    assert!(
-        !out.status.success(),
-        "the expert ran on a host without GPUs:\n{all}"
+    let log = assert_stops_as_explained(b, "circuit", &expert(), &[], "calculate_new_currents");
+    assert!(log.iter().any(|m| m.task == "init_piece"), "{log:?}");
+}
+
+/// stencil's expert with its GPU machine made the CPUs (the only change):
+/// linearblock then spreads the tiles over the CPUs, and block_shard_cpu
+/// (which divides by the GPU machine's size) keeps check and print_time on
+/// the first CPU.
+fn stencil_expert_on_cpus() -> String {
+    changed(
+        &expert_of("stencil"),
+        "mgpu = Machine(GPU);",
+        "mgpu = Machine(CPU);",
+    )
+}
+
+#[test]
+fn stencil_runs_with_its_expert_on_cpus_as_explain_says() {
+    let Some(b) = built() else { return };
+    let _one = serial();
+    let log =
+        assert_runs_as_explained(b, "stencil", &stencil_expert_on_cpus(), &[], "CHECK PASSED");
+    let on = |task: &str, p: i64| {
+        log.iter()
+            .find(|m| m.task == task && m.point == vec![p])
+            .map(|m| m.proc)
+    };
+    assert_eq!(on("stencil", 3), Some(3));
+    assert_eq!(on("increment", 2), Some(2));
+    assert_eq!(on("check", 3), Some(0));
+    // Every 2-D instance was made SOA F_order, as the expert asks.
+    let private = log
+        .iter()
+        .filter(|m| m.task == "stencil")
+        .map(|m| &m.regions[0])
+        .collect::<Vec<_>>();
+    assert!(!private.is_empty());
+    for r in private {
+        assert_eq!(r.instance, "physical");
+        assert_eq!(r.layout.as_deref(), Some("SOA F_order"));
+        assert_eq!(r.layout_holds, Some(true));
+    }
+}
+
+#[test]
+fn stencils_expert_as_written_stops_where_explain_says_the_reference_stops() {
+    let Some(b) = built() else { return };
+    let _one = serial();
+    let log = assert_stops_as_explained(
+        b,
+        "stencil",
+        &expert_of("stencil"),
+        &["-nx", "200", "-ny", "200"],
+        "stencil",
     );
-    let machine = machine.expect("the mapper describes the host");
-    let decisions = explain(&mapper, &machine);
-    let fatal = decisions.fatal.clone().expect("explain predicts the stop");
     assert!(
-        all.contains(&fatal.raw_output),
-        "explain says {:?}; the run printed:\n{all}",
-        fatal.raw_output
+        log.iter().any(|m| m.task == "make_private_partition"),
+        "{log:?}"
+    );
+}
+
+#[test]
+fn stencil_with_a_c_order_layout_fails_with_regents_stride_message() {
+    let Some(b) = built() else { return };
+    let _one = serial();
+    let dir = scratch("stencil-c-order");
+    let mapper = changed(&stencil_expert_on_cpus(), "SOA F_order", "SOA C_order");
+    let (out, log, machine) = run_app(b, &dir, "stencil", &mapper, &["-nx", "200", "-ny", "200"]);
+    let all = text(&out);
+    assert!(!out.status.success(), "{all}");
+    assert!(
+        all.contains("assertion failed: stride does not match expected value"),
+        "{all}"
     );
     assert!(!all.contains("ELAPSED TIME"), "{all}");
+    assert_eq!(
+        mapwright_runtime::backend::classify_output(&all),
+        Some("stride_mismatch")
+    );
+    // The instances were what the mapper asked for: C_order, held.
     let log = read_log(&log).unwrap();
-    // What ran before the stop (Legion maps ahead, so how far it got
-    // varies) is what explain says; the stopping task never ran.
-    assert!(log.iter().any(|m| m.task == "init_piece"), "{log:?}");
-    assert!(!log.iter().any(|m| m.task == "calculate_new_currents"));
-    let differences = compare_with_decisions(&log, &decisions);
+    let stencil = log
+        .iter()
+        .find(|m| m.task == "stencil")
+        .expect("stencil was mapped");
+    assert_eq!(stencil.regions[0].layout.as_deref(), Some("SOA C_order"));
+    assert_eq!(stencil.regions[0].layout_holds, Some(true));
+    let machine = machine.expect("the mapper describes the host");
+    let differences = compare_with_decisions(&log, &explain_app("stencil", &mapper, &machine));
     assert!(differences.is_empty(), "{}", differences.join("\n"));
 }
 
@@ -368,11 +509,11 @@ fn run_with_the_legion_backend_reports_the_real_run() {
     assert!(v["elapsed_s"].as_f64().unwrap() > 0.0);
     assert!(v["raw_output"].as_str().unwrap().contains("CHECK PASSED"));
     // An application without a real program is a clear error, not a crash.
-    let v = mapwright_on_slow(b, &dir, &[&run[..], &["stencil"]].concat());
+    let v = mapwright_on_slow(b, &dir, &[&run[..], &["pennant"]].concat());
     assert_eq!(v["status"], "error");
     let raw = v["raw_output"].as_str().unwrap();
     assert!(
-        raw.contains("no real Legion program for `stencil`"),
+        raw.contains("no real Legion program for `pennant`"),
         "{raw}"
     );
 }

@@ -50,7 +50,6 @@ enum WireFields {
   CURRENT_0,                   // current._0 .. current._9
   VOLTAGE_0 = CURRENT_0 + 10,  // voltage._0 .. voltage._8
 };
-enum TimeFields { START = 300, STOP };
 enum RangeFields { RECT = 400 };
 
 const int kSegments = 10;
@@ -291,8 +290,7 @@ void calculate_new_currents_task(const Task *task, const std::vector<PhysicalReg
                                  Context, Runtime *rt) {
   Config c = config_of(task);
   if (c.loop == c.prune) {
-    Writer<double> start(regions[5], START);
-    start[Point<1>(task->index_point[0])] = now_seconds();
+    stamp(regions[5], TIME_START, task->index_point[0]);
   }
   Reader<float> pv(regions[0], NODE_VOLTAGE), sv(regions[1], NODE_VOLTAGE),
       gv(regions[2], NODE_VOLTAGE);
@@ -361,21 +359,14 @@ double update_voltages_task(const Task *task, const std::vector<PhysicalRegion> 
     }
   }
   if (c.loop == c.loops + c.prune - 1) {
-    Writer<double> stop(regions[4], STOP);
-    stop[Point<1>(task->index_point[0])] = now_seconds();
+    stamp(regions[4], TIME_STOP, task->index_point[0]);
   }
   return sum;
 }
 
 double get_elapsed_task(const Task *task, const std::vector<PhysicalRegion> &regions, Context,
                         Runtime *rt) {
-  Reader<double> start(regions[0], START), stop(regions[0], STOP);
-  double lo = 1e300, hi = -1e300;
-  for (PointInRectIterator<1> p(rect_of(rt, task, 0)); p(); p++) {
-    lo = std::min(lo, start[*p]);
-    hi = std::max(hi, stop[*p]);
-  }
-  return hi - lo;
+  return time_span(rt, task, regions, 0);
 }
 
 struct Summary {
@@ -425,10 +416,7 @@ double sequential_voltage_sum(const Config &c) {
 // ---------------------------------------------------------------- top level
 
 LogicalRegion make_region(Runtime *rt, Context ctx, long size, FieldSpace fs, const char *name) {
-  IndexSpace is = rt->create_index_space(ctx, Rect<1>(0, size - 1));
-  LogicalRegion r = rt->create_logical_region(ctx, is, fs);
-  rt->attach_name(r, name);
-  return r;
+  return named_region(rt, ctx, Rect<1>(0, size - 1), fs, name);
 }
 
 void toplevel_task(const Task *, const std::vector<PhysicalRegion> &, Context ctx, Runtime *rt) {
@@ -468,13 +456,7 @@ void toplevel_task(const Task *, const std::vector<PhysicalRegion> &, Context ct
     }
     name_fields(rt, wire_fs, names);
   }
-  FieldSpace time_fs = rt->create_field_space(ctx);
-  {
-    FieldAllocator a = rt->create_field_allocator(ctx, time_fs);
-    a.allocate_field(sizeof(double), START);
-    a.allocate_field(sizeof(double), STOP);
-    name_fields(rt, time_fs, {{START, "start"}, {STOP, "stop"}});
-  }
+  FieldSpace time_fs = time_field_space(rt, ctx);
   FieldSpace range_fs = rt->create_field_space(ctx);
   {
     FieldAllocator a = rt->create_field_allocator(ctx, range_fs);
@@ -571,7 +553,8 @@ void toplevel_task(const Task *, const std::vector<PhysicalRegion> &, Context ct
                       {IN_PTR, IN_INDEX, OUT_PTR, OUT_INDEX, INDUCTANCE, RESISTANCE, WIRE_CAP}));
       l.add_region_requirement(
           requirement(rp_wires, LEGION_READ_WRITE, all_wires, currents_and_voltages));
-      l.add_region_requirement(requirement(rp_times, LEGION_READ_WRITE, all_times, {START, STOP}));
+      l.add_region_requirement(
+          requirement(rp_times, LEGION_READ_WRITE, all_times, {TIME_START, TIME_STOP}));
       rt->execute_index_space(ctx, l);
     }
     {
@@ -594,14 +577,15 @@ void toplevel_task(const Task *, const std::vector<PhysicalRegion> &, Context ct
           requirement(rp_shared, LEGION_READ_ONLY, all_nodes, {NODE_CAP, LEAKAGE}));
       l.add_region_requirement(
           requirement(rp_shared, LEGION_READ_WRITE, all_nodes, {CHARGE, NODE_VOLTAGE}));
-      l.add_region_requirement(requirement(rp_times, LEGION_READ_WRITE, all_times, {START, STOP}));
+      l.add_region_requirement(
+          requirement(rp_times, LEGION_READ_WRITE, all_times, {TIME_START, TIME_STOP}));
       last = rt->execute_index_space(ctx, l);
     }
   }
 
   TaskLauncher elapsed_launcher(GET_ELAPSED, conf);
   elapsed_launcher.add_region_requirement(
-      requirement(all_times, LEGION_READ_ONLY, all_times, {START, STOP}));
+      requirement(all_times, LEGION_READ_ONLY, all_times, {TIME_START, TIME_STOP}));
   double elapsed = rt->execute_task(ctx, elapsed_launcher).get_result<double>();
   double flops = (double(c.total_wires()) * (10 * 6 + 9 * 4) * double(c.steps) +
                   double(c.total_wires()) * 4 + double(c.total_nodes()) * 4) *

@@ -1,5 +1,6 @@
 #include "common.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -86,8 +87,29 @@ TaskVariantRegistrar cpu_variant(TaskID id, const char *name, bool inner) {
   return r;
 }
 
-Rect<1> rect_of(Runtime *rt, const Task *task, unsigned i) {
-  return rt->get_index_space_domain(task->regions[i].region.get_index_space());
+FieldSpace time_field_space(Runtime *rt, Context ctx) {
+  FieldSpace fs = rt->create_field_space(ctx);
+  FieldAllocator a = rt->create_field_allocator(ctx, fs);
+  a.allocate_field(sizeof(double), TIME_START);
+  a.allocate_field(sizeof(double), TIME_STOP);
+  name_fields(rt, fs, {{TIME_START, "start"}, {TIME_STOP, "stop"}});
+  return fs;
+}
+
+void stamp(const PhysicalRegion &times, FieldID f, coord_t point) {
+  Writer<double> w(times, f);
+  w[Point<1>(point)] = now_seconds();
+}
+
+double time_span(Runtime *rt, const Task *task, const std::vector<PhysicalRegion> &regions,
+                 unsigned i) {
+  Reader<double> start(regions[i], TIME_START), stop(regions[i], TIME_STOP);
+  double lo = 1e300, hi = -1e300;
+  for (PointInRectIterator<1> p(rect_of(rt, task, i)); p(); p++) {
+    lo = std::min(lo, start[*p]);
+    hi = std::max(hi, stop[*p]);
+  }
+  return hi - lo;
 }
 
 }  // namespace mapwright_apps

@@ -80,8 +80,33 @@ template <typename T>
 using Writer = Legion::FieldAccessor<LEGION_READ_WRITE, T, 1, Legion::coord_t,
                                      Realm::AffineAccessor<T, 1, Legion::coord_t>>;
 
-// The domain of region requirement `i` of `task` as a 1-D rectangle.
-Legion::Rect<1> rect_of(Legion::Runtime *rt, const Legion::Task *task, unsigned i);
+// The domain of region requirement `i` of `task` as an N-D rectangle.
+template <int N = 1>
+Legion::Rect<N> rect_of(Legion::Runtime *rt, const Legion::Task *task, unsigned i) {
+  return rt->get_index_space_domain(task->regions[i].region.get_index_space());
+}
+
+// A region over `bounds` with field space `fs`, named `name`.
+template <int N>
+Legion::LogicalRegion named_region(Legion::Runtime *rt, Legion::Context ctx, Legion::Rect<N> bounds,
+                                   Legion::FieldSpace fs, const char *name) {
+  Legion::IndexSpace is = rt->create_index_space(ctx, bounds);
+  Legion::LogicalRegion r = rt->create_logical_region(ctx, is, fs);
+  rt->attach_name(r, name);
+  return r;
+}
+
+// The timestamps a Regent benchmark keeps to time its loop: a 1-D region
+// with one (start, stop) pair per launch point, written by the first and
+// the last timed launch; get_elapsed reads the span.
+enum TimeFields : Legion::FieldID { TIME_START = 300, TIME_STOP };
+// The field space of the timestamps (fields named "start" and "stop").
+Legion::FieldSpace time_field_space(Legion::Runtime *rt, Legion::Context ctx);
+// Writes the current time into field `f` of `times` at `point`.
+void stamp(const Legion::PhysicalRegion &times, Legion::FieldID f, Legion::coord_t point);
+// The latest stop minus the earliest start over region requirement `i`.
+double time_span(Legion::Runtime *rt, const Legion::Task *task,
+                 const std::vector<Legion::PhysicalRegion> &regions, unsigned i);
 
 }  // namespace mapwright_apps
 
