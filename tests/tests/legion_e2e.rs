@@ -1,20 +1,28 @@
 //! Real Legion end to end: mapwright's Legion mapper (runtime/legion/mapper)
-//! inside the circuit program (runtime/legion/apps/circuit.cc), on the
-//! Legion runtime from the package registry, CPUs only.
+//! inside the benchmark programs (runtime/legion/apps: circuit, stencil,
+//! cannon, summa, pumma), on the Legion runtime from the package registry,
+//! CPUs only.
 //!
-//! - every decision the run realised (its decision log) equals what
+//! - for every program, its expert mapper adapted to the CPUs by the
+//!   smallest change runs to completion with its result check passing, and
+//!   every decision the run realised (its decision log) equals what
 //!   `explain` decides for the host the mapper described;
-//! - the expert mapper as written stops where `explain` says the reference
-//!   stops on a host without GPUs;
+//! - every expert mapper as written stops where `explain` says the
+//!   reference stops on a host without GPUs;
+//! - a wrong layout fails with the real message: stencil with `C_order`
+//!   (Regent's stride assertion), cannon with `F_order` (BLAS's own
+//!   "parameter number  8 had an illegal value");
 //! - a mapper with an error stops the program before any task runs, with
 //!   mapwright's diagnostic;
 //! - `run`, `optimize` and `serve` with `--backend legion`, and the language
 //!   server's run command with `runtime = "legion"`.
 //!
 //! Needs the Legion SDK: `runtime/legion/sdk.sh` (downloads Legion from the
-//! package registry) or a Legion build named by `LEGION_DIR`. Without it the
-//! tests print a skip message and pass, unless `MAPWRIGHT_REQUIRE_LEGION=1`
-//! (set by `.ci/run`, which installs the SDK): then a missing SDK fails.
+//! package registry) or a Legion build named by `LEGION_DIR`, and a CPU
+//! BLAS (Debian's libopenblas-serial-dev) for the DISTAL programs. Without
+//! the SDK the tests print a skip message and pass, unless
+//! `MAPWRIGHT_REQUIRE_LEGION=1` (set by `.ci/run`, which installs the SDK):
+//! then a missing SDK fails.
 
 mod lsp_support;
 
@@ -187,12 +195,11 @@ fn text(out: &Output) -> String {
 
 /// `explain`'s decisions for `app` with `mapper` on `machine`.
 fn explain_app(
-    app: &str,
+    app: &App,
     mapper: &str,
     machine: &Machine,
 ) -> mapwright_runtime::decisions::Decisions {
-    let app = App::builtin(app).unwrap();
-    resolve_mapping(&analyze(mapper), mapper, &app, machine)
+    resolve_mapping(&analyze(mapper), mapper, app, machine)
 }
 
 /// Runs `app` with `mapper` to completion and checks: the program's result
@@ -201,11 +208,12 @@ fn explain_app(
 /// was mapped, and every decision equals `explain`'s. Returns the log.
 fn assert_runs_as_explained(
     b: &Built,
-    app: &str,
+    description: &App,
     mapper: &str,
     extra: &[&str],
     passed: &str,
 ) -> Vec<MappedTask> {
+    let app = description.name.as_str();
     let dir = scratch(&format!("{app}-runs"));
     let (out, log, machine) = run_app(b, &dir, app, mapper, extra);
     let all = text(&out);
@@ -218,9 +226,8 @@ fn assert_runs_as_explained(
         4
     );
     let log: Vec<MappedTask> = read_log(&log).unwrap();
-    let decisions = explain_app(app, mapper, &machine);
+    let decisions = explain_app(description, mapper, &machine);
     assert!(decisions.fatal.is_none(), "{:?}", decisions.fatal);
-    let description = App::builtin(app).unwrap();
     for t in &description.tasks {
         let points: std::collections::BTreeSet<&Vec<i64>> = log
             .iter()
@@ -243,11 +250,12 @@ fn assert_runs_as_explained(
 /// `explain` says. Returns the log.
 fn assert_stops_as_explained(
     b: &Built,
-    app: &str,
+    description: &App,
     mapper: &str,
     extra: &[&str],
     not_mapped: &str,
 ) -> Vec<MappedTask> {
+    let app = description.name.as_str();
     let dir = scratch(&format!("{app}-stops"));
     let (out, log, machine) = run_app(b, &dir, app, mapper, extra);
     let all = text(&out);
@@ -256,7 +264,7 @@ fn assert_stops_as_explained(
         "the expert ran on a host without GPUs:\n{all}"
     );
     let machine = machine.expect("the mapper describes the host");
-    let decisions = explain_app(app, mapper, &machine);
+    let decisions = explain_app(description, mapper, &machine);
     let fatal = decisions.fatal.clone().expect("explain predicts the stop");
     assert!(
         all.contains(&fatal.raw_output),
@@ -277,7 +285,13 @@ fn assert_stops_as_explained(
 fn the_expert_mapper_runs_and_its_decision_log_equals_explain() {
     let Some(b) = built() else { return };
     let _one = serial();
-    let log = assert_runs_as_explained(b, "circuit", &expert_on_cpus(), &[], "CHECK PASSED");
+    let log = assert_runs_as_explained(
+        b,
+        &App::builtin("circuit").unwrap(),
+        &expert_on_cpus(),
+        &[],
+        "CHECK PASSED",
+    );
     let physical = log
         .iter()
         .flat_map(|m| &m.regions)
@@ -299,7 +313,13 @@ fn the_expert_mapper_runs_and_its_decision_log_equals_explain() {
 fn the_expert_as_written_stops_where_explain_says_the_reference_stops() {
     let Some(b) = built() else { return };
     let _one = serial();
-    let log = assert_stops_as_explained(b, "circuit", &expert(), &[], "calculate_new_currents");
+    let log = assert_stops_as_explained(
+        b,
+        &App::builtin("circuit").unwrap(),
+        &expert(),
+        &[],
+        "calculate_new_currents",
+    );
     assert!(log.iter().any(|m| m.task == "init_piece"), "{log:?}");
 }
 
@@ -319,8 +339,13 @@ fn stencil_expert_on_cpus() -> String {
 fn stencil_runs_with_its_expert_on_cpus_as_explain_says() {
     let Some(b) = built() else { return };
     let _one = serial();
-    let log =
-        assert_runs_as_explained(b, "stencil", &stencil_expert_on_cpus(), &[], "CHECK PASSED");
+    let log = assert_runs_as_explained(
+        b,
+        &App::builtin("stencil").unwrap(),
+        &stencil_expert_on_cpus(),
+        &[],
+        "CHECK PASSED",
+    );
     let on = |task: &str, p: i64| {
         log.iter()
             .find(|m| m.task == task && m.point == vec![p])
@@ -349,7 +374,7 @@ fn stencils_expert_as_written_stops_where_explain_says_the_reference_stops() {
     let _one = serial();
     let log = assert_stops_as_explained(
         b,
-        "stencil",
+        &App::builtin("stencil").unwrap(),
         &expert_of("stencil"),
         &["-nx", "200", "-ny", "200"],
         "stencil",
@@ -360,35 +385,168 @@ fn stencils_expert_as_written_stops_where_explain_says_the_reference_stops() {
     );
 }
 
+/// Runs `description`'s program with `mapper`, whose layout the program's
+/// kernel cannot use, and checks: the run fails with `message` (and the
+/// classification `kind`), the instances of `task`'s argument `arg` were
+/// made with `layout` as asked, and what was mapped is what `explain` says.
+/// Returns the output.
+fn assert_layout_fails(
+    b: &Built,
+    description: &App,
+    mapper: &str,
+    extra: &[&str],
+    (task, arg, layout): (&str, usize, &str),
+    message: &str,
+    kind: &str,
+) -> String {
+    let app = description.name.as_str();
+    let dir = scratch(&format!("{app}-layout"));
+    let (out, log, machine) = run_app(b, &dir, app, mapper, extra);
+    let all = text(&out);
+    assert!(!out.status.success(), "{all}");
+    assert!(all.contains(message), "{all}");
+    assert_eq!(
+        mapwright_runtime::backend::classify_output(&all),
+        Some(kind)
+    );
+    let log = read_log(&log).unwrap();
+    let mapped = log
+        .iter()
+        .find(|m| m.task == task)
+        .unwrap_or_else(|| panic!("{task} was not mapped"));
+    assert_eq!(mapped.regions[arg].layout.as_deref(), Some(layout));
+    assert_eq!(mapped.regions[arg].layout_holds, Some(true));
+    let machine = machine.expect("the mapper describes the host");
+    let differences = compare_with_decisions(&log, &explain_app(description, mapper, &machine));
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+    all
+}
+
 #[test]
 fn stencil_with_a_c_order_layout_fails_with_regents_stride_message() {
     let Some(b) = built() else { return };
     let _one = serial();
-    let dir = scratch("stencil-c-order");
     let mapper = changed(&stencil_expert_on_cpus(), "SOA F_order", "SOA C_order");
-    let (out, log, machine) = run_app(b, &dir, "stencil", &mapper, &["-nx", "200", "-ny", "200"]);
-    let all = text(&out);
-    assert!(!out.status.success(), "{all}");
-    assert!(
-        all.contains("assertion failed: stride does not match expected value"),
-        "{all}"
+    let all = assert_layout_fails(
+        b,
+        &App::builtin("stencil").unwrap(),
+        &mapper,
+        &["-nx", "200", "-ny", "200"],
+        ("stencil", 0, "SOA C_order"),
+        "assertion failed: stride does not match expected value",
+        "stride_mismatch",
     );
     assert!(!all.contains("ELAPSED TIME"), "{all}");
-    assert_eq!(
-        mapwright_runtime::backend::classify_output(&all),
-        Some("stride_mismatch")
+}
+
+/// A DISTAL matrix multiplication as its CPU program builds it: every task
+/// has a CPU variant only (the DISTAL CPU build's tasks; this Realm has no
+/// OpenMP processors), and init_cublas, which only the cuBLAS build has,
+/// is not launched. `explain` on this description is what the program's
+/// mapper sees.
+fn distal_as_built(app: &str) -> App {
+    let mut description = App::builtin(app).unwrap();
+    description.tasks.retain(|t| t.name != "init_cublas");
+    for t in &mut description.tasks {
+        t.variants = vec![mapwright_runtime::machine::ProcKind::Cpu];
+    }
+    description
+}
+
+/// A DISTAL expert with its GPU and OpenMP machines made the CPUs (the
+/// only change: `Machine(GPU)` and `Machine(OMP)` become `Machine(CPU)`).
+fn distal_expert_on_cpus(app: &str) -> String {
+    let text = changed(
+        &expert_of(app),
+        "m_2d = Machine(GPU);",
+        "m_2d = Machine(CPU);",
     );
-    // The instances were what the mapper asked for: C_order, held.
-    let log = read_log(&log).unwrap();
-    let stencil = log
-        .iter()
-        .find(|m| m.task == "stencil")
-        .expect("stencil was mapped");
-    assert_eq!(stencil.regions[0].layout.as_deref(), Some("SOA C_order"));
-    assert_eq!(stencil.regions[0].layout_holds, Some(true));
-    let machine = machine.expect("the mapper describes the host");
-    let differences = compare_with_decisions(&log, &explain_app("stencil", &mapper, &machine));
-    assert!(differences.is_empty(), "{}", differences.join("\n"));
+    changed(
+        &text,
+        "m_omp_2d = Machine(OMP);",
+        "m_omp_2d = Machine(CPU);",
+    )
+}
+
+/// The DISTAL GEMM `app`: its expert as written stops on this host where
+/// explain says (taco_fill's placement function returns a GPU), and on
+/// the CPUs it runs to completion, exact, with DISTAL's output and every
+/// decision as explain says.
+fn distal_gemm_runs_as_explained(app: &str) {
+    let Some(b) = built() else { return };
+    let _one = serial();
+    let description = distal_as_built(app);
+    assert_stops_as_explained(b, &description, &expert_of(app), &["-i", "1"], "taco_fill");
+    let dir = scratch(&format!("{app}-output"));
+    let log = assert_runs_as_explained(
+        b,
+        &description,
+        &distal_expert_on_cpus(app),
+        &["-i", "3"],
+        "CHECK PASSED",
+    );
+    // task_4 went where its parent task_5 point ran (same_point), and the
+    // placement tasks where auto2d put them.
+    for m in log.iter().filter(|m| m.task == "task_4") {
+        let parent = log
+            .iter()
+            .find(|p| p.task == "task_5" && p.point == m.point)
+            .expect("task_4's parent point was mapped");
+        assert_eq!(m.proc, parent.proc, "{m:?}");
+    }
+    let on = |task: &str, p: [i64; 2]| {
+        log.iter()
+            .find(|m| m.task == task && m.point == p)
+            .map(|m| m.proc)
+    };
+    assert_eq!(on("task_1", [1, 0]), Some(1));
+    assert_eq!(on("task_1", [0, 1]), Some(2));
+    // DISTAL's output, read as the command backend reads it.
+    let (out, _, _) = run_app(b, &dir, app, &distal_expert_on_cpus(app), &["-i", "3"]);
+    let all = text(&out);
+    assert_eq!(all.matches("Execution time: ").count(), 3, "{all}");
+    assert!(
+        all.contains("On 1 nodes achieved GFLOPS per node: "),
+        "{all}"
+    );
+}
+
+#[test]
+fn cannon_runs_with_its_expert_as_explain_says() {
+    distal_gemm_runs_as_explained("cannon");
+}
+
+#[test]
+fn summa_runs_with_its_expert_as_explain_says() {
+    distal_gemm_runs_as_explained("summa");
+}
+
+#[test]
+fn pumma_runs_with_its_expert_as_explain_says() {
+    distal_gemm_runs_as_explained("pumma");
+}
+
+#[test]
+fn cannon_with_an_f_order_layout_gets_blass_own_error() {
+    let Some(b) = built() else { return };
+    let _one = serial();
+    let mapper = changed(
+        &distal_expert_on_cpus("cannon"),
+        "SOA C_order",
+        "SOA F_order",
+    );
+    // The BLAS routine's own check of its arguments (xerbla), then the
+    // result check that finds A never computed.
+    let all = assert_layout_fails(
+        b,
+        &distal_as_built("cannon"),
+        &mapper,
+        &["-i", "1"],
+        ("task_4", 2, "SOA F_order"),
+        " ** On entry to DGEMM  parameter number  8 had an illegal value",
+        "cublas_illegal_parameter",
+    );
+    assert!(all.contains("CHECK FAILED"), "{all}");
 }
 
 #[test]
