@@ -48,10 +48,16 @@ long panel(Skew skew, long i, long j, long step, long panels) {
 enum Matrix { A, B, C };
 
 struct Config {
-  long n, gx, gy, iterations, warmup;
+  long n, gx, gy, gz, iterations, warmup;
   int matrix;   // taco_fill, placement
+  int product;  // placement of A after the compute: compare with the product
   long in, jn;  // the block task_6 and task_5 work on
 };
+
+// The family the program belongs to (set by run / run_3d).
+enum class Family { PANELS_2D, REDUCE_3D };
+Family family;
+bool cube;  // johnson: one -gdim for the three grid sizes
 
 Config config_of(const Task *task) { return *static_cast<const Config *>(task->args); }
 
@@ -59,13 +65,24 @@ Config read_flags() {
   Flags f;
   Config c{};
   c.n = f.get("-n", 1024);
-  c.gx = f.get("-gx", 1);
-  c.gy = f.get("-gy", 1);
   c.iterations = f.get("-i", 10);
   c.warmup = f.get("-warmup", 1);
-  if (c.n <= 0 || c.gx <= 0 || c.gy <= 0 || c.n % (2 * c.gx) != 0 || c.n % (2 * c.gy) != 0 ||
-      c.iterations <= 0 || c.warmup < 0) {
-    std::fprintf(stderr, "gemm: -n must be a positive multiple of 2*gx and 2*gy\n");
+  if (family == Family::PANELS_2D) {
+    c.gx = f.get("-gx", 1);
+    c.gy = f.get("-gy", 1);
+    c.gz = c.gx;
+  } else if (cube) {
+    c.gx = c.gy = c.gz = f.get("-gdim", 2);
+  } else {
+    c.gx = f.get("-gx", 1);
+    c.gy = f.get("-gy", 2);
+    c.gz = f.get("-gz", 2);
+  }
+  // The 2-D family splits each block into 2 x 2 tiles.
+  long split = family == Family::PANELS_2D ? 2 : 1;
+  if (c.n <= 0 || c.gx <= 0 || c.gy <= 0 || c.gz <= 0 || c.n % (split * c.gx) != 0 ||
+      c.n % (split * c.gy) != 0 || c.n % (split * c.gz) != 0 || c.iterations <= 0 || c.warmup < 0) {
+    std::fprintf(stderr, "gemm: -n must be a positive multiple of every tile count\n");
     std::exit(2);
   }
   return c;
@@ -115,14 +132,25 @@ Transform<2, 2> transform(coord_t a, coord_t b, coord_t c, coord_t d) {
   return t;
 }
 
+// The offset of a 3-D color's piece: rows r0 and r1 of the transform.
+Transform<2, 3> transform(const coord_t (&r0)[3], const coord_t (&r1)[3]) {
+  Transform<2, 3> t;
+  for (int i = 0; i < 3; i++) {
+    t[0][i] = r0[i];
+    t[1][i] = r1[i];
+  }
+  return t;
+}
+
 // `region` cut into pieces of `size`: the piece of color p starts at the
 // region's origin plus `t` p.
-LogicalPartition restricted(Runtime *rt, Context ctx, LogicalRegion region, Point<2> colors,
-                            Transform<2, 2> t, Point<2> size, PartitionKind kind,
+template <int CD>
+LogicalPartition restricted(Runtime *rt, Context ctx, LogicalRegion region, Point<CD> colors,
+                            Transform<2, CD> t, Point<2> size, PartitionKind kind,
                             Color color = LEGION_AUTO_GENERATE_ID) {
   Rect<2> bounds = rt->get_index_space_domain(region.get_index_space());
-  IndexSpaceT<2> color_space =
-      rt->create_index_space(ctx, Rect<2>(Point<2>(0, 0), colors - Point<2>(1, 1)));
+  IndexSpaceT<CD> color_space =
+      rt->create_index_space(ctx, Rect<CD>(Point<CD>::ZEROES(), colors - Point<CD>::ONES()));
   Rect<2> extent(bounds.lo, bounds.lo + size - Point<2>(1, 1));
   IndexPartition ip = rt->create_partition_by_restriction(
       ctx, IndexSpaceT<2>(region.get_index_space()), color_space, t, extent, kind, color);
@@ -181,22 +209,41 @@ void taco_fill_task(const Task *task, const std::vector<PhysicalRegion> &regions
   for (PointInRectIterator<2> p(rect_of<2>(rt, task, 0)); p(); p++) out[*p] = filled(matrix, *p);
 }
 
-// Placement: reads its tile where the mapper put it; returns the entries
-// that are not what taco_fill wrote.
-long placement_task(const Task *task, const std::vector<PhysicalRegion> &regions, Context,
-                    Runtime *rt) {
-  int matrix = config_of(task).matrix;
-  Val2Reader in(regions[0], FID_VAL);
+// The entries of a tile that differ from what it should hold: what was
+// filled, or (A after the compute) the exact product.
+long wrong_entries(const Task *task, const PhysicalRegion &region, Runtime *rt, bool product) {
+  Config c = config_of(task);
+  Val2Reader in(region, FID_VAL);
+  double s = inner_sum(c);
   long wrong = 0;
-  for (PointInRectIterator<2> p(rect_of<2>(rt, task, 0)); p(); p++)
-    if (in[*p] != filled(matrix, *p)) wrong++;
+  for (PointInRectIterator<2> p(rect_of<2>(rt, task, 0)); p(); p++) {
+    double want = product ? u(p[0]) * z(p[1]) * s : filled(c.matrix, *p);
+    if (in[*p] != want) {
+      if (wrong < 3)
+        std::fprintf(stderr, "%s: entry (%lld,%lld) is %.1f, want %.1f\n", task->get_task_name(),
+                     (long long)p[0], (long long)p[1], in[*p], want);
+      wrong++;
+    }
+  }
   return wrong;
 }
 
+// Placement: a tile where the mapper put it. Launched to write (the 3-D
+// family's placements act as the fill) it fills the tile; to read, it
+// returns the entries that are not what they should be.
+long placement_task(const Task *task, const std::vector<PhysicalRegion> &regions, Context,
+                    Runtime *rt) {
+  if (task->regions[0].privilege == LEGION_WRITE_DISCARD) {
+    taco_fill_task(task, regions, nullptr, rt);
+    return 0;
+  }
+  return wrong_entries(task, regions[0], rt, config_of(task).product != 0);
+}
+
 // An index launch of `task` over `colors`, one requirement per partition.
-void launch_over(Runtime *rt, Context ctx, TaskID task, Rect<2> colors, const Config &args,
+void launch_over(Runtime *rt, Context ctx, TaskID task, Domain colors, const Config &args,
                  const std::vector<RegionRequirement> &reqs) {
-  IndexLauncher l(task, Domain(colors), TaskArgument(&args, sizeof(args)), ArgumentMap());
+  IndexLauncher l(task, colors, TaskArgument(&args, sizeof(args)), ArgumentMap());
   for (const RegionRequirement &r : reqs) l.add_region_requirement(r);
   rt->execute_index_space(ctx, l);
 }
@@ -255,10 +302,20 @@ void task_5(const Task *task, const std::vector<PhysicalRegion> &, Context ctx, 
 // stride[0] in doubles.
 void task_4(const Task *task, const std::vector<PhysicalRegion> &regions, Context, Runtime *rt) {
   Rect<2> ra = rect_of<2>(rt, task, 0), rb = rect_of<2>(rt, task, 1), rc = rect_of<2>(rt, task, 2);
-  Val2ReadWrite a(regions[0], FID_VAL);
-  Val2Reader b(regions[1], FID_VAL), c(regions[2], FID_VAL);
   size_t sa[2], sb[2], sc[2];
-  double *pa = a.ptr(ra, sa, 1);
+  double *pa;
+  if (task->regions[0].privilege == LEGION_REDUCE) {
+    // A reduction instance (SUM, initialised to 0): the product is added
+    // into it and Legion folds it into A.
+    ReductionAccessor<SumReduction<double>, true, 2, coord_t,
+                      Realm::AffineAccessor<double, 2, coord_t>>
+        a(regions[0], FID_VAL, LEGION_REDOP_SUM_FLOAT64);
+    pa = a.ptr(ra, sa, 1);
+  } else {
+    Val2ReadWrite a(regions[0], FID_VAL);
+    pa = a.ptr(ra, sa, 1);
+  }
+  Val2Reader b(regions[1], FID_VAL), c(regions[2], FID_VAL);
   const double *pb = b.ptr(rb, sb, 1), *pc = c.ptr(rc, sc, 1);
   int m = int(rc.hi[1] - rc.lo[1] + 1), n = int(rb.hi[0] - rb.lo[0] + 1),
       k = int(rc.hi[0] - rc.lo[0] + 1);
@@ -271,27 +328,17 @@ void task_4(const Task *task, const std::vector<PhysicalRegion> &regions, Contex
 // The entries of A's tile that differ from the exact product.
 long taco_validate_task(const Task *task, const std::vector<PhysicalRegion> &regions, Context,
                         Runtime *rt) {
-  Config c = config_of(task);
-  Val2Reader a(regions[0], FID_VAL);
-  Rect<2> r = rect_of<2>(rt, task, 0);
-  double s = inner_sum(c);
-  long wrong = 0;
-  for (PointInRectIterator<2> p(r); p(); p++) {
-    double want = u(p[0]) * z(p[1]) * s;
-    if (a[*p] != want) {
-      if (wrong < 3)
-        std::fprintf(stderr, "taco_validate: A(%lld,%lld) = %.1f, want %.1f\n", (long long)p[0],
-                     (long long)p[1], a[*p], want);
-      wrong++;
-    }
-  }
-  return wrong;
+  return wrong_entries(task, regions[0], rt, true);
 }
 
 // ---------------------------------------------------------------- top level
 
-void top_level(const Task *, const std::vector<PhysicalRegion> &, Context ctx, Runtime *rt) {
-  Config c = read_flags();
+// A, B and C: n x n doubles, field "vals".
+struct Matrices {
+  LogicalRegion m[3];
+};
+
+Matrices make_matrices(Runtime *rt, Context ctx, const Config &c) {
   FieldSpace fs = rt->create_field_space(ctx);
   {
     FieldAllocator al = rt->create_field_allocator(ctx, fs);
@@ -299,9 +346,60 @@ void top_level(const Task *, const std::vector<PhysicalRegion> &, Context ctx, R
     name_fields(rt, fs, {{FID_VAL, "vals"}});
   }
   Rect<2> whole(Point<2>(0, 0), Point<2>(c.n - 1, c.n - 1));
-  LogicalRegion mats[3] = {named_region(rt, ctx, whole, fs, "A"),
-                           named_region(rt, ctx, whole, fs, "B"),
-                           named_region(rt, ctx, whole, fs, "C")};
+  return {{named_region(rt, ctx, whole, fs, "A"), named_region(rt, ctx, whole, fs, "B"),
+           named_region(rt, ctx, whole, fs, "C")}};
+}
+
+// DISTAL's benchmark loop: `prepare` (not timed), then `compute` between
+// two execution fences, timed; "Execution time: %lld ms." for each timed
+// iteration, then the GFLOPS line.
+template <typename Prepare, typename Compute>
+void benchmark(Runtime *rt, Context ctx, const Config &c, Prepare prepare, Compute compute) {
+  double total_ms = 0.0;
+  for (long it = 0; it < c.warmup + c.iterations; it++) {
+    prepare();
+    rt->issue_execution_fence(ctx).get_void_result();
+    double start = now_seconds();
+    compute();
+    rt->issue_execution_fence(ctx).get_void_result();
+    double ms = (now_seconds() - start) * 1e3;
+    if (it >= c.warmup) {
+      total_ms += ms;
+      std::printf("Execution time: %lld ms.\n", (long long)ms);
+      std::fflush(stdout);
+    }
+  }
+  long nodes = long(Machine::get_machine().get_address_space_count());
+  double flops = double(c.n) * double(c.n) * double(2 * c.n - 1);
+  std::printf("On %ld nodes achieved GFLOPS per node: %lf.\n", nodes,
+              flops / (total_ms / double(c.iterations) * 1e-3) / 1e9 / double(nodes));
+  std::fflush(stdout);
+}
+
+// The sum of the counts the tasks of `maps` returned.
+long total(const std::vector<FutureMap> &maps, Domain domain) {
+  long sum = 0;
+  for (const FutureMap &f : maps)
+    for (Domain::DomainPointIterator p(domain); p; p++) sum += f.get_result<long>(*p);
+  return sum;
+}
+
+void conclude(const Config &c, long wrong) {
+  if (wrong != 0) {
+    std::fprintf(stderr,
+                 "gemm: CHECK FAILED: %ld entries were not what they should be (A = B C exactly, "
+                 "B and C as filled)\n",
+                 wrong);
+    std::exit(1);
+  }
+  std::printf("CHECK PASSED: all %lld entries of A = B C are exact\n", (long long)(c.n * c.n));
+}
+
+// cannon, summa, pumma.
+void top_level(const Task *, const std::vector<PhysicalRegion> &, Context ctx, Runtime *rt) {
+  Config c = read_flags();
+  Matrices made = make_matrices(rt, ctx, c);
+  LogicalRegion *mats = made.m;
   coord_t ti = c.n / (2 * c.gx), tj = c.n / (2 * c.gy), bi = c.n / c.gx, bj = c.n / c.gy;
   Point<2> grid(2 * c.gx, 2 * c.gy), blocks(c.gx, c.gy);
   Rect<2> tiles(Point<2>(0, 0), grid - Point<2>(1, 1));
@@ -318,9 +416,8 @@ void top_level(const Task *, const std::vector<PhysicalRegion> &, Context ctx, R
                                        Point<2>(c.n, bj), LEGION_ALIASED_COMPLETE_KIND);
   make_compute_partitions(rt, ctx, c, a_blocks, b_rows, c_cols);
 
-  std::vector<FutureMap> placements;
-  double total_ms = 0.0;
-  for (long it = 0; it < c.warmup + c.iterations; it++) {
+  std::vector<FutureMap> counts;
+  auto prepare = [&] {
     for (int m = 0; m < 3; m++) {
       Config at = c;
       at.matrix = m;
@@ -332,61 +429,101 @@ void top_level(const Task *, const std::vector<PhysicalRegion> &, Context ctx, R
       at.matrix = m;
       IndexLauncher l(TASK_1 + m, Domain(tiles), TaskArgument(&at, sizeof(at)), ArgumentMap());
       l.add_region_requirement(requirement(placed[m], LEGION_READ_ONLY, mats[m], {FID_VAL}));
-      placements.push_back(rt->execute_index_space(ctx, l));
+      counts.push_back(rt->execute_index_space(ctx, l));
     }
-    rt->issue_execution_fence(ctx).get_void_result();
-    double start = now_seconds();
+  };
+  auto compute = [&] {
     launch_over(rt, ctx, TASK_7, nodes, c,
                 {requirement(a_blocks, LEGION_READ_WRITE, mats[A], {FID_VAL}),
                  requirement(b_rows, LEGION_READ_ONLY, mats[B], {FID_VAL}),
                  requirement(c_cols, LEGION_READ_ONLY, mats[C], {FID_VAL})});
-    rt->issue_execution_fence(ctx).get_void_result();
-    double ms = (now_seconds() - start) * 1e3;
-    if (it >= c.warmup) {
-      total_ms += ms;
-      std::printf("Execution time: %lld ms.\n", (long long)ms);
-      std::fflush(stdout);
-    }
-  }
-  long nodes_count = long(Machine::get_machine().get_address_space_count());
-  double flops = double(c.n) * double(c.n) * double(2 * c.n - 1);
-  std::printf("On %ld nodes achieved GFLOPS per node: %lf.\n", nodes_count,
-              flops / (total_ms / double(c.iterations) * 1e-3) / 1e9 / double(nodes_count));
-  std::fflush(stdout);
+  };
+  benchmark(rt, ctx, c, prepare, compute);
 
   IndexLauncher v(TACO_VALIDATE, Domain(tiles), TaskArgument(&c, sizeof(c)), ArgumentMap());
   v.add_region_requirement(requirement(placed[A], LEGION_READ_ONLY, mats[A], {FID_VAL}));
-  FutureMap validated = rt->execute_index_space(ctx, v);
-  long wrong = 0, misplaced = 0;
-  for (PointInRectIterator<2> p(tiles); p(); p++) {
-    wrong += validated.get_result<long>(DomainPoint(*p));
-    for (FutureMap &f : placements) misplaced += f.get_result<long>(DomainPoint(*p));
-  }
-  if (wrong != 0 || misplaced != 0) {
-    std::fprintf(stderr,
-                 "gemm: CHECK FAILED: %ld entries of A differ from the exact product, %ld filled "
-                 "entries were wrong where placed\n",
-                 wrong, misplaced);
-    std::exit(1);
-  }
-  std::printf("CHECK PASSED: all %lld entries of A = B C are exact\n", (long long)(c.n * c.n));
+  counts.push_back(rt->execute_index_space(ctx, v));
+  conclude(c, total(counts, Domain(tiles)));
+}
+
+// johnson, cosma: every point (i, j, k) of the gx x gy x gz grid adds
+// B(i,k) C(k,j) into a SUM reduction of A(i,j). The placements task_1,
+// task_2, task_3 write A (zeros), B and C where the mapper puts them (the
+// fill), and task_1 reads A after the compute (timed: it folds the
+// reductions into A's placement) and checks every entry.
+void top_level_3d(const Task *, const std::vector<PhysicalRegion> &, Context ctx, Runtime *rt) {
+  Config c = read_flags();
+  Matrices made = make_matrices(rt, ctx, c);
+  LogicalRegion *mats = made.m;
+  coord_t ti = c.n / c.gx, tj = c.n / c.gy, tk = c.n / c.gz;
+  auto disjoint = LEGION_DISJOINT_COMPLETE_KIND;
+  auto aliased = LEGION_ALIASED_COMPLETE_KIND;
+  Point<3> on_a(c.gx, c.gy, 1), on_b(c.gx, 1, c.gz), on_c(1, c.gy, c.gz), grid(c.gx, c.gy, c.gz);
+  // A(i,j), B(i,k), C(k,j) of the 3-D color (i, j, k).
+  Transform<2, 3> ta = transform({ti, 0, 0}, {0, tj, 0}), tb = transform({ti, 0, 0}, {0, 0, tk}),
+                  tc = transform({0, 0, tk}, {0, tj, 0});
+  LogicalPartition placed[3] = {restricted(rt, ctx, mats[A], on_a, ta, Point<2>(ti, tj), disjoint),
+                                restricted(rt, ctx, mats[B], on_b, tb, Point<2>(ti, tk), disjoint),
+                                restricted(rt, ctx, mats[C], on_c, tc, Point<2>(tk, tj), disjoint)};
+  const Point<3> placed_on[3] = {on_a, on_b, on_c};
+  LogicalPartition a_parts = restricted(rt, ctx, mats[A], grid, ta, Point<2>(ti, tj), aliased),
+                   b_parts = restricted(rt, ctx, mats[B], grid, tb, Point<2>(ti, tk), aliased),
+                   c_parts = restricted(rt, ctx, mats[C], grid, tc, Point<2>(tk, tj), aliased);
+  auto domain = [](Point<3> extent) {
+    return Domain(Rect<3>(Point<3>::ZEROES(), extent - Point<3>::ONES()));
+  };
+
+  std::vector<FutureMap> counts;
+  auto place = [&](int m, PrivilegeMode privilege) {
+    Config at = c;
+    at.matrix = m;
+    at.product = m == A && privilege == LEGION_READ_ONLY;
+    IndexLauncher l(TASK_1 + m, domain(placed_on[m]), TaskArgument(&at, sizeof(at)), ArgumentMap());
+    l.add_region_requirement(requirement(placed[m], privilege, mats[m], {FID_VAL}));
+    return rt->execute_index_space(ctx, l);
+  };
+  auto prepare = [&] {
+    for (int m = 0; m < 3; m++) place(m, LEGION_WRITE_DISCARD);
+  };
+  auto compute = [&] {
+    launch_over(rt, ctx, TASK_4, domain(grid), c,
+                {reduction(a_parts, LEGION_REDOP_SUM_FLOAT64, mats[A], {FID_VAL}),
+                 requirement(b_parts, LEGION_READ_ONLY, mats[B], {FID_VAL}),
+                 requirement(c_parts, LEGION_READ_ONLY, mats[C], {FID_VAL})});
+    counts.push_back(place(A, LEGION_READ_ONLY));
+  };
+  benchmark(rt, ctx, c, prepare, compute);
+  conclude(c, total(counts, domain(on_a)));
+}
+
+void register_common(int argc, char **argv) {
+  cpu_task<long, placement_task>(TASK_1, "task_1");
+  cpu_task<long, placement_task>(TASK_2, "task_2");
+  cpu_task<long, placement_task>(TASK_3, "task_3");
+  cpu_task<task_4>(TASK_4, "task_4");
+  register_mapper_if_asked(TOP_LEVEL, argc, argv);
 }
 
 }  // namespace
 
 int run(int argc, char **argv, Schedule s) {
+  family = Family::PANELS_2D;
   schedule = s;
   cpu_task<top_level>(TOP_LEVEL, "top_level", true);
   cpu_task<taco_fill_task>(TACO_FILL, "taco_fill");
-  cpu_task<long, placement_task>(TASK_1, "task_1");
-  cpu_task<long, placement_task>(TASK_2, "task_2");
-  cpu_task<long, placement_task>(TASK_3, "task_3");
-  cpu_task<task_4>(TASK_4, "task_4");
   cpu_task<task_5>(TASK_5, "task_5", true);
   cpu_task<task_6>(TASK_6, "task_6", true);
   cpu_task<task_7>(TASK_7, "task_7", true);
   cpu_task<long, taco_validate_task>(TACO_VALIDATE, "taco_validate");
-  register_mapper_if_asked(TOP_LEVEL, argc, argv);
+  register_common(argc, argv);
+  return Runtime::start(argc, argv);
+}
+
+int run_3d(int argc, char **argv, bool one_gdim) {
+  family = Family::REDUCE_3D;
+  cube = one_gdim;
+  cpu_task<top_level_3d>(TOP_LEVEL, "top_level", true);
+  register_common(argc, argv);
   return Runtime::start(argc, argv);
 }
 

@@ -1,7 +1,9 @@
-// The DISTAL 2-D matrix multiplications (cannon, summa, pumma) as one
-// real Legion program shape, written once: their task names, region names,
-// argument order, privileges and launches (runtime/apps/<app>.json) are the
-// same; only the order in which each point walks the k panels differs.
+// The DISTAL matrix multiplications as real Legion programs, written once.
+// The 2-D family (cannon, summa, pumma) shares task names, region names,
+// argument order, privileges and launches (runtime/apps/<app>.json); only
+// the order in which each point walks the k panels differs. The 3-D family
+// (johnson, cosma, run_3d below) shares the values, the placements, the
+// dgemm leaf, the benchmark loop and the check with it.
 //
 // A(i,j) += B(i,k) * C(k,j) over n x n doubles (field "vals" of regions A,
 // B, C), on a gx x gy grid of blocks with 2 x 2 tiles each:
@@ -41,6 +43,13 @@ struct Schedule {
 
 // Registers the tasks and runs the program with `schedule`.
 int run(int argc, char **argv, Schedule schedule);
+
+// The 3-D family (johnson, cosma): task_1, task_2, task_3 place (write)
+// A, B, C on the faces of a gx x gy x gz grid, task_4 over the grid adds
+// B(i,k) C(k,j) into a SUM reduction of A(i,j), and task_1 reads A back
+// (timed) and checks it. `one_gdim`: the grid is -gdim cubed (johnson),
+// else -gx -gy -gz (cosma).
+int run_3d(int argc, char **argv, bool one_gdim);
 
 }  // namespace gemm
 }  // namespace mapwright_apps
