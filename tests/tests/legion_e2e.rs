@@ -695,6 +695,31 @@ fn run_with_the_legion_backend_reports_the_real_run() {
     assert_eq!(v["status"], "ok", "{v:#}");
     assert!(v["elapsed_s"].as_f64().unwrap() > 0.0);
     assert!(v["raw_output"].as_str().unwrap().contains("CHECK PASSED"));
+    // stencil and cannon with their experts on the CPUs: DISTAL's
+    // per-iteration times and GFLOPS are read as the real program prints
+    // them.
+    for (app, mapper) in [
+        ("stencil", stencil_expert_on_cpus()),
+        ("cannon", distal_expert_on_cpus("cannon")),
+    ] {
+        let file = dir.join(format!("{app}.mapper"));
+        std::fs::write(&file, mapper).unwrap();
+        let out = mapwright(b)
+            .args(&run[..])
+            .arg(app)
+            .arg(&file)
+            .output()
+            .unwrap();
+        let v: Value =
+            serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&out)));
+        assert_eq!(v["status"], "ok", "{v:#}");
+        assert!(v["elapsed_s"].as_f64().unwrap() > 0.0, "{v:#}");
+        assert!(v["raw_output"].as_str().unwrap().contains("CHECK PASSED"));
+        if app == "cannon" {
+            assert!(v["throughput"].as_f64().unwrap() > 0.0, "{v:#}");
+            assert_eq!(v["throughput_unit"], "GFLOPS per node");
+        }
+    }
     // An application without a real program is a clear error, not a crash.
     let v = mapwright_on_slow(b, &dir, &[&run[..], &["pennant"]].concat());
     assert_eq!(v["status"], "error");
