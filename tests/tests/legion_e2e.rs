@@ -202,6 +202,11 @@ fn explain_app(
     resolve_mapping(&analyze(mapper), mapper, app, machine)
 }
 
+/// `explain`'s decisions for circuit with `mapper` on `machine`.
+fn explain(mapper: &str, machine: &Machine) -> mapwright_runtime::decisions::Decisions {
+    explain_app(&App::builtin("circuit").unwrap(), mapper, machine)
+}
+
 /// Runs `app` with `mapper` to completion and checks: the program's result
 /// check passed (`passed` printed), the host is one node with 4 CPUs, every
 /// task of the application and every launch point of its index launches
