@@ -7,6 +7,8 @@
 #
 # MAPWRIGHT_LEGION_OUT: output folder (default target/legion).
 # MAPWRIGHT_LEGION_PROFILE: cargo profile of the Rust side (default debug).
+# MAPWRIGHT_LEGION_APPS: the programs to build (default: all of the
+#   Makefile's APPS; the DISTAL ones need a CPU BLAS, see docs/legion.md).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
@@ -17,5 +19,8 @@ out="${MAPWRIGHT_LEGION_OUT:-$root/target/legion}"
 flag=()
 [ "$profile" = release ] && flag=(--release)
 (cd "$root" && cargo build --quiet -p mapwright-legion-abi "${flag[@]}" >&2)
-make --no-print-directory -s -C "$here" -j2 OUT="$out" ABI_LIB="$target/$profile/libmapwright_legion_abi.a" >&2
+apps=()
+[ -n "${MAPWRIGHT_LEGION_APPS:-}" ] && apps=(APPS="$MAPWRIGHT_LEGION_APPS")
+make --no-print-directory -s -C "$here" -j2 OUT="$out" ABI_LIB="$target/$profile/libmapwright_legion_abi.a" \
+  "${apps[@]}" >&2
 echo "$out"
