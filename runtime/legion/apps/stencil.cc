@@ -18,10 +18,11 @@
 // stride does not match expected value"): a C_order layout fails.
 //
 // Deviation, for a check that sees the stencil: Regent fills every point
-// with -init; here tile i starts at init + i (its points and its outgoing
-// strips, so the ghost cells hold the neighbour's values), and the output
-// over the interior must equal init + steps * (star stencil of the initial
-// field), which a missing or stale ghost strip or a skipped stencil breaks.
+// with -init; here the input starts as a field with a step every 4 columns
+// and between tiles (`initial`; the strips hold what the neighbour's points
+// hold), and the output over the interior must equal init + steps * (star
+// stencil of the initial field) at every point, which a missing or stale
+// ghost strip or a skipped point breaks.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -152,9 +153,33 @@ long tile_along(const Config &c, int d, coord_t x) {
 }
 
 // The initial input at physical point (x, y) (interior points are 0 ..
-// n-1 along each dimension).
+// n-1 along each dimension): init, plus the index of the tile the point
+// lies in, plus x's stripe of kStripe columns, so that every point's star
+// (radius 2) crosses a step and the stencil changes every output.
+const coord_t kStripe = 4;
+
+coord_t floor_div(coord_t a, coord_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+
 double initial(const Config &c, coord_t x, coord_t y) {
-  return double(c.init + tile_along(c, 1, y) * c.ntx + tile_along(c, 0, x));
+  return double(c.init + tile_along(c, 1, y) * c.ntx + tile_along(c, 0, x) + floor_div(x, kStripe));
+}
+
+// Physical x minus grid x in what tile i owns of region o (0 points, 1 xm,
+// 2 xp, 3 ym, 4 yp): the tile's own columns, its last radius columns (xm:
+// what tile i+1 reads), its first radius columns (xp), or the same x (ym,
+// yp span the tiles' widths).
+coord_t physical_x_offset(const Config &c, int o, long i) {
+  coord_t ix = tile_x(c, i), r = kRadius, w0 = ix * c.n(0) / c.ntx, w1 = (ix + 1) * c.n(0) / c.ntx;
+  switch (o) {
+    case 0:
+      return -r - 2 * r * ix;
+    case 1:
+      return w1 - r - ix * r;
+    case 2:
+      return w0 - ix * r;
+    default:
+      return 0;
+  }
 }
 
 // The star stencil's weights: +1/(2 i r) at +i, -1/(2 i r) at -i.
@@ -378,19 +403,40 @@ void main_task(const Task *, const std::vector<PhysicalRegion> &, Context ctx, R
       times, rt->create_equal_partition(ctx, times.get_index_space(), tiles));
   rt->attach_name(p_times, "p_times");
 
-  // Fills (operations, not tasks): output init everywhere; tile i's input
-  // init + i in its points and its outgoing strips.
+  // Fills (operations, not tasks): output init everywhere; the input of
+  // the points and strips tile i owns from the initial field, one fill per
+  // run of columns on which it is constant.
   const std::pair<LogicalRegion, LogicalPartition> owned[5] = {
       {points, private_p}, {xm, pxm_out}, {xp, pxp_out}, {ym, pym_out}, {yp, pyp_out}};
-  for (const auto &o : owned) {
+  for (int o = 0; o < 5; o++) {
+    LogicalRegion region = owned[o].first;
     double init = double(c.init);
-    FillLauncher out(o.first, o.first, TaskArgument(&init, sizeof(init)));
+    FillLauncher out(region, region, TaskArgument(&init, sizeof(init)));
     out.add_field(OUTPUT);
     rt->fill_fields(ctx, out);
+    std::map<DomainPoint, Domain> runs;
+    std::vector<double> values;
     for (long i = 0; i < c.tiles(); i++) {
-      double v = double(c.init + i);
-      LogicalRegion sub = rt->get_logical_subregion_by_color(o.second, DomainPoint(Point<1>(i)));
-      FillLauncher in(sub, o.first, TaskArgument(&v, sizeof(v)));
+      Rect<2> q = rt->get_index_space_domain(
+          rt->get_logical_subregion_by_color(owned[o].second, DomainPoint(Point<1>(i)))
+              .get_index_space());
+      coord_t off = physical_x_offset(c, o, i);
+      for (coord_t g = q.lo[0]; g <= q.hi[0];) {
+        coord_t stripe = floor_div(g + off, kStripe), end = g;
+        while (end < q.hi[0] && floor_div(end + 1 + off, kStripe) == stripe) end++;
+        runs[DomainPoint(Point<1>(coord_t(values.size())))] =
+            Domain(Rect<2>(Point<2>(g, q.lo[1]), Point<2>(end, q.hi[1])));
+        values.push_back(double(c.init + i + stripe));
+        g = end + 1;
+      }
+    }
+    IndexSpace colors = rt->create_index_space(ctx, Rect<1>(0, coord_t(values.size()) - 1));
+    LogicalPartition lp = rt->get_logical_partition(
+        region, rt->create_partition_by_domain(ctx, region.get_index_space(), runs, colors, false,
+                                               LEGION_DISJOINT_INCOMPLETE_KIND));
+    for (size_t k = 0; k < values.size(); k++) {
+      LogicalRegion run = rt->get_logical_subregion_by_color(lp, DomainPoint(Point<1>(coord_t(k))));
+      FillLauncher in(run, region, TaskArgument(&values[k], sizeof(double)));
       in.add_field(INPUT);
       rt->fill_fields(ctx, in);
     }
