@@ -89,7 +89,7 @@ Config read_config() {
   c.wires_per_piece = f.get("-wpp", 2000);
   c.loops = f.get("-l", 10);
   c.prune = f.get("-prune", 2);
-  c.steps = f.get("-steps", 50);
+  c.steps = f.get("-steps", 100);
   c.pct_wire_in_piece = f.get("-pct_wire_in_piece", 80);
   c.shared_per_piece = std::max(1L, c.nodes_per_piece * f.get("-pct_shared", 1) / 100);
   c.seed = f.get("-seed", 12345);

@@ -104,6 +104,13 @@ impl LegionConfig {
     }
 }
 
+/// Legion CPU processors by default: one per core. More processors than
+/// cores only share the cores (and Realm's background threads with them),
+/// so a placement that spreads points gains nothing measurable.
+pub fn default_cpus() -> u32 {
+    std::thread::available_parallelism().map_or(1, |n| n.get() as u32)
+}
+
 /// `runtime/legion` in this source tree.
 fn source_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("legion")

@@ -74,8 +74,9 @@ pub struct BackendArgs {
     /// Extra prefix before the throughput in a command's output (repeatable).
     #[arg(long = "throughput-prefix")]
     pub throughput_prefix: Vec<String>,
-    /// Legion CPU processors for `--backend legion` (`-ll:cpu`).
-    #[arg(long, default_value_t = 4)]
+    /// Legion CPU processors for `--backend legion` (`-ll:cpu`; default:
+    /// one per core of this machine).
+    #[arg(long, default_value_t = mapwright_runtime::backend::legion::default_cpus())]
     pub legion_cpus: u32,
     /// Legion GPU processors for `--backend legion` (`-ll:gpu`; needs a
     /// driver).

@@ -52,8 +52,9 @@ pub struct ServeArgs {
     /// with `--backend legion` this host as Legion reports it.
     #[arg(long)]
     pub machine: Option<String>,
-    /// Legion CPU processors for `--backend legion` (`-ll:cpu`).
-    #[arg(long, default_value_t = 4)]
+    /// Legion CPU processors for `--backend legion` (`-ll:cpu`; default:
+    /// one per core of this machine).
+    #[arg(long, default_value_t = mapwright_runtime::backend::legion::default_cpus())]
     pub legion_cpus: u32,
     /// Legion GPU processors for `--backend legion` (`-ll:gpu`).
     #[arg(long, default_value_t = 0)]

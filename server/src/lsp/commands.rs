@@ -136,7 +136,8 @@ impl Setup {
         // Real Legion runs on this host: describe it as Legion does.
         let machine = if runtime_url.as_deref() == Some("legion") {
             let backend =
-                legion_backend(4, 0, None).map_err(|e| format!("runtime = \"legion\": {e}"))?;
+                legion_backend(mapwright_runtime::backend::legion::default_cpus(), 0, None)
+                    .map_err(|e| format!("runtime = \"legion\": {e}"))?;
             Arc::new(
                 backend
                     .host_machine()
@@ -192,7 +193,8 @@ impl Setup {
         }
         if self.runtime_url.as_deref() == Some("legion") {
             let backend =
-                legion_backend(4, 0, None).map_err(|e| format!("runtime = \"legion\": {e}"))?;
+                legion_backend(mapwright_runtime::backend::legion::default_cpus(), 0, None)
+                    .map_err(|e| format!("runtime = \"legion\": {e}"))?;
             return Ok(Box::new(BackendExecutor {
                 backend: Box::new(backend),
                 app: self.app.clone(),
