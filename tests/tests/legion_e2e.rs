@@ -709,9 +709,11 @@ fn run_with_the_legion_backend_reports_the_real_run() {
     ] {
         let file = dir.join(format!("{app}.mapper"));
         std::fs::write(&file, mapper).unwrap();
+        // The experts' CPU placement functions assume 4 processors a node.
         let out = mapwright(b)
             .args(&run[..])
             .arg(app)
+            .args(["--legion-cpus", "4"])
             .arg(&file)
             .output()
             .unwrap();
