@@ -15,6 +15,10 @@
 //! base_url = "http://127.0.0.1:8000/v1"
 //! model = "gpt-4o"
 //! api_key_env = "OPENAI_API_KEY"   # the key itself never goes in a file
+//! output = "auto"                  # auto | structured | text
+//! timeout_s = 120                  # per request
+//! max_tokens = 1024                # per answer
+//! temperature = 0.7
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -52,6 +56,10 @@ pub struct LlmSection {
     /// Name of the environment variable holding the API key.
     pub api_key_env: Option<String>,
     pub timeout_s: Option<u64>,
+    /// `auto`, `structured` or `text`.
+    pub output: Option<String>,
+    pub max_tokens: Option<u32>,
+    pub temperature: Option<f64>,
     pub price_prompt_per_mtok: Option<f64>,
     pub price_completion_per_mtok: Option<f64>,
 }

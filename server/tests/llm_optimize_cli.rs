@@ -56,6 +56,8 @@ fn optimize(
             &server.base_url,
             "--llm-model",
             "fake-model",
+            "--llm-output",
+            "text",
             "--json",
             "--no-save",
         ])

@@ -4,7 +4,7 @@
 mod support;
 
 use mapwright::autoguide::FeedbackMode;
-use mapwright::optimize::proposers::llm::{LlmConfig, LlmProposer};
+use mapwright::optimize::proposers::llm::{LlmConfig, LlmProposer, OutputMode};
 use mapwright::optimize::proposers::{ProposalContext, ProposeError, Proposer};
 use mapwright::optimize::space::Space;
 use mapwright_runtime::app::App;
@@ -38,6 +38,7 @@ fn propose(server: &FakeLlm, retries: usize) -> (Result<String, ProposeError>, L
         max_retries: retries,
         price_prompt_per_mtok: 2.5,
         price_completion_per_mtok: 10.0,
+        output: OutputMode::Text,
         ..LlmConfig::default()
     };
     let mut p = LlmProposer::new(config);

@@ -64,7 +64,7 @@ pub enum Command {
     Serve(serve::ServeArgs),
     /// Improve a mapper by measurement: propose, check, run, AutoGuide, repeat;
     /// keep the best (`--in-place` writes it back).
-    Optimize(optimize::OptimizeArgs),
+    Optimize(Box<optimize::OptimizeArgs>),
     /// Application descriptions (`mapwright app import LOG`).
     #[command(subcommand)]
     App(app::AppCommand),
@@ -82,7 +82,7 @@ pub enum Command {
 pub enum BenchCommand {
     /// Every proposer on every built-in application, several seeds: normalized
     /// throughput after N iterations, and the scalar tuner after many more.
-    Optimize(bench_optimize::BenchOptimizeArgs),
+    Optimize(Box<bench_optimize::BenchOptimizeArgs>),
     /// The optimizer's search space for an application, as JSON (for an
     /// external tuner such as OpenTuner).
     Space(bench_external::SpaceArgs),
@@ -105,10 +105,10 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Run(args) => run::run(args),
         Command::Apps(args) => apps::run(args),
         Command::Serve(args) => serve::run(args),
-        Command::Optimize(args) => optimize::run(args),
+        Command::Optimize(args) => optimize::run(*args),
         Command::App(command) => app::run(command),
         Command::Calibrate(args) => calibrate::run(args),
-        Command::Bench(BenchCommand::Optimize(args)) => bench_optimize::bench(args),
+        Command::Bench(BenchCommand::Optimize(args)) => bench_optimize::bench(*args),
         Command::Bench(BenchCommand::Space(args)) => bench_external::space(args),
         Command::Bench(BenchCommand::Evaluate(args)) => bench_external::evaluate(args),
         Command::Bench(BenchCommand::SimValidate(args)) => bench_validate::run(args),

@@ -18,7 +18,7 @@ use crate::optimize::changes::render_changes;
 use crate::optimize::history::Record;
 use crate::optimize::plot::{trajectory_svg, Series};
 use crate::optimize::proposers::hybrid::HybridProposer;
-use crate::optimize::proposers::llm::{LlmConfig, LlmProposer};
+use crate::optimize::proposers::llm::{LlmConfig, LlmProposer, OutputMode};
 use crate::optimize::proposers::random::RandomProposer;
 use crate::optimize::proposers::scalar::ScalarProposer;
 use crate::optimize::proposers::search::SearchProposer;
@@ -66,6 +66,22 @@ pub struct LlmArgs {
     /// Environment variable that holds the API key.
     #[arg(long)]
     pub llm_key_env: Option<String>,
+    /// How the model answers: a JSON schema of the decisions (structured),
+    /// a mapper in a code block (text), or structured where the endpoint
+    /// takes it (auto, the default).
+    #[arg(long, value_enum)]
+    pub llm_output: Option<OutputMode>,
+    /// Seconds per request.
+    #[arg(long)]
+    pub llm_timeout: Option<u64>,
+    /// Most tokens per answer (sent as max_tokens).
+    #[arg(long)]
+    pub llm_max_tokens: Option<u32>,
+    #[arg(long)]
+    pub llm_temperature: Option<f64>,
+    /// Extra attempts per proposal when an answer cannot be used.
+    #[arg(long)]
+    pub llm_retries: Option<usize>,
 }
 
 #[derive(Debug, Args)]
@@ -156,8 +172,25 @@ fn llm_config(args: &LlmArgs, project: Option<&ProjectFile>) -> anyhow::Result<L
         .or(section.api_key_env)
         .unwrap_or_else(|| "OPENAI_API_KEY".into());
     config.api_key = std::env::var(&key_env).ok().filter(|k| !k.is_empty());
-    if let Some(t) = section.timeout_s {
+    if let Some(t) = args.llm_timeout.or(section.timeout_s) {
         config.timeout = Duration::from_secs(t);
+    }
+    if let Some(name) = section.output.as_deref() {
+        config.output = OutputMode::from_str(name, true).map_err(|_| {
+            anyhow!("unknown [llm] output `{name}` in mapwright.toml (auto, structured, text)")
+        })?;
+    }
+    if let Some(o) = args.llm_output {
+        config.output = o;
+    }
+    if let Some(n) = args.llm_max_tokens.or(section.max_tokens) {
+        config.max_tokens = n;
+    }
+    if let Some(t) = args.llm_temperature.or(section.temperature) {
+        config.temperature = t;
+    }
+    if let Some(r) = args.llm_retries {
+        config.max_retries = r;
     }
     config.price_prompt_per_mtok = section.price_prompt_per_mtok.unwrap_or(0.0);
     config.price_completion_per_mtok = section.price_completion_per_mtok.unwrap_or(0.0);

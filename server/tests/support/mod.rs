@@ -1,3 +1,4 @@
 pub mod cli;
 pub mod fake_llm;
+pub mod real_llm;
 pub mod serve;

@@ -43,21 +43,36 @@ impl Proposer for HybridProposer {
                 .partial_cmp(&b.score)
                 .unwrap_or(std::cmp::Ordering::Equal)
         });
+        let mut unusable = None;
         if self.calls % 3 == 1 {
-            let mut p = self.llm.propose(ctx)?;
-            p.rationale = format!("LLM strategy: {}", p.rationale);
-            return Ok(p);
+            match self.llm.propose(ctx) {
+                Ok(mut p) => {
+                    p.rationale = format!("LLM strategy: {}", p.rationale);
+                    return Ok(p);
+                }
+                // The iteration is not lost: search moves instead, and says why.
+                Err(e) => unusable = Some(e),
+            }
         }
+        let note = |mut p: Proposal| {
+            if !p.rationale.starts_with("search") {
+                p.rationale = format!("search: {}", p.rationale);
+            }
+            if let Some(e) = &unusable {
+                p.rationale = format!("{} (the LLM's answer was unusable: {e})", p.rationale);
+            }
+            p
+        };
         // Tune the best mapper so far (often an LLM strategy) with search moves.
         let Some(best) = best else {
-            return self.search.propose(ctx);
+            return self.search.propose(ctx).map(note);
         };
         if self.strategy.as_deref() != Some(best.source.as_str()) {
             self.strategy = Some(best.source.clone());
             self.search = SearchProposer::new(self.seed.wrapping_add(self.calls as u64));
         }
         let Some(decisions) = (ctx.resolve)(&best.source) else {
-            return self.search.propose(ctx);
+            return self.search.propose(ctx).map(note);
         };
         let base = crate::optimize::space::strip_block(&best.source);
         let tuned_ctx = ProposalContext {
@@ -73,7 +88,7 @@ impl Proposer for HybridProposer {
         };
         let mut p = self.search.propose(&tuned_ctx)?;
         p.rationale = format!("search tuning the best strategy: {}", p.rationale);
-        Ok(p)
+        Ok(note(p))
     }
 
     fn usage(&self) -> Option<Usage> {

@@ -12,6 +12,7 @@ pub mod llm;
 pub mod random;
 pub mod scalar;
 pub mod search;
+pub mod structured;
 
 use mapwright_runtime::app::App;
 use mapwright_runtime::decisions::Decisions;
@@ -78,8 +79,11 @@ pub struct Proposal {
 pub enum ProposeError {
     #[error("LLM request failed: {0}")]
     Request(String),
-    #[error("the model's answer contained no mapper code block (after {0} attempts)")]
-    NoCode(usize),
+    /// Every answer of one proposal was unusable; why, per attempt.
+    #[error("unusable answer: {}", problems.join("; "))]
+    Answer { problems: Vec<String> },
+    #[error("LLM request timed out after {0:.0} s")]
+    Timeout(f64),
     #[error("the search space is exhausted")]
     Exhausted,
 }
