@@ -145,3 +145,95 @@ fn an_unreachable_endpoint_is_an_error() {
         Err(ProposeError::Request(_))
     ));
 }
+
+fn propose_structured(server: &FakeLlm, output: OutputMode) -> Result<String, ProposeError> {
+    let app = App::builtin("circuit").expect("circuit");
+    let machine = Machine::preset("p100x4").expect("p100x4");
+    let space = Space::new(&app, &machine);
+    let decisions = Decisions::default();
+    let resolve = |_: &str| None;
+    let ctx = ProposalContext {
+        base: "Task * CPU;\n",
+        base_decisions: &decisions,
+        app: &app,
+        machine: &machine,
+        space: &space,
+        history: &[],
+        feedback_mode: FeedbackMode::Suggest,
+        resolve: &resolve,
+        as_block: false,
+    };
+    let config = LlmConfig {
+        base_url: server.base_url.clone(),
+        max_retries: 1,
+        max_tokens: 300,
+        output,
+        ..LlmConfig::default()
+    };
+    LlmProposer::new(config).propose(&ctx).map(|p| p.source)
+}
+
+#[test]
+fn a_structured_answer_becomes_edits_and_the_schema_names_the_decisions() {
+    let answer = r#"{"tasks": [{"task": "calculate_new_currents", "processor": "GPU"}], "regions": [], "layouts": [{"task": "calculate_new_currents", "layout": "SOA F_order"}], "reason": "GPU"}"#;
+    let server = FakeLlm::start(vec![Reply::content(answer, 10, 5)]);
+    let source = propose_structured(&server, OutputMode::Auto).expect("proposal");
+    assert!(
+        source.contains("Task calculate_new_currents GPU;"),
+        "{source}"
+    );
+    assert!(source.contains("F_order"), "{source}");
+    let requests = server.requests.lock().unwrap();
+    let body = &requests[0];
+    assert_eq!(body["max_tokens"], 300);
+    assert_eq!(body["response_format"]["type"], "json_schema");
+    let schema = &body["response_format"]["json_schema"]["schema"];
+    let tasks = schema["properties"]["tasks"]["items"]["properties"]["task"]["enum"]
+        .as_array()
+        .expect("task names");
+    assert!(tasks.iter().any(|t| t == "calculate_new_currents"));
+    // The prompt is JSON and short: no DSL guide.
+    let user = body["messages"][1]["content"].as_str().unwrap();
+    assert!(user.starts_with('{') && user.contains("\"processors_per_node\""));
+    assert!(!body["messages"][0]["content"]
+        .as_str()
+        .unwrap()
+        .contains("IndexTaskMap"));
+}
+
+#[test]
+fn names_outside_the_schema_are_left_out_and_non_json_is_retried() {
+    let server = FakeLlm::start(vec![
+        Reply::content("I think GPUs are best.", 10, 5),
+        Reply::content(
+            r#"{"tasks": [{"task": "no_such_task", "processor": "GPU"}, {"task": "calculate_new_currents", "processor": "GPU"}], "regions": [], "layouts": [], "reason": ""}"#,
+            10,
+            5,
+        ),
+    ]);
+    let source = propose_structured(&server, OutputMode::Structured).expect("proposal");
+    assert!(
+        source.contains("Task calculate_new_currents GPU;"),
+        "{source}"
+    );
+    assert!(!source.contains("no_such_task"), "{source}");
+    let requests = server.requests.lock().unwrap();
+    let retry = requests[1]["messages"].as_array().unwrap();
+    assert!(retry.last().unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .contains("JSON object only"));
+}
+
+#[test]
+fn an_endpoint_without_structured_output_gets_text() {
+    let server = FakeLlm::start(vec![
+        Reply::raw(400, r#"{"error":"response_format is not supported"}"#),
+        Reply::content(GOOD, 10, 5),
+    ]);
+    let source = propose_structured(&server, OutputMode::Auto).expect("proposal");
+    assert_eq!(source, "Task * GPU,CPU;\nRegion * * GPU FBMEM;\n");
+    let requests = server.requests.lock().unwrap();
+    assert!(requests[0].get("response_format").is_some());
+    assert!(requests[1].get("response_format").is_none());
+}
