@@ -18,6 +18,7 @@
 //! - [`verdict`]   whether the best candidate's gain is worth applying.
 //! - [`changes`]   each applied change with the gain attributed to it.
 //! - [`proposers`] search (default), random, scalar (OpenTuner-like), llm, hybrid.
+//! - [`repair`]    the first candidates when the user's mapper does not compile.
 //! - [`executors`] running a resolved candidate (simulator, any backend).
 //! - [`runner`]    evaluating one candidate (check, resolve, execute, AutoGuide).
 //! - [`history`]   the records of a run.
@@ -34,6 +35,7 @@ pub mod pins;
 pub mod plot;
 pub mod proposers;
 pub mod prune;
+pub mod repair;
 pub mod rng;
 pub mod runner;
 pub mod space;
@@ -205,11 +207,17 @@ pub fn optimize(
     progress: Progress<'_>,
 ) -> Report {
     let start = Instant::now();
-    let base = strip_block(source);
+    let mut base = strip_block(source);
     let resolve = |text: &str| runner.decisions(text);
-    let base_decisions = runner.decisions(&base).unwrap_or_default();
-    let pins = Pins::of(&base, &base_decisions);
-    let space = Space::new(runner.app, runner.machine).pinned(&pins);
+    let base_decisions = runner.decisions(&base);
+    // A mapper that does not compile is repaired first, for every proposer.
+    let mut needs_repair = base_decisions.is_none();
+    let mut base_decisions = base_decisions.unwrap_or_default();
+    // What the user wrote: pruning and the report of what changed compare
+    // with it, also after a repair.
+    let (user_base, user_decisions) = (base.clone(), base_decisions.clone());
+    let mut pins = Pins::of(&base, &base_decisions);
+    let mut space = Space::new(runner.app, runner.machine).pinned(&pins);
     let mut report = previous.unwrap_or_else(|| Report {
         app: runner.app.name.clone(),
         machine: runner.machine.name.clone(),
@@ -291,6 +299,31 @@ pub fn optimize(
             break;
         }
         let iteration = report.records.len();
+        if std::mem::take(&mut needs_repair) {
+            let compiles = |text: &str| runner.decisions(text).is_some();
+            if let Some((text, steps)) = repair::make_compile(&base, &compiles) {
+                let mut record = evaluate(
+                    iteration,
+                    text.clone(),
+                    format!("make it compile: {}", steps.join("; ")),
+                    None,
+                );
+                record.proposer = proposer.name().to_string();
+                save_candidate(config.run_dir.as_deref(), &record);
+                report.records.push(record);
+                report.refresh_best();
+                if let Some(last) = report.records.last() {
+                    progress(last, report.best_normalized, config.iterations);
+                }
+                // Proposals build on the text that compiles.
+                base_decisions = runner.decisions(&text).unwrap_or_default();
+                base = text;
+                pins = Pins::of(&base, &base_decisions);
+                space = Space::new(runner.app, runner.machine).pinned(&pins);
+                report.pinned = pins.pins.iter().map(|p| p.text.clone()).collect();
+                continue;
+            }
+        }
         let ctx = ProposalContext {
             base: &base,
             base_decisions: &base_decisions,
@@ -362,10 +395,10 @@ pub fn optimize(
     }
     if !config.as_block && report.best_iteration > 0 {
         report.best_mapper =
-            prune::drop_redundant(&base, &base_decisions, &report.best_mapper, &resolve);
+            prune::drop_redundant(&user_base, &user_decisions, &report.best_mapper, &resolve);
     }
     if !report.cancelled {
-        judge_best(&mut report, runner, config, &base, &base_decisions);
+        judge_best(&mut report, runner, config, &user_base, &user_decisions);
     }
     report.usage = proposer.usage();
     if let Some(dir) = &config.run_dir {
