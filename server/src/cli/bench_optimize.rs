@@ -75,6 +75,9 @@ struct BenchRow {
     worst: f64,
     best: f64,
     success_rate: f64,
+    /// Proposals that are mappers that compile (an LLM's answer could be
+    /// used and checks).
+    valid_share: f64,
     parameter_entropy: f64,
     feedback_sensitivity: f64,
 }
@@ -225,6 +228,7 @@ pub fn bench(args: BenchOptimizeArgs) -> anyhow::Result<ExitCode> {
                 let feedback = mode.map(feedback_name).unwrap_or("-");
                 let mut finals = Vec::new();
                 let mut successes = Vec::new();
+                let mut valid = Vec::new();
                 let mut entropies = Vec::new();
                 let mut sensitivities = Vec::new();
                 for seed in 0..args.seeds {
@@ -253,6 +257,7 @@ pub fn bench(args: BenchOptimizeArgs) -> anyhow::Result<ExitCode> {
                     let best = report.best_normalized.unwrap_or(0.0);
                     finals.push(best);
                     successes.push(report.success_rate);
+                    valid.push(crate::optimize::metrics::valid_share(&report.records));
                     entropies.push(report.parameter_entropy);
                     sensitivities.push(report.feedback_sensitivity);
                     // Beats the expert by more than the simulator's rounding.
@@ -297,6 +302,7 @@ pub fn bench(args: BenchOptimizeArgs) -> anyhow::Result<ExitCode> {
                     worst: finals.iter().copied().fold(f64::INFINITY, f64::min),
                     best: finals.iter().copied().fold(0.0, f64::max),
                     success_rate: successes.iter().sum::<f64>() / n,
+                    valid_share: valid.iter().sum::<f64>() / n,
                     parameter_entropy: entropies.iter().sum::<f64>() / n,
                     feedback_sensitivity: sensitivities.iter().sum::<f64>() / n,
                 };
@@ -399,7 +405,7 @@ fn print_rows(
         }
     };
     outln!(
-        "{}{:<8} {:<14} {:>6}  {:<10} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8}",
+        "{}{:<8} {:<14} {:>6}  {:<10} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8}",
         start_col("start"),
         "proposer",
         "feedback",
@@ -409,12 +415,13 @@ fn print_rows(
         "worst",
         "best",
         "success",
+        "valid",
         "entropy",
         "sensit."
     )?;
     for r in rows {
         outln!(
-            "{}{:<8} {:<14} {:>6}  {:<10} {:>7.3}x {:>7.3}x {:>7.3}x {:>7.0}% {:>8.2} {:>8.2}",
+            "{}{:<8} {:<14} {:>6}  {:<10} {:>7.3}x {:>7.3}x {:>7.3}x {:>7.0}% {:>7.0}% {:>8.2} {:>8.2}",
             start_col(&r.start),
             r.proposer,
             r.feedback,
@@ -424,6 +431,7 @@ fn print_rows(
             r.worst,
             r.best,
             r.success_rate * 100.0,
+            r.valid_share * 100.0,
             r.parameter_entropy,
             r.feedback_sensitivity
         )?;
@@ -559,6 +567,7 @@ mod tests {
             worst,
             best: mean,
             success_rate: 1.0,
+            valid_share: 1.0,
             parameter_entropy: 0.0,
             feedback_sensitivity: 0.0,
         }

@@ -78,6 +78,26 @@ pub fn trajectory(records: &[Record]) -> Vec<f64> {
         .collect()
 }
 
+/// Fraction of proposals (iteration > 0) that are valid mappers: the
+/// proposer gave one (an LLM's answer could be used) and it compiles and
+/// resolves, whether or not it then runs.
+pub fn valid_share(records: &[Record]) -> f64 {
+    let proposals: Vec<&Record> = records.iter().filter(|r| r.iteration > 0).collect();
+    if proposals.is_empty() {
+        return 0.0;
+    }
+    let valid = proposals
+        .iter()
+        .filter(|r| {
+            !matches!(
+                r.evaluation.status.as_str(),
+                "proposer_error" | "compile_error"
+            )
+        })
+        .count();
+    valid as f64 / proposals.len() as f64
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -129,5 +149,22 @@ mod tests {
         assert!((parameter_entropy(&rs) - 1.0).abs() < 1e-9);
         assert!((feedback_sensitivity(&rs) - 0.5).abs() < 1e-9);
         assert_eq!(trajectory(&rs), vec![0.0, 1.0, 2.0]);
+    }
+
+    #[test]
+    fn valid_share_counts_proposals_that_compile() {
+        let mut rs = vec![
+            rec(0, &[]),
+            rec(1, &[]),
+            rec(2, &[]),
+            rec(3, &[]),
+            rec(4, &[]),
+        ];
+        rs[0].evaluation.status = "compile_error".into();
+        rs[1].evaluation.status = "proposer_error".into();
+        rs[2].evaluation.status = "compile_error".into();
+        rs[3].evaluation.status = "out_of_memory".into();
+        assert_eq!(valid_share(&rs), 0.5);
+        assert_eq!(valid_share(&rs[..1]), 0.0);
     }
 }
