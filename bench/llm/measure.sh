@@ -13,7 +13,7 @@ OUT=${OUT:-target/llm-bench}
 ITER=${ITER:-10}
 LLM_ITER=${LLM_ITER:-5}
 TEMPS=${TEMPS:-"0.1 0.7 1.0"}
-APPS=("$@"); [ ${#APPS[@]} -gt 0 ] || APPS=(circuit stencil pennant cannon summa pumma johnson solomonik cosma)
+APPS=("$@"); [ ${#APPS[@]} -gt 0 ] || APPS=(circuit stencil cannon pennant summa pumma johnson solomonik cosma)
 mkdir -p "$OUT"
 coproc SERVER { exec "$PY" bench/llm/serve.py --quiet --threads 1 --ctx 8192 --predict 1024; }
 read -r _ URL <&"${SERVER[0]}"

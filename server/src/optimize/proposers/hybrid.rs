@@ -43,9 +43,27 @@ impl Proposer for HybridProposer {
                 .partial_cmp(&b.score)
                 .unwrap_or(std::cmp::Ordering::Equal)
         });
+        // The best mapper so far, which both build on: the LLM's strategy is
+        // a change of it (so a repair search found is kept), and search
+        // tunes it.
+        let best_base = best.and_then(|b| {
+            let decisions = (ctx.resolve)(&b.source)?;
+            Some((crate::optimize::space::strip_block(&b.source), decisions))
+        });
+        let best_ctx = best_base.as_ref().map(|(base, decisions)| ProposalContext {
+            base,
+            base_decisions: decisions,
+            app: ctx.app,
+            machine: ctx.machine,
+            space: ctx.space,
+            history: ctx.history,
+            feedback_mode: ctx.feedback_mode,
+            resolve: ctx.resolve,
+            as_block: ctx.as_block,
+        });
         let mut unusable = None;
         if self.calls % 3 == 1 {
-            match self.llm.propose(ctx) {
+            match self.llm.propose(best_ctx.as_ref().unwrap_or(ctx)) {
                 Ok(mut p) => {
                     p.rationale = format!("LLM strategy: {}", p.rationale);
                     return Ok(p);
@@ -63,30 +81,18 @@ impl Proposer for HybridProposer {
             }
             p
         };
-        // Tune the best mapper so far (often an LLM strategy) with search moves.
-        let Some(best) = best else {
-            return self.search.propose(ctx).map(note);
-        };
-        if self.strategy.as_deref() != Some(best.source.as_str()) {
-            self.strategy = Some(best.source.clone());
-            self.search = SearchProposer::new(self.seed.wrapping_add(self.calls as u64));
+        if let Some(best) = best {
+            if self.strategy.as_deref() != Some(best.source.as_str()) {
+                self.strategy = Some(best.source.clone());
+                self.search = SearchProposer::new(self.seed.wrapping_add(self.calls as u64));
+            }
         }
-        let Some(decisions) = (ctx.resolve)(&best.source) else {
+        // Tune the best mapper so far (often an LLM strategy) with search
+        // moves; while nothing runs, search repairs from the user's mapper.
+        let Some(best_ctx) = &best_ctx else {
             return self.search.propose(ctx).map(note);
         };
-        let base = crate::optimize::space::strip_block(&best.source);
-        let tuned_ctx = ProposalContext {
-            base: &base,
-            base_decisions: &decisions,
-            app: ctx.app,
-            machine: ctx.machine,
-            space: ctx.space,
-            history: ctx.history,
-            feedback_mode: ctx.feedback_mode,
-            resolve: ctx.resolve,
-            as_block: ctx.as_block,
-        };
-        let mut p = self.search.propose(&tuned_ctx)?;
+        let mut p = self.search.propose(best_ctx)?;
         p.rationale = format!("search tuning the best strategy: {}", p.rationale);
         Ok(note(p))
     }
