@@ -237,3 +237,51 @@ fn an_endpoint_without_structured_output_gets_text() {
     assert!(requests[0].get("response_format").is_some());
     assert!(requests[1].get("response_format").is_none());
 }
+
+#[test]
+fn a_cancel_stops_waiting_for_a_model_that_does_not_answer() {
+    // A server that accepts the connection and never answers.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let base_url = format!("http://{}/v1", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        let _held: Vec<_> = listener.incoming().take(1).collect();
+        std::thread::sleep(std::time::Duration::from_secs(60));
+    });
+    let app = App::builtin("stencil").unwrap();
+    let machine = Machine::preset("p100x4").unwrap();
+    let space = Space::new(&app, &machine);
+    let d = Decisions::default();
+    let resolve = |_: &str| None;
+    let ctx = ProposalContext {
+        base: "Task * GPU;\n",
+        base_decisions: &d,
+        app: &app,
+        machine: &machine,
+        space: &space,
+        history: &[],
+        feedback_mode: FeedbackMode::Suggest,
+        resolve: &resolve,
+        as_block: false,
+    };
+    let mut proposer = LlmProposer::new(LlmConfig {
+        base_url,
+        timeout: std::time::Duration::from_secs(60),
+        ..LlmConfig::default()
+    });
+    let flag = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    proposer.set_cancel(flag.clone());
+    let setter = flag.clone();
+    std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        setter.store(true, std::sync::atomic::Ordering::SeqCst);
+    });
+    let t0 = std::time::Instant::now();
+    let result = proposer.propose(&ctx);
+    assert!(matches!(result, Err(ProposeError::Cancelled)), "{result:?}");
+    assert!(
+        t0.elapsed() < std::time::Duration::from_secs(5),
+        "{:?}",
+        t0.elapsed()
+    );
+    assert_eq!(proposer.usage().unwrap().requests, 1, "not retried");
+}

@@ -310,6 +310,7 @@ pub fn run(args: OptimizeArgs) -> anyhow::Result<ExitCode> {
     .map_err(|e| anyhow!("--min-gain / [optimize] min_gain: {e}"))?;
     let cancel = Arc::new(AtomicBool::new(false));
     install_interrupt(cancel.clone());
+    proposer.set_cancel(cancel.clone());
     let previous = match &args.resume {
         Some(dir) => Some(load_report(dir)?),
         None => None,

@@ -100,4 +100,8 @@ impl Proposer for HybridProposer {
     fn usage(&self) -> Option<Usage> {
         self.llm.usage()
     }
+
+    fn set_cancel(&mut self, flag: std::sync::Arc<std::sync::atomic::AtomicBool>) {
+        self.llm.set_cancel(flag);
+    }
 }

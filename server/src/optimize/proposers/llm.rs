@@ -141,6 +141,8 @@ pub struct LlmProposer {
     structured: bool,
     /// What the last answer that could not be used was (for the report).
     last_problem: Option<String>,
+    /// Set to stop waiting for the model (Ctrl-C).
+    cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
 
 impl LlmProposer {
@@ -153,6 +155,7 @@ impl LlmProposer {
             usage: Usage::default(),
             structured,
             last_problem: None,
+            cancel: None,
         }
     }
 
@@ -257,26 +260,31 @@ impl LlmProposer {
         self.usage.requests += 1;
         let t0 = Instant::now();
         let timeout = self.config.timeout;
-        let response = req.send_string(&body.to_string()).map_err(|e| match e {
-            ureq::Error::Status(code, resp) => {
-                let text = resp.into_string().unwrap_or_default();
-                ProposeError::Request(format!(
-                    "HTTP {code}: {}",
-                    text.chars().take(300).collect::<String>()
-                ))
+        let body = body.to_string();
+        let text = match &self.cancel {
+            None => send(req, &body, timeout)?,
+            Some(flag) => {
+                // On its own thread, so that a cancel is not kept waiting
+                // for the model: the request is abandoned at once (its
+                // connection closes with it, or at the timeout).
+                let (tx, rx) = std::sync::mpsc::channel();
+                std::thread::spawn(move || {
+                    let _ = tx.send(send(req, &body, timeout));
+                });
+                loop {
+                    if flag.load(std::sync::atomic::Ordering::SeqCst) {
+                        return Err(ProposeError::Cancelled);
+                    }
+                    match rx.recv_timeout(Duration::from_millis(100)) {
+                        Ok(result) => break result?,
+                        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => continue,
+                        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                            return Err(ProposeError::Request("the request thread ended".into()))
+                        }
+                    }
+                }
             }
-            other if timed_out(&other) => ProposeError::Timeout(timeout.as_secs_f64()),
-            other => ProposeError::Request(other.to_string()),
-        })?;
-        let text = response.into_string().map_err(|e| {
-            if e.kind() == std::io::ErrorKind::TimedOut
-                || e.kind() == std::io::ErrorKind::WouldBlock
-            {
-                ProposeError::Timeout(timeout.as_secs_f64())
-            } else {
-                ProposeError::Request(e.to_string())
-            }
-        })?;
+        };
         let seconds = t0.elapsed().as_secs_f64();
         let value: Value = serde_json::from_str(&text)
             .map_err(|e| ProposeError::Request(format!("the answer is not JSON ({e})")))?;
@@ -405,6 +413,28 @@ impl LlmProposer {
     }
 }
 
+/// Sends one request and reads the answer's body.
+fn send(req: ureq::Request, body: &str, timeout: Duration) -> Result<String, ProposeError> {
+    let response = req.send_string(body).map_err(|e| match e {
+        ureq::Error::Status(code, resp) => {
+            let text = resp.into_string().unwrap_or_default();
+            ProposeError::Request(format!(
+                "HTTP {code}: {}",
+                text.chars().take(300).collect::<String>()
+            ))
+        }
+        other if timed_out(&other) => ProposeError::Timeout(timeout.as_secs_f64()),
+        other => ProposeError::Request(other.to_string()),
+    })?;
+    response.into_string().map_err(|e| {
+        if e.kind() == std::io::ErrorKind::TimedOut || e.kind() == std::io::ErrorKind::WouldBlock {
+            ProposeError::Timeout(timeout.as_secs_f64())
+        } else {
+            ProposeError::Request(e.to_string())
+        }
+    })
+}
+
 /// Whether a transport error is the request's timeout.
 fn timed_out(e: &ureq::Error) -> bool {
     let mut source: Option<&(dyn std::error::Error + 'static)> = std::error::Error::source(e);
@@ -498,6 +528,7 @@ impl Proposer for LlmProposer {
             }
             let answer = match self.request(&messages, schema.as_ref()) {
                 Ok(a) => a,
+                Err(ProposeError::Cancelled) => return Err(ProposeError::Cancelled),
                 Err(e) => {
                     if schema.is_some()
                         && self.config.output == OutputMode::Auto
@@ -553,6 +584,10 @@ impl Proposer for LlmProposer {
 
     fn usage(&self) -> Option<Usage> {
         Some(self.usage.clone())
+    }
+
+    fn set_cancel(&mut self, flag: std::sync::Arc<std::sync::atomic::AtomicBool>) {
+        self.cancel = Some(flag);
     }
 }
 

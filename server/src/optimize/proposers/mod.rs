@@ -84,6 +84,8 @@ pub enum ProposeError {
     Answer { problems: Vec<String> },
     #[error("LLM request timed out after {0:.0} s")]
     Timeout(f64),
+    #[error("cancelled while waiting for the model")]
+    Cancelled,
     #[error("the search space is exhausted")]
     Exhausted,
 }
@@ -96,4 +98,6 @@ pub trait Proposer {
     fn usage(&self) -> Option<super::history::Usage> {
         None
     }
+    /// A flag that, once set, stops waiting for a remote model (Ctrl-C).
+    fn set_cancel(&mut self, _flag: std::sync::Arc<std::sync::atomic::AtomicBool>) {}
 }
