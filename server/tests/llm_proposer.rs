@@ -14,23 +14,52 @@ use support::fake_llm::{FakeLlm, Reply};
 
 const GOOD: &str = "I moved everything to the GPU.\n```mapper\nTask * GPU,CPU;\nRegion * * GPU FBMEM;\n```\nThis keeps data in the framebuffer.";
 
+/// An application, the p100x4 machine and a base mapper that nothing
+/// resolves: what a proposal context borrows.
+struct Fixture {
+    app: App,
+    machine: Machine,
+    space: Space,
+    decisions: Decisions,
+    base: &'static str,
+}
+
+fn no_resolve(_: &str) -> Option<Decisions> {
+    None
+}
+
+impl Fixture {
+    fn new(app: &str, base: &'static str) -> Fixture {
+        let app = App::builtin(app).expect("a built-in app");
+        let machine = Machine::preset("p100x4").expect("p100x4");
+        let space = Space::new(&app, &machine);
+        Fixture {
+            app,
+            machine,
+            space,
+            decisions: Decisions::default(),
+            base,
+        }
+    }
+
+    fn ctx(&self) -> ProposalContext<'_> {
+        ProposalContext {
+            base: self.base,
+            base_decisions: &self.decisions,
+            app: &self.app,
+            machine: &self.machine,
+            space: &self.space,
+            history: &[],
+            feedback_mode: FeedbackMode::Suggest,
+            resolve: &no_resolve,
+            as_block: false,
+        }
+    }
+}
+
 fn propose(server: &FakeLlm, retries: usize) -> (Result<String, ProposeError>, LlmProposer) {
-    let app = App::builtin("circuit").expect("circuit");
-    let machine = Machine::preset("p100x4").expect("p100x4");
-    let space = Space::new(&app, &machine);
-    let decisions = Decisions::default();
-    let resolve = |_: &str| None;
-    let ctx = ProposalContext {
-        base: "Task * CPU;\n",
-        base_decisions: &decisions,
-        app: &app,
-        machine: &machine,
-        space: &space,
-        history: &[],
-        feedback_mode: FeedbackMode::Suggest,
-        resolve: &resolve,
-        as_block: false,
-    };
+    let fixture = Fixture::new("circuit", "Task * CPU;\n");
+    let ctx = fixture.ctx();
     let config = LlmConfig {
         base_url: server.base_url.clone(),
         model: "fake-model".into(),
@@ -124,22 +153,8 @@ fn an_unreachable_endpoint_is_an_error() {
         max_retries: 0,
         ..LlmConfig::default()
     };
-    let app = App::builtin("stencil").unwrap();
-    let machine = Machine::preset("p100x4").unwrap();
-    let space = Space::new(&app, &machine);
-    let d = Decisions::default();
-    let resolve = |_: &str| None;
-    let ctx = ProposalContext {
-        base: "Task * GPU;\n",
-        base_decisions: &d,
-        app: &app,
-        machine: &machine,
-        space: &space,
-        history: &[],
-        feedback_mode: FeedbackMode::Suggest,
-        resolve: &resolve,
-        as_block: false,
-    };
+    let fixture = Fixture::new("stencil", "Task * GPU;\n");
+    let ctx = fixture.ctx();
     assert!(matches!(
         LlmProposer::new(config).propose(&ctx),
         Err(ProposeError::Request(_))
@@ -147,22 +162,8 @@ fn an_unreachable_endpoint_is_an_error() {
 }
 
 fn propose_structured(server: &FakeLlm, output: OutputMode) -> Result<String, ProposeError> {
-    let app = App::builtin("circuit").expect("circuit");
-    let machine = Machine::preset("p100x4").expect("p100x4");
-    let space = Space::new(&app, &machine);
-    let decisions = Decisions::default();
-    let resolve = |_: &str| None;
-    let ctx = ProposalContext {
-        base: "Task * CPU;\n",
-        base_decisions: &decisions,
-        app: &app,
-        machine: &machine,
-        space: &space,
-        history: &[],
-        feedback_mode: FeedbackMode::Suggest,
-        resolve: &resolve,
-        as_block: false,
-    };
+    let fixture = Fixture::new("circuit", "Task * CPU;\n");
+    let ctx = fixture.ctx();
     let config = LlmConfig {
         base_url: server.base_url.clone(),
         max_retries: 1,
@@ -247,22 +248,8 @@ fn a_cancel_stops_waiting_for_a_model_that_does_not_answer() {
         let _held: Vec<_> = listener.incoming().take(1).collect();
         std::thread::sleep(std::time::Duration::from_secs(60));
     });
-    let app = App::builtin("stencil").unwrap();
-    let machine = Machine::preset("p100x4").unwrap();
-    let space = Space::new(&app, &machine);
-    let d = Decisions::default();
-    let resolve = |_: &str| None;
-    let ctx = ProposalContext {
-        base: "Task * GPU;\n",
-        base_decisions: &d,
-        app: &app,
-        machine: &machine,
-        space: &space,
-        history: &[],
-        feedback_mode: FeedbackMode::Suggest,
-        resolve: &resolve,
-        as_block: false,
-    };
+    let fixture = Fixture::new("stencil", "Task * GPU;\n");
+    let ctx = fixture.ctx();
     let mut proposer = LlmProposer::new(LlmConfig {
         base_url,
         timeout: std::time::Duration::from_secs(60),
