@@ -154,3 +154,31 @@ fn hybrid_alternates_llm_strategies_and_search_moves() {
     let best = report["best_normalized"].as_f64().unwrap();
     assert!(best >= 0.99, "search reaches the expert: {best}");
 }
+
+#[test]
+fn an_unusable_answer_is_recorded_with_its_reason_and_is_no_proposal() {
+    // Prose, then JSON, then a loop: none holds a mapper.
+    let server = FakeLlm::start(vec![
+        Reply::content("Sure! Map everything to GPUs.", 10, 5),
+        Reply::content("{\"Task\": \"GPU\"}", 10, 5),
+        Reply::content(
+            "Task * GPU;\nTask * GPU;\nTask * GPU;\nTask * GPU;\n",
+            10,
+            5,
+        ),
+    ]);
+    let dir = temp_dir("unusable");
+    let report = optimize(&dir, &server, "llm", "suggest", "1");
+    let r = &report["records"][1];
+    assert_eq!(r["evaluation"]["status"], "proposer_error");
+    let why = r["evaluation"]["raw_output"].as_str().unwrap();
+    for reason in [
+        "no code block",
+        "JSON instead of a mapper code block",
+        "repeated text",
+    ] {
+        assert!(why.contains(reason), "{reason}: {why}");
+    }
+    assert!(why.contains(" s, 10+5 tokens]"), "{why}");
+    assert_eq!(r["parameters"], serde_json::json!({}), "not a proposal");
+}

@@ -355,6 +355,8 @@ pub fn optimize(
                 );
                 r.evaluation.status = "proposer_error".into();
                 r.evaluation.raw_output = e.to_string();
+                // Not a proposal: the entropy and sensitivity leave it out.
+                r.parameters.clear();
                 r.score = 0.0;
                 r.normalized = normalize(0.0);
                 r
