@@ -327,13 +327,24 @@ pub fn prompt(ctx: &ProposalContext<'_>, history_window: usize) -> String {
             Value::Object(o)
         })
         .collect();
-    let body = json!({
+    let mut body = json!({
         "application": ctx.app.name,
         "machine": machine_summary(ctx.machine),
         "tasks": tasks_summary(ctx),
         "library_constraints": constraints,
         "tried": tried,
     });
+    if !ctx.space.pins.is_empty() {
+        // The schema already leaves out what they decide; told so that the
+        // model does not fight them.
+        body["pinned_by_the_user"] = json!(ctx
+            .space
+            .pins
+            .pins
+            .iter()
+            .map(|p| format!("`{}  # mapwright: keep`", p.text))
+            .collect::<Vec<_>>());
+    }
     format!(
         "{body}\nWhich decisions should change so that the mapper runs faster? Answer with the JSON object."
     )
