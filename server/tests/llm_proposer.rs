@@ -272,3 +272,20 @@ fn a_cancel_stops_waiting_for_a_model_that_does_not_answer() {
     );
     assert_eq!(proposer.usage().unwrap().requests, 1, "not retried");
 }
+
+#[test]
+fn a_structured_answer_cut_at_max_tokens_keeps_its_complete_entries() {
+    let cut = r#"{"tasks": [{"task": "calculate_new_currents", "processor": "GPU"}, {"task": "distribute_charge", "proc"#;
+    let body = serde_json::json!({
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": cut}, "finish_reason": "length"}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 300}
+    });
+    let server = FakeLlm::start(vec![Reply::raw(200, &body.to_string())]);
+    let source = propose_structured(&server, OutputMode::Structured).expect("proposal");
+    assert!(
+        source.contains("Task calculate_new_currents GPU;"),
+        "{source}"
+    );
+    assert!(!source.contains("distribute_charge"), "{source}");
+    assert_eq!(server.requests.lock().unwrap().len(), 1, "no retry needed");
+}

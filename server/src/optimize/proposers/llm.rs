@@ -368,7 +368,25 @@ impl LlmProposer {
         ctx: &ProposalContext<'_>,
         answer: &Answer,
     ) -> Result<Proposal, AnswerProblem> {
-        let (spec, skipped, reason) = match structured::parse(ctx, &answer.content) {
+        // An answer cut off at `max_tokens` keeps its complete entries.
+        let salvaged = (answer.finish_reason == "length")
+            .then(|| structured::complete_truncated(&answer.content))
+            .flatten();
+        let parsed = match structured::parse(ctx, &answer.content) {
+            Err(_) if salvaged.is_some() => salvaged
+                .as_deref()
+                .map(|text| structured::parse(ctx, text))
+                .unwrap_or(Err(structured::Invalid::Empty))
+                .map(|(spec, mut skipped, reason)| {
+                    skipped.push(format!(
+                        "the rest (truncated at max_tokens, {})",
+                        self.config.max_tokens
+                    ));
+                    (spec, skipped, reason)
+                }),
+            other => other,
+        };
+        let (spec, skipped, reason) = match parsed {
             Ok(parsed) => parsed,
             Err(invalid) => {
                 // An endpoint that ignored `response_format` may still have

@@ -350,6 +350,44 @@ pub fn prompt(ctx: &ProposalContext<'_>, history_window: usize) -> String {
     )
 }
 
+/// A JSON answer cut off mid-way, made whole: everything after the last
+/// complete entry of a list is dropped and the open lists and objects are
+/// closed. `None` when nothing complete is left.
+pub fn complete_truncated(text: &str) -> Option<String> {
+    let mut stack: Vec<char> = Vec::new();
+    let (mut in_string, mut escaped) = (false, false);
+    // (byte offset after a complete list entry, the brackets then open)
+    let mut last: Option<(usize, Vec<char>)> = None;
+    for (i, c) in text.char_indices() {
+        if in_string {
+            match (escaped, c) {
+                (true, _) => escaped = false,
+                (false, '\\') => escaped = true,
+                (false, '"') => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            '"' => in_string = true,
+            '{' | '[' => stack.push(c),
+            '}' | ']' => {
+                stack.pop()?;
+                if stack.last() == Some(&'[') {
+                    last = Some((i + c.len_utf8(), stack.clone()));
+                }
+            }
+            _ => {}
+        }
+    }
+    let (end, open) = last?;
+    let mut out = text[..end].to_string();
+    for c in open.iter().rev() {
+        out.push(if *c == '{' { '}' } else { ']' });
+    }
+    Some(out)
+}
+
 /// Why a structured answer could not be used.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Invalid {
@@ -450,4 +488,23 @@ pub fn parse(
         return Err(Invalid::Empty);
     }
     Ok((spec, skipped, reason))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_truncated_answer_keeps_its_complete_entries() {
+        let cut = r#"{"tasks": [{"task": "a", "processor": "GPU"}, {"task": "b", "proc"#;
+        let whole = complete_truncated(cut).expect("one complete entry");
+        let v: Value = serde_json::from_str(&whole).expect("JSON");
+        assert_eq!(v["tasks"].as_array().unwrap().len(), 1);
+        assert_eq!(v["tasks"][0]["task"], "a");
+        // A bracket inside a string is text.
+        let cut = r#"{"tasks": [{"task": "a]", "processor": "GPU"}], "reason": "x ["#;
+        let v: Value = serde_json::from_str(&complete_truncated(cut).unwrap()).unwrap();
+        assert_eq!(v["tasks"][0]["task"], "a]");
+        assert_eq!(complete_truncated(r#"{"tasks": [{"task": "a"#), None);
+    }
 }
