@@ -289,3 +289,21 @@ fn a_structured_answer_cut_at_max_tokens_keeps_its_complete_entries() {
     assert!(!source.contains("distribute_charge"), "{source}");
     assert_eq!(server.requests.lock().unwrap().len(), 1, "no retry needed");
 }
+
+#[test]
+fn a_truncated_text_answer_is_asked_again_for_less_without_quoting_it() {
+    let body = serde_json::json!({
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": "```mapper\nTask * GPU"}, "finish_reason": "length"}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 1024}
+    });
+    let server = FakeLlm::start(vec![
+        Reply::raw(200, &body.to_string()),
+        Reply::content(GOOD, 10, 5),
+    ]);
+    let (result, _) = propose(&server, 2);
+    assert!(result.is_ok());
+    let requests = server.requests.lock().unwrap();
+    let second = requests[1]["messages"].as_array().unwrap();
+    assert_eq!(second.len(), 3, "{second:?}");
+    assert!(second[2]["content"].as_str().unwrap().contains("cut off"));
+}

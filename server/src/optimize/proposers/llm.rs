@@ -30,6 +30,9 @@ use crate::optimize::history::Usage;
 /// The DSL reference given to the model in text mode (the project's language guide).
 const DSL_GUIDE: &str = include_str!("dsl_guide.md");
 
+/// The retry after an answer was cut off.
+const SHORTER: &str = "Your answer was cut off. Answer again, shorter: change only the few decisions that matter most.";
+
 /// How the model is asked to answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum OutputMode {
@@ -139,8 +142,6 @@ pub struct LlmProposer {
     usage: Usage,
     /// Whether the endpoint took `response_format` (auto mode learns it).
     structured: bool,
-    /// What the last answer that could not be used was (for the report).
-    last_problem: Option<String>,
     /// Set to stop waiting for the model (Ctrl-C).
     cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
@@ -154,7 +155,6 @@ impl LlmProposer {
             agent,
             usage: Usage::default(),
             structured,
-            last_problem: None,
             cancel: None,
         }
     }
@@ -574,7 +574,6 @@ impl Proposer for LlmProposer {
                     if !problems.is_empty() {
                         p.rationale = format!("{} (after: {})", p.rationale, problems.join("; "));
                     }
-                    self.last_problem = None;
                     return Ok(p);
                 }
                 Err(problem) => {
@@ -584,8 +583,19 @@ impl Proposer for LlmProposer {
                         "Your answer had no fenced code block. Reply with the complete mapper inside one ```mapper block."
                     };
                     problems.push(format!("{problem} {}", answer.stats()));
-                    messages.push(json!({"role": "assistant", "content": answer.content.chars().take(2000).collect::<String>()}));
-                    messages.push(json!({"role": "user", "content": reminder}));
+                    if matches!(
+                        problem,
+                        AnswerProblem::Truncated(_) | AnswerProblem::ContextFull(_)
+                    ) {
+                        // Quoting a cut-off answer only lengthens the prompt:
+                        // ask again, for less.
+                        if !messages.last().is_some_and(|m| m["content"] == SHORTER) {
+                            messages.push(json!({"role": "user", "content": SHORTER}));
+                        }
+                    } else {
+                        messages.push(json!({"role": "assistant", "content": answer.content.chars().take(2000).collect::<String>()}));
+                        messages.push(json!({"role": "user", "content": reminder}));
+                    }
                     last_error = Some(ProposeError::Answer {
                         problems: problems.clone(),
                     });
@@ -596,7 +606,6 @@ impl Proposer for LlmProposer {
             Some(ProposeError::Answer { .. }) | None => ProposeError::Answer { problems },
             Some(e) => e,
         };
-        self.last_problem = Some(error.to_string());
         Err(error)
     }
 
