@@ -240,13 +240,23 @@ fn an_endpoint_without_structured_output_gets_text() {
 }
 
 #[test]
-fn a_cancel_stops_waiting_for_a_model_that_does_not_answer() {
-    // A server that accepts the connection and never answers.
+fn a_cancel_aborts_the_request_to_a_model_that_does_not_answer() {
+    // A server that accepts the connection, never answers, and notes when
+    // its client goes away (as llama.cpp's server stops generating then).
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let base_url = format!("http://{}/v1", listener.local_addr().unwrap());
+    let (closed_tx, closed_rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
-        let _held: Vec<_> = listener.incoming().take(1).collect();
-        std::thread::sleep(std::time::Duration::from_secs(60));
+        use std::io::Read;
+        let Some(Ok(mut conn)) = listener.incoming().next() else {
+            return;
+        };
+        conn.set_read_timeout(Some(std::time::Duration::from_secs(60)))
+            .unwrap();
+        let mut buf = [0u8; 4096];
+        // The request, then nothing until the client closes its end.
+        while matches!(conn.read(&mut buf), Ok(n) if n > 0) {}
+        let _ = closed_tx.send(std::time::Instant::now());
     });
     let fixture = Fixture::new("stencil", "Task * GPU;\n");
     let ctx = fixture.ctx();
@@ -271,6 +281,12 @@ fn a_cancel_stops_waiting_for_a_model_that_does_not_answer() {
         t0.elapsed()
     );
     assert_eq!(proposer.usage().unwrap().requests, 1, "not retried");
+    // The request was aborted, not abandoned: the server saw the
+    // connection close right after the cancel.
+    let closed = closed_rx
+        .recv_timeout(std::time::Duration::from_secs(5))
+        .expect("the connection stayed open after the cancel");
+    assert!(closed.duration_since(t0) < std::time::Duration::from_secs(5));
 }
 
 #[test]

@@ -265,14 +265,30 @@ impl LlmProposer {
             None => send(req, &body, timeout)?,
             Some(flag) => {
                 // On its own thread, so that a cancel is not kept waiting
-                // for the model: the request is abandoned at once (its
-                // connection closes with it, or at the timeout).
+                // for the model. A local `http://` server gets the request
+                // over a socket that a cancel shuts down, so it stops
+                // generating; an `https://` one (through ureq) is only
+                // abandoned, and its connection ends with the answer or at
+                // the timeout.
                 let (tx, rx) = std::sync::mpsc::channel();
-                std::thread::spawn(move || {
-                    let _ = tx.send(send(req, &body, timeout));
-                });
+                let socket = super::abortable::Socket::new();
+                if url.starts_with("http://") {
+                    let mut headers = vec![("Content-Type", "application/json".to_string())];
+                    if let Some(key) = &self.config.api_key {
+                        headers.push(("Authorization", format!("Bearer {key}")));
+                    }
+                    let socket = socket.clone();
+                    std::thread::spawn(move || {
+                        let _ = tx.send(send_abortable(&url, &headers, &body, timeout, &socket));
+                    });
+                } else {
+                    std::thread::spawn(move || {
+                        let _ = tx.send(send(req, &body, timeout));
+                    });
+                }
                 loop {
                     if flag.load(std::sync::atomic::Ordering::SeqCst) {
+                        socket.abort();
                         return Err(ProposeError::Cancelled);
                     }
                     match rx.recv_timeout(Duration::from_millis(100)) {
@@ -451,6 +467,27 @@ fn send(req: ureq::Request, body: &str, timeout: Duration) -> Result<String, Pro
             ProposeError::Request(e.to_string())
         }
     })
+}
+
+/// [`send`] to a plain `http://` endpoint over a socket that `socket`
+/// can shut down (a cancel).
+fn send_abortable(
+    url: &str,
+    headers: &[(&str, String)],
+    body: &str,
+    timeout: Duration,
+    socket: &super::abortable::Socket,
+) -> Result<String, ProposeError> {
+    use super::abortable::{post, PostError};
+    match post(url, headers, body, timeout, socket) {
+        Ok((code, text)) if (200..300).contains(&code) => Ok(text),
+        Ok((code, text)) => Err(ProposeError::Request(format!(
+            "HTTP {code}: {}",
+            text.chars().take(300).collect::<String>()
+        ))),
+        Err(PostError::Timeout) => Err(ProposeError::Timeout(timeout.as_secs_f64())),
+        Err(PostError::Other(e)) => Err(ProposeError::Request(e)),
+    }
 }
 
 /// Whether a transport error is the request's timeout.
