@@ -75,9 +75,6 @@ struct Config {
                : total_private() + g * shared_per_piece + (j - private_per_piece());
   }
   long shared_id(long g, long j) const { return total_private() + g * shared_per_piece + j; }
-  long superpiece_of_shared(long id) const {
-    return (id - total_private()) / shared_per_piece / pieces_per_superpiece;
-  }
 };
 
 Config read_config() {

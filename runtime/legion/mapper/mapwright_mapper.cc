@@ -422,18 +422,7 @@ class MapwrightMapper : public DefaultMapper {
         d.hi.push_back(dom.hi()[i]);
       }
     }
-    uint32_t kinds = 0;
-    bool any = false, all_inner = true;
-    for (int k = 0; k < 7; k++) {
-      std::vector<VariantID> vs;
-      runtime->find_valid_variants(ctx, task.task_id, vs, kProcKinds[k]);
-      if (vs.empty()) continue;
-      kinds |= 1u << k;
-      for (VariantID v : vs) {
-        any = true;
-        all_inner = all_inner && runtime->is_inner_variant(ctx, task.task_id, v);
-      }
-    }
+    const Variants &variants = variants_of(ctx, task.task_id);
     d.names.resize(task.regions.size());
     d.name_ptrs.resize(task.regions.size());
     for (unsigned i = 0; i < task.regions.size(); i++) {
@@ -457,10 +446,37 @@ class MapwrightMapper : public DefaultMapper {
     d.c.dims = uint32_t(d.lo.size());
     d.c.lo = d.lo.data();
     d.c.hi = d.hi.data();
-    d.c.variant_kinds = kinds;
-    d.c.inner = any && all_inner ? 1 : 0;
+    d.c.variant_kinds = variants.kinds;
+    d.c.inner = variants.inner ? 1 : 0;
     d.c.regions = d.regions.data();
     d.c.nregions = d.regions.size();
+  }
+
+  // What a task's variants are: the kinds it has one for, and whether all
+  // are inner. Variants are registered before the run, so this is asked of
+  // the runtime once per task, not at every mapper call.
+  struct Variants {
+    uint32_t kinds = 0;
+    bool inner = false;
+  };
+
+  const Variants &variants_of(MapperContext ctx, TaskID id) {
+    auto found = variants_.find(id);
+    if (found != variants_.end()) return found->second;
+    Variants v;
+    bool any = false, all_inner = true;
+    for (int k = 0; k < 7; k++) {
+      std::vector<VariantID> vs;
+      runtime->find_valid_variants(ctx, id, vs, kProcKinds[k]);
+      if (vs.empty()) continue;
+      v.kinds |= 1u << k;
+      for (VariantID variant : vs) {
+        any = true;
+        all_inner = all_inner && runtime->is_inner_variant(ctx, id, variant);
+      }
+    }
+    v.inner = any && all_inner;
+    return variants_.emplace(id, v).first->second;
   }
 
   // The names a requirement answers to: its region's, its parent
@@ -594,6 +610,7 @@ class MapwrightMapper : public DefaultMapper {
   std::map<std::string, long> in_flight_;
   std::map<std::string, int64_t> limits_;
   MapperEvent deferral_;
+  std::map<TaskID, Variants> variants_;
 };
 
 namespace {

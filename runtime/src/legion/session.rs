@@ -182,11 +182,6 @@ impl MapperSession {
         })
     }
 
-    /// The host's machine description.
-    pub fn machine(&self) -> &Machine {
-        &self.machine
-    }
-
     /// The decisions for `launch`; None only if resolution left the task
     /// out, which it never does for a task of the application.
     pub fn decide(&mut self, launch: &LaunchInfo) -> Option<Arc<LaunchDecision>> {

@@ -101,30 +101,12 @@ pub fn valid_share(records: &[Record]) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::optimize::runner::Evaluation;
 
     fn rec(i: usize, params: &[(&str, &str)]) -> Record {
         Record {
-            iteration: i,
             proposer: "t".into(),
-            rationale: String::new(),
-            source: String::new(),
-            evaluation: Evaluation {
-                status: "ok".into(),
-                elapsed_s: Some(1.0),
-                throughput: None,
-                raw_output: String::new(),
-                decisions: None,
-                feedback: vec![],
-            },
-            score: 1.0,
             normalized: Some(i as f64),
-            parameters: params
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect(),
-            spec: None,
-            seconds: 0.0,
+            ..Record::scored(i, 1.0, params)
         }
     }
 
