@@ -104,8 +104,8 @@ pub enum InstanceKind {
     VirtualByMapper,
     /// The application tags the requirement for a virtual mapping.
     VirtualByApp,
-    /// The task variant is an inner task: everything but reductions is
-    /// mapped virtually.
+    /// The task variant is an inner task: every argument is mapped
+    /// virtually, reductions included (Legion 25.12's DefaultMapper).
     InnerTask,
     /// No privilege (`NO_ACCESS`): the requirement is not mapped.
     NoAccess,

@@ -560,6 +560,35 @@ fn cosma_runs_with_its_expert_as_explain_says() {
     distal_3d_runs_as_explained("cosma", 4);
 }
 
+/// solomonik (2.5-D, rpoc 2, c 1, rpoc3 2): the expert as written stops
+/// at the first placement (auto_cyclic_3d returns a GPU); on the CPUs each
+/// task_4 runs where its task_5 point ran (same_point), two per point, and
+/// task_5, an inner task, maps its reduction of A virtually, as Legion
+/// 25.12's DefaultMapper does (a physical reduction instance there lost
+/// contributions: docs/legion.md).
+#[test]
+fn solomonik_runs_with_its_expert_as_explain_says() {
+    let Some(b) = built() else { return };
+    let _one = serial();
+    let log = distal_gemm_runs_as_explained(b, "solomonik", "task_1");
+    let parents: Vec<&MappedTask> = log.iter().filter(|m| m.task == "task_5").collect();
+    assert!(!parents.is_empty());
+    for p in &parents {
+        assert_eq!(p.regions[0].instance, "virtual", "{p:?}");
+    }
+    let leaves: Vec<&MappedTask> = log.iter().filter(|m| m.task == "task_4").collect();
+    // Four task_5 points, two k panels each, in four iterations (one warm-up).
+    assert_eq!(leaves.len(), 4 * 2 * 4);
+    for m in leaves {
+        let parent = parents
+            .iter()
+            .find(|p| p.point == m.point)
+            .expect("task_4's parent point was mapped");
+        assert_eq!(m.proc, parent.proc, "{m:?}");
+        assert_eq!(m.regions[0].instance, "physical", "{m:?}");
+    }
+}
+
 #[test]
 fn cannon_with_an_f_order_layout_gets_blass_own_error() {
     let Some(b) = built() else { return };

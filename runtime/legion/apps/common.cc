@@ -78,6 +78,13 @@ RegionRequirement reduction(LogicalPartition partition, ReductionOpID redop, Log
   return r;
 }
 
+RegionRequirement reduction(LogicalRegion region, ReductionOpID redop, LogicalRegion parent,
+                            const std::vector<FieldID> &fields) {
+  RegionRequirement r(region, redop, LEGION_EXCLUSIVE, parent);
+  for (FieldID f : fields) r.add_field(f);
+  return r;
+}
+
 TaskVariantRegistrar cpu_variant(TaskID id, const char *name, bool inner) {
   TaskVariantRegistrar r(id, name);
   r.add_constraint(ProcessorConstraint(Processor::LOC_PROC));

@@ -53,6 +53,9 @@ Legion::RegionRequirement requirement(Legion::LogicalPartition partition,
 Legion::RegionRequirement reduction(Legion::LogicalPartition partition, Legion::ReductionOpID redop,
                                     Legion::LogicalRegion parent,
                                     const std::vector<Legion::FieldID> &fields);
+Legion::RegionRequirement reduction(Legion::LogicalRegion region, Legion::ReductionOpID redop,
+                                    Legion::LogicalRegion parent,
+                                    const std::vector<Legion::FieldID> &fields);
 
 // The registrar of a CPU task variant (leaf unless `inner`; an inner task
 // is also replicable, as Regent's top-level tasks are).

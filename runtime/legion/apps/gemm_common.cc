@@ -49,13 +49,14 @@ enum Matrix { A, B, C };
 
 struct Config {
   long n, gx, gy, gz, iterations, warmup;
-  int matrix;   // taco_fill, placement
-  int product;  // placement of A after the compute: compare with the product
-  long in, jn;  // the block task_6 and task_5 work on
+  long k_panels;  // the 2.5-D family: the k panels the replicas share (-rpoc3)
+  int matrix;     // taco_fill, placement
+  int product;    // placement of A after the compute: compare with the product
+  long in, jn;    // the block task_6 and task_5 work on
 };
 
 // The family the program belongs to (set by run / run_3d).
-enum class Family { PANELS_2D, REDUCE_3D };
+enum class Family { PANELS_2D, REDUCE_3D, REDUCE_25D };
 Family family;
 bool cube;  // johnson: one -gdim for the three grid sizes
 
@@ -71,6 +72,21 @@ Config read_flags() {
     c.gx = f.get("-gx", 1);
     c.gy = f.get("-gy", 1);
     c.gz = c.gx;
+  } else if (family == Family::REDUCE_25D) {
+    // Solomonik's flags: an rpoc x rpoc grid, c replicas, rpoc3 k panels
+    // shared out among the replicas.
+    c.gx = c.gy = f.get("-rpoc", 2);
+    c.gz = f.get("-c", 1);
+    c.k_panels = f.get("-rpoc3", 2);
+    if (c.gx <= 0 || c.gz <= 0 || c.k_panels <= 0 || c.k_panels % c.gz != 0 || c.n <= 0 ||
+        c.n % c.gx != 0 || c.n % c.k_panels != 0 || (c.n / c.gx) % c.gz != 0) {
+      std::fprintf(
+          stderr,
+          "solomonik: -n must be a multiple of -rpoc and -rpoc3, n / rpoc a multiple of -c, "
+          "and -rpoc3 a multiple of -c\n");
+      std::exit(2);
+    }
+    c.gy = c.gx;
   } else if (cube) {
     c.gx = c.gy = c.gz = f.get("-gdim", 2);
   } else {
@@ -395,6 +411,26 @@ void conclude(const Config &c, long wrong) {
   std::printf("CHECK PASSED: all %lld entries of A = B C are exact\n", (long long)(c.n * c.n));
 }
 
+// solomonik: task_5 at the point (i, j, l) of the rpoc x rpoc x c grid
+// (inner) adds, for its replica l's share of the rpoc3 k panels, B(i,k)
+// C(k,j) into a SUM reduction of A(i,j), one task_4 per panel, the panels
+// walked Cannon-style from (i + j) mod rpoc3.
+void task_5_25d(const Task *task, const std::vector<PhysicalRegion> &, Context ctx, Runtime *rt) {
+  Config c = config_of(task);
+  long i = task->index_point[0], j = task->index_point[1], l = task->index_point[2];
+  long share = c.k_panels / c.gz;
+  LogicalRegion a = task->regions[0].region, b = task->regions[1].region,
+                cc = task->regions[2].region;
+  for (long step = l * share; step < (l + 1) * share; step++) {
+    long k = (i + j + step) % c.k_panels;
+    TaskLauncher launcher(TASK_4, TaskArgument(&c, sizeof(c)));
+    launcher.add_region_requirement(reduction(a, LEGION_REDOP_SUM_FLOAT64, a, {FID_VAL}));
+    launcher.add_region_requirement(read_only(piece(rt, b, PANELS, Point<2>(0, k)), b));
+    launcher.add_region_requirement(read_only(piece(rt, cc, PANELS, Point<2>(k, 0)), cc));
+    rt->execute_task(ctx, launcher);
+  }
+}
+
 // cannon, summa, pumma.
 void top_level(const Task *, const std::vector<PhysicalRegion> &, Context ctx, Runtime *rt) {
   Config c = read_flags();
@@ -446,6 +482,19 @@ void top_level(const Task *, const std::vector<PhysicalRegion> &, Context ctx, R
   conclude(c, total(counts, Domain(tiles)));
 }
 
+// The placement task of `matrix` (task_1, task_2 or task_3) over `colors`:
+// written, it fills its tile (A with zeros); read, A after the compute, it
+// returns the entries that differ from the exact product.
+FutureMap place_matrix(Runtime *rt, Context ctx, const Config &c, int matrix, Domain colors,
+                       LogicalPartition placed, LogicalRegion parent, PrivilegeMode privilege) {
+  Config at = c;
+  at.matrix = matrix;
+  at.product = matrix == A && privilege == LEGION_READ_ONLY;
+  IndexLauncher l(TASK_1 + matrix, colors, TaskArgument(&at, sizeof(at)), ArgumentMap());
+  l.add_region_requirement(requirement(placed, privilege, parent, {FID_VAL}));
+  return rt->execute_index_space(ctx, l);
+}
+
 // johnson, cosma: every point (i, j, k) of the gx x gy x gz grid adds
 // B(i,k) C(k,j) into a SUM reduction of A(i,j). The placements task_1,
 // task_2, task_3 write A (zeros), B and C where the mapper puts them (the
@@ -475,12 +524,7 @@ void top_level_3d(const Task *, const std::vector<PhysicalRegion> &, Context ctx
 
   std::vector<FutureMap> counts;
   auto place = [&](int m, PrivilegeMode privilege) {
-    Config at = c;
-    at.matrix = m;
-    at.product = m == A && privilege == LEGION_READ_ONLY;
-    IndexLauncher l(TASK_1 + m, domain(placed_on[m]), TaskArgument(&at, sizeof(at)), ArgumentMap());
-    l.add_region_requirement(requirement(placed[m], privilege, mats[m], {FID_VAL}));
-    return rt->execute_index_space(ctx, l);
+    return place_matrix(rt, ctx, c, m, domain(placed_on[m]), placed[m], mats[m], privilege);
   };
   auto prepare = [&] {
     for (int m = 0; m < 3; m++) place(m, LEGION_WRITE_DISCARD);
@@ -496,6 +540,57 @@ void top_level_3d(const Task *, const std::vector<PhysicalRegion> &, Context ctx
   conclude(c, total(counts, domain(on_a)));
 }
 
+// solomonik: the placements task_1, task_2, task_3 write A (zeros), B
+// and C in blocks of the rpoc x rpoc grid, each cut in c column strips,
+// one per point of the rpoc x rpoc x c grid; then, timed, task_5 over
+// the grid (A(i,j) reduced, B's rows i and C's columns j read, their k
+// panels made up front) and task_1 reading A back, which folds the
+// reductions into A's placement and checks every entry.
+void top_level_25d(const Task *, const std::vector<PhysicalRegion> &, Context ctx, Runtime *rt) {
+  Config c = read_flags();
+  Matrices made = make_matrices(rt, ctx, c);
+  LogicalRegion *mats = made.m;
+  coord_t bi = c.n / c.gx, bj = c.n / c.gy, strip = bj / c.gz, panel = c.n / c.k_panels;
+  auto aliased = LEGION_ALIASED_COMPLETE_KIND;
+  Point<3> grid(c.gx, c.gy, c.gz);
+  Domain points(Rect<3>(Point<3>::ZEROES(), grid - Point<3>::ONES()));
+  LogicalPartition placed[3];
+  for (int m = 0; m < 3; m++)
+    placed[m] = restricted(rt, ctx, mats[m], grid, transform({bi, 0, 0}, {0, bj, strip}),
+                           Point<2>(bi, strip), LEGION_DISJOINT_COMPLETE_KIND);
+  LogicalPartition a_blocks = restricted(rt, ctx, mats[A], grid, transform({bi, 0, 0}, {0, bj, 0}),
+                                         Point<2>(bi, bj), aliased),
+                   b_rows = restricted(rt, ctx, mats[B], grid, transform({bi, 0, 0}, {0, 0, 0}),
+                                       Point<2>(bi, c.n), aliased),
+                   c_cols = restricted(rt, ctx, mats[C], grid, transform({0, 0, 0}, {0, bj, 0}),
+                                       Point<2>(c.n, bj), aliased);
+  for (Domain::DomainPointIterator p(points); p; p++) {
+    LogicalRegion brow = rt->get_logical_subregion_by_color(b_rows, *p);
+    LogicalRegion ccol = rt->get_logical_subregion_by_color(c_cols, *p);
+    restricted(rt, ctx, brow, Point<2>(1, c.k_panels), transform(0, 0, 0, panel),
+               Point<2>(bi, panel), LEGION_DISJOINT_COMPLETE_KIND, PANELS);
+    restricted(rt, ctx, ccol, Point<2>(c.k_panels, 1), transform(panel, 0, 0, 0),
+               Point<2>(panel, bj), LEGION_DISJOINT_COMPLETE_KIND, PANELS);
+  }
+
+  std::vector<FutureMap> counts;
+  auto place = [&](int m, PrivilegeMode privilege) {
+    return place_matrix(rt, ctx, c, m, points, placed[m], mats[m], privilege);
+  };
+  auto prepare = [&] {
+    for (int m = 0; m < 3; m++) place(m, LEGION_WRITE_DISCARD);
+  };
+  auto compute = [&] {
+    launch_over(rt, ctx, TASK_5, points, c,
+                {reduction(a_blocks, LEGION_REDOP_SUM_FLOAT64, mats[A], {FID_VAL}),
+                 requirement(b_rows, LEGION_READ_ONLY, mats[B], {FID_VAL}),
+                 requirement(c_cols, LEGION_READ_ONLY, mats[C], {FID_VAL})});
+    counts.push_back(place(A, LEGION_READ_ONLY));
+  };
+  benchmark(rt, ctx, c, prepare, compute);
+  conclude(c, total(counts, points));
+}
+
 void register_common(int argc, char **argv) {
   cpu_task<long, placement_task>(TASK_1, "task_1");
   cpu_task<long, placement_task>(TASK_2, "task_2");
@@ -505,6 +600,14 @@ void register_common(int argc, char **argv) {
 }
 
 }  // namespace
+
+int run_25d(int argc, char **argv) {
+  family = Family::REDUCE_25D;
+  cpu_task<top_level_25d>(TOP_LEVEL, "top_level", true);
+  cpu_task<task_5_25d>(TASK_5, "task_5", true);
+  register_common(argc, argv);
+  return Runtime::start(argc, argv);
+}
 
 int run(int argc, char **argv, Schedule s) {
   family = Family::PANELS_2D;

@@ -51,6 +51,13 @@ int run(int argc, char **argv, Schedule schedule);
 // else -gx -gy -gz (cosma).
 int run_3d(int argc, char **argv, bool one_gdim);
 
+// The 2.5-D family (solomonik): task_1, task_2, task_3 place A, B, C on
+// an rpoc x rpoc x c grid (-rpoc -c, default 2 x 2 x 1), task_5 over the
+// grid (inner) reduces into A(i,j) with one task_4 per k panel of its
+// replica's share of -rpoc3 (default 2), and task_1 reads A back (timed)
+// and checks it.
+int run_25d(int argc, char **argv);
+
 }  // namespace gemm
 }  // namespace mapwright_apps
 

@@ -279,8 +279,10 @@ class MapwrightMapper : public DefaultMapper {
       m.layout_holds = 0;
       if (req.privilege == LEGION_NO_ACCESS || req.privilege_fields.empty()) continue;
       const mw_region_decision &r = regions[i];
-      bool reduction = req.privilege == LEGION_REDUCE;
-      if (r.instance == MW_INSTANCE_VIRTUAL && !reduction) {
+      // Virtual where mapwright decided so: VIRTUAL in the mapper file, or
+      // an inner task's argument, reductions included (Legion 25.12's
+      // DefaultMapper maps those virtually too; see docs/legion.md).
+      if (r.instance == MW_INSTANCE_VIRTUAL) {
         output.chosen_instances[i].push_back(PhysicalInstance::get_virtual_instance());
         m.instance = MW_INSTANCE_VIRTUAL;
         continue;

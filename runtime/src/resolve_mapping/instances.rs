@@ -33,16 +33,22 @@ impl<'a> Resolver<'a> {
 }
 
 /// The instance a region argument gets (`NSMapper::map_task`): none without
-/// access, physical for reductions, virtual for an inner task's arguments,
-/// for arguments the application tags `VIRTUAL_MAP` and for `VIRTUAL` in the
-/// memory list (`is_virtual`), else physical.
+/// access, virtual for every argument of an inner task, physical for the
+/// reductions of other tasks, virtual for arguments the application tags
+/// `VIRTUAL_MAP` and for `VIRTUAL` in the memory list (`is_virtual`), else
+/// physical.
+///
+/// An inner task's reductions are virtual too, as Legion 25.12's
+/// DefaultMapper maps them (the reference gave them a physical reduction
+/// instance). On 25.12 such an instance lost one subtask's contributions in
+/// about half of solomonik's runs (docs/legion.md, "Deviations").
 pub(super) fn instance_kind(task: &Task, arg: &RegionArg, is_virtual: bool) -> InstanceKind {
     if arg.privilege == Privilege::None {
         InstanceKind::NoAccess
-    } else if arg.privilege == Privilege::Reduce {
-        InstanceKind::Physical
     } else if task.inner {
         InstanceKind::InnerTask
+    } else if arg.privilege == Privilege::Reduce {
+        InstanceKind::Physical
     } else if arg.virtual_by_app {
         InstanceKind::VirtualByApp
     } else if is_virtual {

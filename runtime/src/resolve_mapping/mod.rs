@@ -34,8 +34,8 @@
 //!   one region different layouts in one memory kind conflict.
 //!   [`layout_fix`] holds the verified quick fixes for layout errors.
 //! - [`instances`] Instances follow `NSMapper::map_task`: no-access
-//!   arguments get none; an inner task maps everything but reductions
-//!   virtually; an argument the application tags `VIRTUAL_MAP`, or `VIRTUAL`
+//!   arguments get none; an inner task maps every argument virtually
+//!   (reductions too, as Legion 25.12's DefaultMapper); an argument the application tags `VIRTUAL_MAP`, or `VIRTUAL`
 //!   in the memory list, gets a virtual instance. `InstanceLimit` and
 //!   `CollectMemory` (read-only arguments only).
 //! - [`placement`] Launch points (`Tree2Legion::runindex`/`runsingle`, `should_fall_back`):

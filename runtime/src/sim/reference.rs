@@ -147,7 +147,7 @@ fn instance_kind(task: &Task, r: &RegionArg) -> InstanceKind {
         InstanceKind::NoAccess
     } else if r.virtual_by_app {
         InstanceKind::VirtualByApp
-    } else if task.inner && r.privilege != crate::app::Privilege::Reduce {
+    } else if task.inner {
         InstanceKind::InnerTask
     } else {
         InstanceKind::Physical
