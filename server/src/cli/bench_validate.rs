@@ -2,13 +2,36 @@
 //! figure available (`mapwright_runtime::validate`): the ASI paper's
 //! relative results and the wrapper logs' timing lines, with predicted vs
 //! measured, their ratio, whether the ordering of variants matches, and
-//! "N of M orderings match".
+//! "N of M orderings match". With `--backend legion`, a second section
+//! measured on this host (`validate::real`): per application with a real
+//! Legion program, the expert on CPUs, Legion's default, poor mappers and
+//! the optimizer's best, predicted against median real runs.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 
-use clap::Args;
-use mapwright_runtime::validate;
+use anyhow::anyhow;
+use clap::{Args, ValueEnum};
+use mapwright_runtime::app::App;
+use mapwright_runtime::machine::Machine;
+use mapwright_runtime::validate::{self, real};
+
+use crate::autoguide::FeedbackMode;
+use crate::optimize::executors::{legion_backend, SimExecutor};
+use crate::optimize::proposers::search::SearchProposer;
+use crate::optimize::runner::Runner;
+use crate::optimize::{optimize, Config};
+
+/// Where the second section's measurements come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ValidateBackend {
+    /// The recorded measurements only (no runs).
+    Sim,
+    /// Also real runs of the benchmark programs on this host.
+    Legion,
+}
 
 #[derive(Debug, Args)]
 pub struct SimValidateArgs {
@@ -17,6 +40,22 @@ pub struct SimValidateArgs {
     /// missing, the figures recorded from the shared logs are used.
     #[arg(long)]
     pub logs: Option<PathBuf>,
+    /// `legion` adds the section measured on this host with real Legion.
+    #[arg(long, value_enum, default_value = "sim")]
+    pub backend: ValidateBackend,
+    /// Applications of the real-run section (default: every built program).
+    #[arg(long, value_delimiter = ',')]
+    pub apps: Vec<String>,
+    /// Real runs per variant (median and min-max reported).
+    #[arg(long, default_value_t = 3)]
+    pub repeats: usize,
+    /// Iterations of the search that finds the optimizer's best (on the
+    /// model of this host; 0 leaves that variant out).
+    #[arg(long, default_value_t = 10)]
+    pub iterations: usize,
+    /// Legion CPU processors (`-ll:cpu`; default: one per core).
+    #[arg(long, default_value_t = mapwright_runtime::backend::legion::default_cpus())]
+    pub legion_cpus: u32,
 }
 
 pub fn run(args: SimValidateArgs) -> anyhow::Result<ExitCode> {
@@ -29,5 +68,126 @@ pub fn run(args: SimValidateArgs) -> anyhow::Result<ExitCode> {
     if args.logs.is_some() && cannon.is_none() {
         errln!("mapwright: no cannon.log in the logs directory; recorded figures used");
     }
+    if args.backend == ValidateBackend::Legion {
+        let rows = real_section(&args)?;
+        out!("\n{}", validate::render(&rows))?;
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The search's best mapper from `start` on the model of this host, if it
+/// improves on the start.
+fn optimizer_best(app: &App, machine: &Machine, start: &str, iterations: usize) -> Option<String> {
+    let app = Arc::new(app.clone());
+    let machine = Arc::new(machine.clone());
+    let executor = SimExecutor {
+        app: app.clone(),
+        machine: machine.clone(),
+        noise: 0.0,
+    };
+    let runner = Runner::new(&app, &machine, &executor);
+    let config = Config {
+        iterations,
+        time_budget: None,
+        seed: 0,
+        feedback_mode: FeedbackMode::Suggest,
+        run_dir: None,
+        cancel: Arc::new(AtomicBool::new(false)),
+        as_block: false,
+        min_gain: crate::optimize::verdict::DEFAULT_MIN_GAIN,
+        repeats: 1,
+    };
+    let mut proposer = SearchProposer::new(0);
+    let report = optimize(
+        start,
+        &runner,
+        &mut proposer,
+        &config,
+        None,
+        None,
+        &mut |_, _, _| {},
+    );
+    (report.best_iteration > 0).then_some(report.best_mapper)
+}
+
+fn real_section(args: &SimValidateArgs) -> anyhow::Result<Vec<validate::Row>> {
+    let backend =
+        legion_backend(args.legion_cpus, 0, None).map_err(|e| anyhow!("--backend legion: {e}"))?;
+    let host = backend
+        .host_machine()
+        .map_err(|e| anyhow!("--backend legion: {e}"))?;
+    let rates = real::HostRates {
+        dgemm_gflops: real::measure_dgemm_gflops(&backend.config)
+            .map_err(|e| anyhow!("--backend legion: {e}"))?,
+        copy_gbps: real::measure_copy_gbps(1),
+        node_copy_gbps: real::measure_copy_gbps(
+            std::thread::available_parallelism().map_or(1, |n| n.get()),
+        ),
+    };
+    let model = real::host_model(&host, rates);
+    let source = format!(
+        "real Legion here ({} CPU proc.)",
+        backend.config.cpus.max(1)
+    );
+    errln!(
+        "this host: {} Legion CPU processors; measured dgemm {:.2} GFLOP/s per processor, \
+         copy {:.1} GB/s on one core, {:.1} GB/s on all",
+        backend.config.cpus,
+        rates.dgemm_gflops,
+        rates.copy_gbps,
+        rates.node_copy_gbps
+    );
+    let built = backend.config.programs();
+    let apps: Vec<String> = if args.apps.is_empty() {
+        App::builtin_names()
+            .iter()
+            .map(|s| s.to_string())
+            .filter(|a| built.contains(a))
+            .collect()
+    } else {
+        args.apps.clone()
+    };
+    let mut rows = Vec::new();
+    for name in &apps {
+        if !built.contains(name) {
+            return Err(anyhow!(
+                "no real Legion program for `{name}` (built: {})",
+                built.join(", ")
+            ));
+        }
+        let Some(app) = real::program_description(name) else {
+            errln!("{name}: no description of its program's size yet; left out");
+            continue;
+        };
+        let mut variants = real::variants(&app);
+        if args.iterations > 0 {
+            if let Some(best) = variants
+                .first()
+                .and_then(|(_, start)| optimizer_best(&app, &model, start, args.iterations))
+            {
+                variants.push((
+                    format!(
+                        "optimizer's best (search, {} it. on the model)",
+                        args.iterations
+                    ),
+                    best,
+                ));
+            }
+        }
+        let mut measured = Vec::new();
+        for (what, mapper) in variants {
+            let m = real::measure(&backend, &app, &model, &mapper, args.repeats);
+            errln!(
+                "{name:<10} {what:<48} {}",
+                match (&m.failure, m.median()) {
+                    (Some(f), _) => format!("fails ({f})"),
+                    (None, Some(t)) => format!("median {t:.3} s over {} runs", m.times.len()),
+                    (None, None) => "no run".into(),
+                }
+            );
+            measured.push((what, mapper, m));
+        }
+        rows.extend(real::app_rows(&source, &app, &model, &measured));
+    }
+    Ok(rows)
 }

@@ -9,8 +9,13 @@
 //! - `mapwright calibrate` output from a GPU run, when one exists (none is
 //!   stored with the project yet).
 //!
+//! - real runs of the benchmark programs on this host with real Legion
+//!   ([`real`]).
+//!
 //! Nothing here feeds back into the model: no constant of `sim::model` is
 //! fitted to a row. A row the model cannot explain says so.
+
+pub mod real;
 
 use crate::app::{expert_mapper_text, App};
 use crate::backend::RunStatus;
