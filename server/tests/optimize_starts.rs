@@ -3,10 +3,8 @@
 //! one exists, builds on it, and reaches the expert; the result is written
 //! as edits of the user's own statements.
 
-use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
-use mapwright::autoguide::FeedbackMode;
 use mapwright::optimize::executors::SimExecutor;
 use mapwright::optimize::proposers::scalar::ScalarProposer;
 use mapwright::optimize::proposers::search::SearchProposer;
@@ -41,15 +39,8 @@ fn run(
     };
     let runner = Runner::new(&app, &machine, &executor);
     let config = Config {
-        iterations,
-        time_budget: None,
-        seed: 0,
-        feedback_mode: FeedbackMode::Suggest,
-        run_dir: None,
-        cancel: Arc::new(AtomicBool::new(false)),
         as_block,
-        min_gain: mapwright::optimize::verdict::DEFAULT_MIN_GAIN,
-        repeats: mapwright::optimize::verdict::DEFAULT_REPEATS,
+        ..Config::new(iterations, 0)
     };
     optimize(
         text,

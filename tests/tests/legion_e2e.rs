@@ -712,6 +712,65 @@ fn mapwright(b: &Built) -> Command {
     c
 }
 
+/// `bench sim-validate --backend legion`: after the recorded section, the
+/// section measured here, with the rates it measured, a row per variant
+/// (predicted and measured seconds, the repeats' spread) and the count of
+/// orderings that match. The layout dgemm rejects is predicted to fail and
+/// fails for real; the expert on CPUs runs both ways.
+#[test]
+fn sim_validate_with_the_legion_backend_puts_real_runs_next_to_the_model() {
+    let Some(b) = built() else { return };
+    let _one = serial();
+    let out = mapwright(b)
+        .args([
+            "bench",
+            "sim-validate",
+            "--backend",
+            "legion",
+            "--apps",
+            "cannon",
+        ])
+        .args(["--repeats", "2", "--iterations", "2", "--legion-cpus", "4"])
+        .output()
+        .unwrap();
+    let all = text(&out);
+    assert!(out.status.success(), "{all}");
+    assert!(all.contains("measured dgemm "), "{all}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let sections: Vec<&str> = stdout.split("orderings match\n").collect();
+    assert_eq!(sections.len(), 3, "{stdout}");
+    let real = sections[1];
+    let row = |what: &str| {
+        let lines: Vec<&str> = real.lines().collect();
+        let i = lines
+            .iter()
+            .position(|l| l.starts_with("real Legion here") && l.ends_with(what))
+            .unwrap_or_else(|| panic!("no row {what}: {real}"));
+        (lines[i].to_string(), lines[i + 1].trim().to_string())
+    };
+    let (expert, note) = row("expert on CPUs");
+    assert!(
+        note.starts_with("baseline; measured: median of 2 runs"),
+        "{note}"
+    );
+    assert_eq!(expert.matches(" s ").count(), 2, "{expert}");
+    let (rejected, note) = row("poor: the layout the kernel rejects");
+    assert!(rejected.contains(" match "), "{rejected}");
+    assert!(
+        note.contains("measured: fails (cublas_illegal_parameter)")
+            && note.contains("predicted: fails (cublas_illegal_parameter)"),
+        "{note}"
+    );
+    let (one_cpu, _) = row("poor: every point on CPU 0");
+    assert!(
+        one_cpu.contains("match") || one_cpu.contains("MISMATCH"),
+        "{one_cpu}"
+    );
+    let count = real.lines().last().unwrap();
+    let total: usize = count.split(" of ").nth(1).unwrap().trim().parse().unwrap();
+    assert!(total >= 3, "{count}");
+}
+
 #[test]
 fn run_with_the_legion_backend_reports_the_real_run() {
     let Some(b) = built() else { return };

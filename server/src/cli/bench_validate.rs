@@ -9,7 +9,6 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use anyhow::anyhow;
@@ -18,7 +17,6 @@ use mapwright_runtime::app::App;
 use mapwright_runtime::machine::Machine;
 use mapwright_runtime::validate::{self, real};
 
-use crate::autoguide::FeedbackMode;
 use crate::optimize::executors::{legion_backend, SimExecutor};
 use crate::optimize::proposers::search::SearchProposer;
 use crate::optimize::runner::Runner;
@@ -86,17 +84,7 @@ fn optimizer_best(app: &App, machine: &Machine, start: &str, iterations: usize) 
         noise: 0.0,
     };
     let runner = Runner::new(&app, &machine, &executor);
-    let config = Config {
-        iterations,
-        time_budget: None,
-        seed: 0,
-        feedback_mode: FeedbackMode::Suggest,
-        run_dir: None,
-        cancel: Arc::new(AtomicBool::new(false)),
-        as_block: false,
-        min_gain: crate::optimize::verdict::DEFAULT_MIN_GAIN,
-        repeats: 1,
-    };
+    let config = Config::new(iterations, 0);
     let mut proposer = SearchProposer::new(0);
     let report = optimize(
         start,

@@ -83,6 +83,25 @@ pub struct Config {
     pub repeats: usize,
 }
 
+impl Config {
+    /// `iterations` proposals with `seed`: suggest feedback, nothing saved,
+    /// no time budget, edits of the user's statements, the default minimum
+    /// gain and repeats.
+    pub fn new(iterations: usize, seed: u64) -> Config {
+        Config {
+            iterations,
+            time_budget: None,
+            seed,
+            feedback_mode: FeedbackMode::Suggest,
+            run_dir: None,
+            cancel: Arc::new(AtomicBool::new(false)),
+            as_block: false,
+            min_gain: verdict::DEFAULT_MIN_GAIN,
+            repeats: verdict::DEFAULT_REPEATS,
+        }
+    }
+}
+
 /// The outcome of a run, as saved in `report.json` and printed by `--json`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Report {
