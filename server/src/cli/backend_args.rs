@@ -33,6 +33,15 @@ pub enum BackendKind {
     Legion,
 }
 
+/// Where a benchmark (`bench optimize`, `bench sim-validate`) runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum BenchBackend {
+    /// The embedded simulator.
+    Sim,
+    /// The built-in benchmarks' real Legion programs on this host.
+    Legion,
+}
+
 /// Where runs happen, once flags and mapwright.toml are read.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RuntimeChoice {

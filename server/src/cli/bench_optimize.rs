@@ -12,17 +12,30 @@ use std::sync::Arc;
 use anyhow::{anyhow, Context};
 use clap::{Args, ValueEnum};
 use mapwright_runtime::app::App;
+use mapwright_runtime::validate::real;
 
+use super::backend_args::BenchBackend;
 use super::optimize::{make_proposer, LlmArgs, ProposerKind};
 use crate::autoguide::FeedbackMode;
-use crate::optimize::executors::SimExecutor;
+use crate::optimize::executors::{legion_backend, BackendExecutor, SimExecutor};
 use crate::optimize::plot::{trajectory_svg, Series};
-use crate::optimize::runner::Runner;
+use crate::optimize::runner::{Execute, Runner};
 use crate::optimize::space::parameters;
 use crate::optimize::{optimize, Config};
 
 #[derive(Debug, Args)]
 pub struct BenchOptimizeArgs {
+    /// `legion`: every candidate runs as the application's real Legion
+    /// program on this host (the machine is this host; the expert is the
+    /// expert on CPUs, measured `--expert-repeats` times).
+    #[arg(long, value_enum, default_value = "sim")]
+    pub backend: BenchBackend,
+    /// Legion CPU processors for `--backend legion` (default: one per core).
+    #[arg(long, default_value_t = mapwright_runtime::backend::legion::default_cpus())]
+    pub legion_cpus: u32,
+    /// Real runs of the expert whose median is 1.0x (`--backend legion`).
+    #[arg(long, default_value_t = 3)]
+    pub expert_repeats: usize,
     /// Applications (default: all nine built-ins).
     #[arg(long, value_delimiter = ',')]
     pub apps: Vec<String>,
@@ -180,8 +193,41 @@ fn decision_differences(runner: &Runner<'_>, expert: &str, best: &str) -> Vec<St
     out
 }
 
+/// The median of `xs` (upper median for an even count).
+fn median(xs: &[f64]) -> f64 {
+    let mut v = xs.to_vec();
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// The expert's score on real Legion: the median of `repeats` runs of the
+/// expert on CPUs, or why it does not run here.
+fn measured_expert(runner: &Runner<'_>, expert: &str, repeats: usize) -> Result<f64, String> {
+    let mut scores = Vec::new();
+    for seed in 0..repeats.max(1) as u64 {
+        let e = runner.evaluate(expert, seed);
+        if !e.ok() {
+            return Err(e.status.clone());
+        }
+        scores.push(e.score());
+    }
+    Ok(median(&scores))
+}
+
 pub fn bench(args: BenchOptimizeArgs) -> anyhow::Result<ExitCode> {
-    let machine = Arc::new(crate::project::load_machine(&args.machine, None)?);
+    let legion = match args.backend {
+        BenchBackend::Legion => Some(
+            legion_backend(args.legion_cpus, 0, None)
+                .map_err(|e| anyhow!("--backend legion: {e}"))?,
+        ),
+        BenchBackend::Sim => None,
+    };
+    let machine = Arc::new(match &legion {
+        Some(b) => b
+            .host_machine()
+            .map_err(|e| anyhow!("--backend legion: {e}"))?,
+        None => crate::project::load_machine(&args.machine, None)?,
+    });
     let apps: Vec<String> = if args.apps.is_empty() {
         App::builtin_names().iter().map(|s| s.to_string()).collect()
     } else {
@@ -208,20 +254,51 @@ pub fn bench(args: BenchOptimizeArgs) -> anyhow::Result<ExitCode> {
     let mut series = Vec::new();
     let mut headroom: Vec<Headroom> = Vec::new();
     for app_name in &apps {
-        let app = Arc::new(crate::project::load_app(app_name, None)?);
-        let executor = SimExecutor {
-            app: app.clone(),
-            machine: machine.clone(),
-            noise: 0.0,
+        let app = Arc::new(match &legion {
+            // The program as built: CPU variants, its own problem size.
+            Some(_) => real::program_description(app_name)
+                .ok_or_else(|| anyhow!("no real Legion program for `{app_name}`"))?,
+            None => crate::project::load_app(app_name, None)?,
+        });
+        let executor: Box<dyn Execute> = match &legion {
+            Some(b) => Box::new(BackendExecutor {
+                backend: Box::new(b.clone()),
+                app: app.clone(),
+                machine: machine.clone(),
+            }),
+            None => Box::new(SimExecutor {
+                app: app.clone(),
+                machine: machine.clone(),
+                noise: 0.0,
+            }),
         };
-        let runner = Runner::new(&app, &machine, &executor);
-        let expert = runner.expert_score(0).ok_or_else(|| {
-            anyhow!(
-                "the expert mapper of {app_name} does not run on {}",
-                machine.name
-            )
-        })?;
-        let expert_text = mapwright_runtime::app::expert_mapper_text(app_name).unwrap_or("");
+        let runner = Runner::new(&app, &machine, executor.as_ref());
+        let builtin_expert = mapwright_runtime::app::expert_mapper_text(app_name).unwrap_or("");
+        let expert_text = match &legion {
+            Some(_) => real::on_cpus(builtin_expert),
+            None => builtin_expert.to_string(),
+        };
+        let expert = match &legion {
+            Some(_) => match measured_expert(&runner, &expert_text, args.expert_repeats) {
+                Ok(score) => score,
+                Err(status) => {
+                    errln!(
+                        "{app_name}: left out: its expert on CPUs does not run on this host \
+                         ({status}; its placement functions assume more processors than \
+                         --legion-cpus {})",
+                        args.legion_cpus
+                    );
+                    continue;
+                }
+            },
+            None => runner.expert_score(0).ok_or_else(|| {
+                anyhow!(
+                    "the expert mapper of {app_name} does not run on {}",
+                    machine.name
+                )
+            })?,
+        };
+        let expert_text = expert_text.as_str();
         for (start_name, start_text) in &starts {
             for (kind, iterations, mode) in &plan {
                 let proposer_name = kind.name();
@@ -243,7 +320,13 @@ pub fn bench(args: BenchOptimizeArgs) -> anyhow::Result<ExitCode> {
                         as_block: false,
                         // The benchmark compares proposers; nothing is applied.
                         min_gain: crate::optimize::verdict::DEFAULT_MIN_GAIN,
-                        repeats: 1,
+                        // Real runs are noisy: the best candidate runs again
+                        // and its median counts (below).
+                        repeats: if legion.is_some() {
+                            crate::optimize::verdict::DEFAULT_REPEATS
+                        } else {
+                            1
+                        },
                     };
                     let report = optimize(
                         start_text,
@@ -254,7 +337,15 @@ pub fn bench(args: BenchOptimizeArgs) -> anyhow::Result<ExitCode> {
                         None,
                         &mut |_, _, _| {},
                     );
-                    let best = report.best_normalized.unwrap_or(0.0);
+                    // On real runs the best candidate's median over its
+                    // repeated runs, not its luckiest one.
+                    let best = report
+                        .verdict
+                        .as_ref()
+                        .filter(|v| !v.best_runs.is_empty())
+                        .map(|v| median(&v.best_runs) / expert)
+                        .or(report.best_normalized)
+                        .unwrap_or(0.0);
                     finals.push(best);
                     successes.push(report.success_rate);
                     valid.push(crate::optimize::metrics::valid_share(&report.records));

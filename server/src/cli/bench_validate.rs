@@ -12,24 +12,16 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::anyhow;
-use clap::{Args, ValueEnum};
+use clap::Args;
 use mapwright_runtime::app::App;
 use mapwright_runtime::machine::Machine;
 use mapwright_runtime::validate::{self, real};
 
+use super::backend_args::BenchBackend;
 use crate::optimize::executors::{legion_backend, SimExecutor};
 use crate::optimize::proposers::search::SearchProposer;
 use crate::optimize::runner::Runner;
 use crate::optimize::{optimize, Config};
-
-/// Where the second section's measurements come from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ValidateBackend {
-    /// The recorded measurements only (no runs).
-    Sim,
-    /// Also real runs of the benchmark programs on this host.
-    Legion,
-}
 
 #[derive(Debug, Args)]
 pub struct SimValidateArgs {
@@ -40,7 +32,7 @@ pub struct SimValidateArgs {
     pub logs: Option<PathBuf>,
     /// `legion` adds the section measured on this host with real Legion.
     #[arg(long, value_enum, default_value = "sim")]
-    pub backend: ValidateBackend,
+    pub backend: BenchBackend,
     /// Applications of the real-run section (default: every built program).
     #[arg(long, value_delimiter = ',')]
     pub apps: Vec<String>,
@@ -66,7 +58,7 @@ pub fn run(args: SimValidateArgs) -> anyhow::Result<ExitCode> {
     if args.logs.is_some() && cannon.is_none() {
         errln!("mapwright: no cannon.log in the logs directory; recorded figures used");
     }
-    if args.backend == ValidateBackend::Legion {
+    if args.backend == BenchBackend::Legion {
         let rows = real_section(&args)?;
         out!("\n{}", validate::render(&rows))?;
     }
