@@ -1,6 +1,6 @@
 //! Real Legion end to end: mapwright's Legion mapper (runtime/legion/mapper)
 //! inside the benchmark programs (runtime/legion/apps: circuit, stencil,
-//! cannon, summa, pumma, johnson, cosma), on the Legion runtime from the
+//! pennant, cannon, summa, pumma, johnson, cosma), on the Legion runtime from the
 //! package registry, CPUs only.
 //!
 //! - for every program, its expert mapper adapted to the CPUs by the
@@ -8,7 +8,8 @@
 //!   every decision the run realised (its decision log) equals what
 //!   `explain` decides for the host the mapper described;
 //! - every expert mapper as written stops where `explain` says the
-//!   reference stops on a host without GPUs;
+//!   reference stops on a host without GPUs, except pennant's, which runs
+//!   (every point on the first CPU) as `explain` says;
 //! - a wrong layout fails with the real message: stencil with `C_order`
 //!   (Regent's stride assertion), cannon with `F_order` (BLAS's own
 //!   "parameter number  8 had an illegal value");
@@ -388,6 +389,102 @@ fn stencils_expert_as_written_stops_where_explain_says_the_reference_stops() {
         log.iter().any(|m| m.task == "make_private_partition"),
         "{log:?}"
     );
+}
+
+/// pennant's expert with its GPU placement used for the CPUs: `mgpu =
+/// Machine(CPU);` and `IndexTaskMap CPU linearcyclic;` in place of
+/// `cyclic_shard_cpu` (on a CPU-only host every launch maps to CPUs, so only
+/// the expert's `IndexTaskMap CPU` line applies). linearcyclic then puts
+/// piece i on CPU i, as the expert puts it on GPU i.
+fn pennant_expert_on_cpus() -> String {
+    let text = changed(
+        &expert_of("pennant"),
+        "mgpu = Machine(GPU);",
+        "mgpu = Machine(CPU);",
+    );
+    changed(
+        &text,
+        "IndexTaskMap CPU cyclic_shard_cpu;",
+        "IndexTaskMap CPU linearcyclic;",
+    )
+}
+
+/// The speed at the shared points that pennant's check line reports,
+/// relative to the largest speed: the check covers the exchange through the
+/// shared and ghost points only where the flow reached them.
+fn pennant_reach(all: &str) -> f64 {
+    let line = all
+        .lines()
+        .find(|l| l.starts_with("CHECK PASSED"))
+        .unwrap_or_else(|| panic!("no CHECK PASSED line:\n{all}"));
+    let value = line
+        .split("speed at the shared points ")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .and_then(|v| v.parse::<f64>().ok());
+    value.unwrap_or_else(|| panic!("{line}"))
+}
+
+#[test]
+fn pennant_runs_with_its_expert_on_cpus_as_explain_says() {
+    let Some(b) = built() else { return };
+    let _one = serial();
+    let description = App::builtin("pennant").unwrap();
+    let mapper = pennant_expert_on_cpus();
+    let log = assert_runs_as_explained(b, &description, &mapper, &[], "CHECK PASSED");
+    // linearcyclic: piece i on CPU i, for the private and the shared launch
+    // of a point task alike; single tasks on the first CPU.
+    for task in ["adv_pos_full", "sum_point_force", "calc_dt_hydro"] {
+        for p in 0..4 {
+            let procs: std::collections::BTreeSet<u32> = log
+                .iter()
+                .filter(|m| m.task == task && m.point == vec![p])
+                .map(|m| m.proc)
+                .collect();
+            assert_eq!(procs, [p as u32].into(), "{task} point {p}");
+        }
+    }
+    // The reductions into the ghost points got reduction instances.
+    let ghost = log
+        .iter()
+        .find(|m| m.task == "sum_point_mass")
+        .map(|m| m.regions[2].clone())
+        .expect("sum_point_mass was mapped");
+    assert_eq!(ghost.instance, "physical");
+    // The run's output, read as the legion backend reads it, and a check
+    // that covered the halo exchange: the flow reached the shared points
+    // far above roundoff.
+    let dir = scratch("pennant-output");
+    let (out, _, _) = run_app(b, &dir, "pennant", &mapper, &[]);
+    let all = text(&out);
+    assert!(out.status.success(), "{all}");
+    let backend = mapwright_runtime::backend::command::CommandBackend::new(
+        mapwright_runtime::backend::command::CommandConfig::new(""),
+    );
+    let (elapsed, _) = backend.parse(&all);
+    assert!(elapsed.is_some_and(|t| t > 0.0), "{all}");
+    assert!(all.contains("Elapsed time = "), "{all}");
+    assert!(pennant_reach(&all) > 1e-7, "{all}");
+}
+
+/// pennant's expert as written does not stop on a host without GPUs: its
+/// `Task * GPU,CPU` falls back to the CPUs, its ZCMEM statements name GPUs
+/// only, and `IndexTaskMap CPU cyclic_shard_cpu` puts every point on the
+/// node's first CPU (`mgpu.size[0]` is the node count).
+#[test]
+fn pennants_expert_as_written_runs_on_the_first_cpu_as_explain_says() {
+    let Some(b) = built() else { return };
+    let _one = serial();
+    let log = assert_runs_as_explained(
+        b,
+        &App::builtin("pennant").unwrap(),
+        &expert_of("pennant"),
+        &["-cstop", "10", "-prune", "1"],
+        "CHECK PASSED",
+    );
+    let index: Vec<&MappedTask> = log.iter().filter(|m| !m.point.is_empty()).collect();
+    assert!(index.len() > 500, "{}", index.len());
+    assert!(index.iter().all(|m| m.proc == 0), "{index:?}");
 }
 
 /// Runs `description`'s program with `mapper`, whose layout the program's
@@ -815,14 +912,20 @@ fn run_with_the_legion_backend_reports_the_real_run() {
             assert_eq!(v["throughput_unit"], "GFLOPS per node");
         }
     }
-    // An application without a real program is a clear error, not a crash.
-    let v = mapwright_on_slow(b, &dir, &[&run[..], &["pennant"]].concat());
+    // An application without a real program (all nine built-ins have one:
+    // here a user's own description) is a clear error, not a crash.
+    let own = dir.join("myapp.json");
+    let description = App::builtin_json("circuit").unwrap().replacen(
+        "\"name\": \"circuit\"",
+        "\"name\": \"myapp\"",
+        1,
+    );
+    assert!(description.contains("\"myapp\""));
+    std::fs::write(&own, description).unwrap();
+    let v = mapwright_on_slow(b, &dir, &[&run[..], &[own.to_str().unwrap()]].concat());
     assert_eq!(v["status"], "error");
     let raw = v["raw_output"].as_str().unwrap();
-    assert!(
-        raw.contains("no real Legion program for `pennant`"),
-        "{raw}"
-    );
+    assert!(raw.contains("no real Legion program for `myapp`"), "{raw}");
 }
 
 /// The median of a JSON array of numbers.

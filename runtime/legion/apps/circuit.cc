@@ -316,13 +316,12 @@ void calculate_new_currents_task(const Task *task, const std::vector<PhysicalReg
 }
 
 using SumFloat = SumReduction<float>;
-using Reducer =
-    ReductionAccessor<SumFloat, true, 1, coord_t, Realm::AffineAccessor<float, 1, coord_t>>;
 
 void distribute_charge_task(const Task *task, const std::vector<PhysicalRegion> &regions, Context,
                             Runtime *rt) {
   Writer<float> pc(regions[0], CHARGE);
-  Reducer sc(regions[1], CHARGE, SumFloat::REDOP_ID), gc(regions[2], CHARGE, SumFloat::REDOP_ID);
+  Reducer<float> sc(regions[1], CHARGE, SumFloat::REDOP_ID),
+      gc(regions[2], CHARGE, SumFloat::REDOP_ID);
   Reader<int64_t> in_ptr(regions[3], IN_PTR), out_ptr(regions[3], OUT_PTR);
   Reader<int8_t> in_index(regions[3], IN_INDEX), out_index(regions[3], OUT_INDEX);
   Reader<float> first(regions[3], CURRENT_0), last(regions[3], CURRENT_0 + kSegments - 1);

@@ -75,13 +75,30 @@ void cpu_task(Legion::TaskID id, const char *name, bool inner = false) {
   Legion::Runtime::preregister_task_variant<TASK>(cpu_variant(id, name, inner), name);
 }
 
-// Read and read-write accessors over 1-D float/int64 fields.
+// Registers a CPU task variant that launches subtasks and also maps regions
+// itself (neither leaf nor inner): a top-level task that reads its results
+// back with an inline mapping for its result check.
+template <void (*TASK)(const Legion::Task *, const std::vector<Legion::PhysicalRegion> &,
+                       Legion::Context, Legion::Runtime *)>
+void cpu_control_task(Legion::TaskID id, const char *name) {
+  Legion::TaskVariantRegistrar r = cpu_variant(id, name, false);
+  r.set_leaf(false);
+  Legion::Runtime::preregister_task_variant<TASK>(r, name);
+}
+
+// Read and read-write accessors over 1-D fields.
 template <typename T>
 using Reader = Legion::FieldAccessor<LEGION_READ_ONLY, T, 1, Legion::coord_t,
                                      Realm::AffineAccessor<T, 1, Legion::coord_t>>;
 template <typename T>
 using Writer = Legion::FieldAccessor<LEGION_READ_WRITE, T, 1, Legion::coord_t,
                                      Realm::AffineAccessor<T, 1, Legion::coord_t>>;
+
+// A sum-reduction accessor over a 1-D field (exclusive, as Regent's
+// `reduces +` on a region argument).
+template <typename T>
+using Reducer = Legion::ReductionAccessor<Legion::SumReduction<T>, true, 1, Legion::coord_t,
+                                          Realm::AffineAccessor<T, 1, Legion::coord_t>>;
 
 // The domain of region requirement `i` of `task` as an N-D rectangle.
 template <int N = 1>

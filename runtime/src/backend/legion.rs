@@ -246,13 +246,13 @@ mod tests {
             gpus: 0,
             timeout: Duration::from_secs(5),
         });
-        let app = Arc::new(App::builtin("pennant").expect("built-in"));
+        let app = Arc::new(App::builtin("solomonik").expect("built-in"));
         let machine = Arc::new(Machine::preset("p100x4").expect("preset"));
         let out = backend.run(&RunRequest::new("", app, machine));
         assert_eq!(out.status.as_str(), "error");
         assert!(out
             .raw_output
-            .contains("no real Legion program for `pennant`"));
+            .contains("no real Legion program for `solomonik`"));
     }
 
     #[test]

@@ -1,0 +1,1678 @@
+// pennant as a real Legion program: Regent's PENNANT (pennant.rg,
+// Lagrangian staggered-grid hydrodynamics) on the leblanc problem, with the
+// task names, region names, argument order, privileges and launch kinds of
+// runtime/apps/pennant.json; CPU variants doing the hydro steps; a check
+// against a sequential run of the same kernels in the program; and the real
+// program's output ("ELAPSED TIME = %7.3f s", "Elapsed time = %.6e (total)").
+//
+// The mesh is leblanc's rectangle (lenx 1, leny 9) of nzx x nzy zones, cut
+// into -npieces bands of zone rows (Regent's -numpcx 1 -numpcy npieces).
+// Points are numbered private points first (piece by piece), then the rows
+// two neighbouring pieces share, the row between pieces i and i + 1 owned by
+// piece i: rp_all is split into rp_all_private and rp_all_ghost (partition
+// rp_all_p); rp_all_private_p cuts the private points by piece,
+// rp_all_shared_p the shared rows by owner and rp_all_ghost_p (aliased) gives
+// each piece the rows its zones touch. Forces and masses reach the shared
+// rows through `reduces +` on rp_all_ghost_p, as in Regent.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "common.h"
+#include "legion.h"
+
+using namespace Legion;
+using namespace mapwright_apps;
+
+namespace {
+
+enum TaskIDs {
+  TOPLEVEL = 1,
+  INITIALIZE_TOPOLOGY,
+  INIT_POINTERS,
+  INIT_MESH_ZONES,
+  CALC_CENTERS_FULL,
+  CALC_VOLUMES_FULL,
+  VERIFY_CALC_VOLUMES_FULL,
+  INIT_SIDE_FRACS,
+  INIT_HYDRO,
+  INIT_RADIAL_VELOCITY,
+  CONTINUE_SIMULATION,
+  INIT_STEP_POINTS,
+  INIT_STEP_ZONES,
+  CALC_GLOBAL_DT,
+  ADV_POS_HALF,
+  CALC_CENTERS,
+  CALC_VOLUMES,
+  CALC_CHAR_LEN,
+  CALC_RHO_HALF,
+  SUM_POINT_MASS,
+  CALC_STATE_AT_HALF,
+  CALC_FORCE_PGAS_TTS,
+  QCS_ZONE_CENTER_VELOCITY,
+  QCS_CORNER_DIVERGENCE,
+  QCS_QCN_FORCE,
+  QCS_FORCE,
+  QCS_VEL_DIFF,
+  SUM_POINT_FORCE,
+  APPLY_BOUNDARY_CONDITIONS,
+  ADV_POS_FULL,
+  CALC_WORK,
+  CALC_WORK_RATE_ENERGY_RHO_FULL,
+  CALC_DT_HYDRO,
+  OUTPUT0,
+  OUTPUT1,
+  ADD_DOUBLE,    // __binary_double_double_+
+  MIN_DOUBLE,    // __binary_double_double_min
+  SCALE_UINT64,  // __binary_double_uint64_*
+  ADD_INT32,     // __binary_int32_int32_+
+  ADD_INT64,     // __binary_int64_int64_+
+  EQUAL_INT64,   // __binary_int64_int64_==
+  SUB_UINT64,    // __binary_uint64_uint64_-
+  NOT_BOOL,      // __unary_bool_not
+};
+
+// Fields; a vec2 is two fields, x then y (named "f.x", "f.y").
+enum ZoneFields : FieldID {
+  ZXP = 100,
+  ZX = ZXP + 2,
+  ZAREAP = ZX + 2,
+  ZAREA,
+  ZVOL0,
+  ZVOLP,
+  ZVOL,
+  ZDL,
+  ZM,
+  ZRP,
+  ZR,
+  ZE,
+  ZETOT,
+  ZW,
+  ZWRATE,
+  ZP,
+  ZSS,
+  ZDU,
+  ZUC,
+  Z0TMP = ZUC + 2,
+  ZNUMP,
+};
+enum PointFields : FieldID {
+  PX0 = 200,
+  PXP = PX0 + 2,
+  PX = PXP + 2,
+  PU0 = PX + 2,
+  PU = PU0 + 2,
+  PF = PU + 2,
+  PMASWT = PF + 2,
+  HAS_BCX,
+  HAS_BCY,
+};
+enum SideFields : FieldID {
+  MAPSZ = 500,
+  MAPSP1,
+  MAPSP1_INDEX,
+  MAPSP2,
+  MAPSP2_INDEX,
+  MAPSS3,
+  MAPSS4,
+  SAREAP,
+  SAREA,
+  SMF,
+  SFP,
+  SFT = SFP + 2,
+  SFQ = SFT + 2,
+  EXP = SFQ + 2,
+  EX = EXP + 2,
+  ELEN = EX + 2,
+  CAREA,
+  CEVOL,
+  CDU,
+  CDIV,
+  CCOS,
+  CQE1,
+  CQE2 = CQE1 + 2,
+};
+
+// The leblanc problem (pennant.tests/leblanc/leblanc.pnt) and the mesh cut.
+struct Config {
+  long nzx, nzy, npieces, cstop, prune;
+  double lenx = 1.0, leny = 9.0;
+  double rinit = 1.0, einit = 0.1, rinitsub = 1.0e-3, einitsub = 1.0e-7;
+  double subregion[4] = {0.0, 1.0, 3.0, 9.0};
+  double bcx[2] = {0.0, 1.0}, bcy[2] = {0.0, 9.0};
+  double ssmin = 0.1, q1 = 0.3, q2 = 2.0, dtinit = 1.0e-2, tstop = 6.0;
+  double alfa = 0.5, cfl = 0.6, cflv = 0.1, dtfac = 1.2, dtmax = 1.0e99;
+  double gamma = 5.0 / 3.0, uinitradial = 0.0;
+
+  long nz() const { return nzx * nzy; }
+  long ns() const { return 4 * nz(); }
+  long nxp() const { return nzx + 1; }
+  long np() const { return nxp() * (nzy + 1); }
+  // Piece i has zone rows [row0(i), row0(i + 1)).
+  long row0(long i) const { return i * nzy / npieces; }
+  // Its private point rows, first and last (inclusive).
+  long private_lo(long i) const { return row0(i) + (i > 0 ? 1 : 0); }
+  long private_hi(long i) const { return row0(i + 1) - (i < npieces - 1 ? 1 : 0); }
+  long private_start(long i) const {
+    long n = 0;
+    for (long j = 0; j < i; j++) n += (private_hi(j) - private_lo(j) + 1) * nxp();
+    return n;
+  }
+  long nprivate() const { return private_start(npieces); }
+  // The point at column x of point row y.
+  long point(long x, long y) const {
+    for (long i = 0; i < npieces; i++) {
+      if (i < npieces - 1 && y == row0(i + 1)) return nprivate() + i * nxp() + x;
+      if (y >= private_lo(i) && y <= private_hi(i))
+        return private_start(i) + (y - private_lo(i)) * nxp() + x;
+    }
+    std::abort();
+  }
+  // The shared rows a piece owns ([first, first + count) of the ghost
+  // points) and touches.
+  Rect<1> shared_of(long i) const {
+    long lo = nprivate() + i * nxp();
+    return i < npieces - 1 ? Rect<1>(lo, lo + nxp() - 1) : Rect<1>(lo, lo - 1);
+  }
+  Rect<1> ghost_of(long i) const {
+    long lo = nprivate() + std::max(0L, i - 1) * nxp();
+    long hi = nprivate() + std::min(i + 1, npieces - 1) * nxp();
+    return Rect<1>(lo, hi - 1);
+  }
+};
+
+Config read_config() {
+  Flags f;
+  Config c;
+  // Small enough that the waves from the discontinuity at y = 3 cross the
+  // first piece boundary (y = 2.25) within the default cycles, so the check
+  // covers the exchange through the shared points.
+  c.nzx = f.get("-nzx", 16);
+  c.nzy = f.get("-nzy", 144);
+  c.npieces = f.get("-npieces", 4);
+  c.cstop = f.get("-cstop", 60);
+  c.prune = f.get("-prune", 5);
+  if (c.nzx < 1 || c.npieces < 1 || c.nzy < 2 * c.npieces || c.cstop < 1 || c.prune < 0) {
+    std::fprintf(stderr, "pennant: need -nzx >= 1, -nzy >= 2 * -npieces, -cstop >= 1\n");
+    std::exit(2);
+  }
+  return c;
+}
+
+Config config_of(const Task *task) { return *static_cast<const Config *>(task->args); }
+
+// ------------------------------------------------------------ mesh views
+
+// A strided view of one field, indexed by global element id: the tasks see
+// their instances through it, the sequential run its arrays.
+template <typename T>
+struct Col {
+  char *base = nullptr;
+  std::ptrdiff_t stride = sizeof(T);
+  T &operator[](int64_t i) const { return *reinterpret_cast<T *>(base + i * stride); }
+};
+
+struct Vec {
+  double x, y;
+};
+Vec operator+(Vec a, Vec b) { return {a.x + b.x, a.y + b.y}; }
+Vec operator-(Vec a, Vec b) { return {a.x - b.x, a.y - b.y}; }
+Vec operator*(double a, Vec b) { return {a * b.x, a * b.y}; }
+double dot(Vec a, Vec b) { return a.x * b.x + a.y * b.y; }
+double cross(Vec a, Vec b) { return a.x * b.y - a.y * b.x; }
+double length(Vec a) { return std::sqrt(dot(a, a)); }
+Vec rotate_ccw(Vec a) { return {-a.y, a.x}; }
+Vec project(Vec a, Vec b) { return a - dot(a, b) * b; }
+
+struct Col2 {
+  Col<double> x, y;
+  Vec get(int64_t i) const { return {x[i], y[i]}; }
+  void set(int64_t i, Vec v) const {
+    x[i] = v.x;
+    y[i] = v.y;
+  }
+};
+
+struct Points {
+  Col2 px0, pxp, px, pu0, pu, pf;
+  Col<double> pmaswt;
+  Col<bool> has_bcx, has_bcy;
+};
+
+// Every field a kernel may touch; a task fills in the ones it has. Points
+// are reached through a side's pointer and its __index: private (0) or
+// ghost (1).
+struct Mesh {
+  Col2 zxp, zx, zuc;
+  Col<double> zareap, zarea, zvol0, zvolp, zvol, zdl, zm, zrp, zr, ze, zetot, zw, zwrate, zp, zss,
+      zdu, z0tmp;
+  Col<uint8_t> znump;
+  Points pp, pg;
+  Col<int64_t> mapsz, mapsp1, mapsp2, mapss3, mapss4;
+  Col<int8_t> mapsp1_index, mapsp2_index;
+  Col<double> sareap, sarea, smf, elen, carea, cevol, cdu, cdiv, ccos;
+  Col2 sfp, sft, sfq, exp, ex, cqe1, cqe2;
+
+  const Points &p(int8_t index) const { return index == 0 ? pp : pg; }
+  const Points &p1(int64_t s) const { return p(mapsp1_index[s]); }
+  const Points &p2(int64_t s) const { return p(mapsp2_index[s]); }
+};
+
+struct Range {
+  int64_t lo, hi;  // [lo, hi)
+};
+
+// ------------------------------------------------------------ the kernels
+// (pennant.rg's, on views: the tasks and the sequential run share them)
+
+// initialize_topology: zones, the piece's own points and its sides.
+void topology(const Config &c, long piece, const Mesh &m, bool with_shared) {
+  long zr0 = c.row0(piece), zr1 = c.row0(piece + 1);
+  for (long z = zr0 * c.nzx; z < zr1 * c.nzx; z++) m.znump[z] = 4;
+  double dx = c.lenx / double(c.nzx), dy = c.leny / double(c.nzy), eps = 1e-12;
+  auto init_point = [&](const Points &p, long x, long y) {
+    long id = c.point(x, y);
+    Vec px{dx * double(x), dy * double(y)};
+    p.px.set(id, px);
+    p.has_bcx[id] = std::fabs(px.x - c.bcx[0]) < eps || std::fabs(px.x - c.bcx[1]) < eps;
+    p.has_bcy[id] = std::fabs(px.y - c.bcy[0]) < eps || std::fabs(px.y - c.bcy[1]) < eps;
+  };
+  for (long y = c.private_lo(piece); y <= c.private_hi(piece); y++)
+    for (long x = 0; x <= c.nzx; x++) init_point(m.pp, x, y);
+  if (with_shared && piece < c.npieces - 1)
+    for (long x = 0; x <= c.nzx; x++) init_point(m.pg, x, zr1);
+  // Sides of zone (x, y) go counter-clockwise around its corners (x, y),
+  // (x + 1, y), (x + 1, y + 1), (x, y + 1); side k joins corners k, k + 1.
+  const long cx[4] = {0, 1, 1, 0}, cy[4] = {0, 0, 1, 1};
+  for (long y = zr0; y < zr1; y++)
+    for (long x = 0; x < c.nzx; x++) {
+      long z = y * c.nzx + x;
+      for (long k = 0; k < 4; k++) {
+        long s = 4 * z + k, k2 = (k + 1) % 4;
+        m.mapsz[s] = z;
+        m.mapsp1[s] = c.point(x + cx[k], y + cy[k]);
+        m.mapsp2[s] = c.point(x + cx[k2], y + cy[k2]);
+        m.mapsp1_index[s] = m.mapsp2_index[s] = -1;  // init_pointers decides
+        m.mapss3[s] = 4 * z + (k + 3) % 4;
+        m.mapss4[s] = 4 * z + k2;
+      }
+    }
+}
+
+void init_mesh_zones(const Mesh &m, Range zr) {
+  for (int64_t z = zr.lo; z < zr.hi; z++) {
+    m.zx.set(z, {0.0, 0.0});
+    m.zarea[z] = 0.0;
+    m.zvol[z] = 0.0;
+  }
+}
+
+// calc_centers (half step: pxp, zxp, exp) and calc_centers_full (px, zx, ex).
+void centers(const Mesh &m, Range zr, Range sr, Col2 Points::*pos, const Col2 &zc, const Col2 &ec) {
+  for (int64_t z = zr.lo; z < zr.hi; z++) zc.set(z, {0.0, 0.0});
+  for (int64_t s = sr.lo; s < sr.hi; s++) {
+    int64_t z = m.mapsz[s];
+    Vec x1 = (m.p1(s).*pos).get(m.mapsp1[s]), x2 = (m.p2(s).*pos).get(m.mapsp2[s]);
+    ec.set(s, 0.5 * (x1 + x2));
+    zc.set(z, zc.get(z) + (1.0 / double(m.znump[z])) * x1);
+  }
+}
+
+// calc_volumes (with edge lengths) and calc_volumes_full; the number of
+// sides with a volume that is not positive.
+int volumes(const Mesh &m, Range zr, Range sr, Col2 Points::*pos, const Col2 &zc,
+            const Col<double> &sarea, const Col<double> &zarea, const Col<double> &zvol,
+            const Col<double> *elen) {
+  for (int64_t z = zr.lo; z < zr.hi; z++) zarea[z] = zvol[z] = 0.0;
+  int negatives = 0;
+  for (int64_t s = sr.lo; s < sr.hi; s++) {
+    int64_t z = m.mapsz[s];
+    Vec x1 = (m.p1(s).*pos).get(m.mapsp1[s]), x2 = (m.p2(s).*pos).get(m.mapsp2[s]);
+    Vec zx = zc.get(z);
+    double sa = 0.5 * cross(x2 - x1, zx - x1);
+    double sv = sa * (x1.x + x2.x + zx.x);
+    sarea[s] = sa;
+    if (elen != nullptr) (*elen)[s] = length(x2 - x1);
+    zarea[z] += sa;
+    zvol[z] += (1.0 / 3.0) * sv;
+    negatives += sv <= 0.0 ? 1 : 0;
+  }
+  return negatives;
+}
+
+void init_side_fracs(const Mesh &m, Range sr) {
+  for (int64_t s = sr.lo; s < sr.hi; s++) m.smf[s] = m.sarea[s] / m.zarea[m.mapsz[s]];
+}
+
+void init_hydro(const Mesh &m, Range zr, const Config &c) {
+  double eps = 1e-12;
+  for (int64_t z = zr.lo; z < zr.hi; z++) {
+    Vec x = m.zx.get(z);
+    bool sub = x.x > c.subregion[0] - eps && x.x < c.subregion[1] + eps &&
+               x.y > c.subregion[2] - eps && x.y < c.subregion[3] + eps;
+    double r = sub ? c.rinitsub : c.rinit, e = sub ? c.einitsub : c.einit;
+    m.zr[z] = r;
+    m.ze[z] = e;
+    m.zwrate[z] = 0.0;
+    m.zm[z] = r * m.zvol[z];
+    m.zetot[z] = e * m.zm[z];
+  }
+}
+
+void init_radial_velocity(const Points &p, Range pr, double vel) {
+  for (int64_t i = pr.lo; i < pr.hi; i++) {
+    Vec x = p.px.get(i);
+    p.pu.set(i, vel == 0.0 ? Vec{0.0, 0.0} : (vel / length(x)) * x);
+  }
+}
+
+void init_step_points(const Points &p, Range pr) {
+  for (int64_t i = pr.lo; i < pr.hi; i++) {
+    p.pmaswt[i] = 0.0;
+    p.pf.set(i, {0.0, 0.0});
+  }
+}
+
+void adv_pos_half(const Points &p, Range pr, double dt) {
+  for (int64_t i = pr.lo; i < pr.hi; i++) {
+    Vec x0 = p.px.get(i), u0 = p.pu.get(i);
+    p.px0.set(i, x0);
+    p.pu0.set(i, u0);
+    p.pxp.set(i, x0 + (0.5 * dt) * u0);
+  }
+}
+
+void init_step_zones(const Mesh &m, Range zr) {
+  for (int64_t z = zr.lo; z < zr.hi; z++) m.zvol0[z] = m.zvol[z];
+}
+
+void calc_char_len(const Mesh &m, Range zr, Range sr) {
+  for (int64_t z = zr.lo; z < zr.hi; z++) m.zdl[z] = 1.0e99;
+  for (int64_t s = sr.lo; s < sr.hi; s++) {
+    int64_t z = m.mapsz[s];
+    double fac = m.znump[z] == 3 ? 3.0 : 4.0;
+    m.zdl[z] = std::min(m.zdl[z], fac * m.sareap[s] / m.elen[s]);
+  }
+}
+
+void calc_rho_half(const Mesh &m, Range zr) {
+  for (int64_t z = zr.lo; z < zr.hi; z++) m.zrp[z] = m.zm[z] / m.zvolp[z];
+}
+
+// `add(index, point, value)` adds to a point: into the private points, or
+// as a reduction into the ghost points.
+template <typename Add>
+void sum_point_mass(const Mesh &m, Range sr, Add add) {
+  for (int64_t s = sr.lo; s < sr.hi; s++) {
+    int64_t z = m.mapsz[s];
+    double mass = m.zrp[z] * m.zareap[z] * 0.5 * (m.smf[s] + m.smf[m.mapss3[s]]);
+    add(m.mapsp1_index[s], m.mapsp1[s], mass);
+  }
+}
+
+void calc_state_at_half(const Mesh &m, Range zr, const Config &c, double dt) {
+  double gm1 = c.gamma - 1.0, ss2 = std::max(c.ssmin * c.ssmin, 1e-99), dth = 0.5 * dt;
+  for (int64_t z = zr.lo; z < zr.hi; z++) {
+    double rx = m.zr[z], ex = std::max(m.ze[z], 0.0);
+    double px = gm1 * rx * ex, prex = gm1 * ex, perx = gm1 * rx;
+    double csqd = std::max(ss2, prex + perx * px / (rx * rx));
+    double zss = std::sqrt(csqd);
+    m.zss[z] = zss;
+    double zminv = 1.0 / m.zm[z];
+    double dv = (m.zvolp[z] - m.zvol0[z]) * zminv;
+    double bulk = m.zr[z] * zss * zss;
+    double denom = 1.0 + 0.5 * perx * dv;
+    double src = m.zwrate[z] * dth * zminv;
+    m.zp[z] = px + (perx * src - m.zr[z] * bulk * dv) / denom;
+  }
+}
+
+void calc_force_pgas_tts(const Mesh &m, Range sr, const Config &c) {
+  for (int64_t s = sr.lo; s < sr.hi; s++) {
+    int64_t z = m.mapsz[s];
+    Vec ssurf = rotate_ccw(m.exp.get(s) - m.zxp.get(z));
+    Vec sfx = (-m.zp[z]) * ssurf;
+    m.sfp.set(s, sfx);
+    double srho = m.zrp[z] * m.smf[s] * m.zareap[z] / m.sareap[s];
+    double sstmp = std::max(m.zss[z], c.ssmin);
+    sstmp = c.alfa * sstmp * sstmp;
+    double sdp = sstmp * (srho - m.zrp[z]);
+    m.sft.set(s, sfx + (-sdp) * ssurf);
+  }
+}
+
+void qcs_zone_center_velocity(const Mesh &m, Range zr, Range sr) {
+  for (int64_t z = zr.lo; z < zr.hi; z++) m.zuc.set(z, {0.0, 0.0});
+  for (int64_t s = sr.lo; s < sr.hi; s++) {
+    int64_t z = m.mapsz[s];
+    Vec u = m.p1(s).pu.get(m.mapsp1[s]);
+    m.zuc.set(z, m.zuc.get(z) + (1.0 / double(m.znump[z])) * u);
+  }
+}
+
+void qcs_corner_divergence(const Mesh &m, Range sr) {
+  for (int64_t s2 = sr.lo; s2 < sr.hi; s2++) {
+    int64_t s = m.mapss3[s2], z = m.mapsz[s];
+    // Corner s2 at point p, between edges s (p1 to p) and s2 (p to p2).
+    const Points &pt = m.p2(s), &pt1 = m.p1(s), &pt2 = m.p2(s2);
+    int64_t p = m.mapsp2[s], p1 = m.mapsp1[s], p2 = m.mapsp2[s2];
+    Vec up0 = pt.pu.get(p), xp0 = pt.pxp.get(p);
+    Vec up1 = 0.5 * (pt.pu.get(p) + pt2.pu.get(p2)), xp1 = m.exp.get(s2);
+    Vec up2 = m.zuc.get(z), xp2 = m.zxp.get(z);
+    Vec up3 = 0.5 * (pt1.pu.get(p1) + pt.pu.get(p)), xp3 = m.exp.get(s);
+    double cvolume = 0.5 * cross(xp2 - xp0, xp3 - xp1);
+    m.carea[s2] = cvolume;
+    Vec v1 = xp3 - xp0, v2 = xp1 - xp0;
+    double de1 = m.elen[s], de2 = m.elen[s2], minelen = std::min(de1, de2);
+    m.ccos[s2] = minelen < 1e-12 ? 0.0 : 4.0 * dot(v1, v2) / (de1 * de2);
+    double cdiv = (cross(up2 - up0, xp3 - xp1) - cross(up3 - up1, xp2 - xp0)) / (2.0 * cvolume);
+    m.cdiv[s2] = cdiv;
+    Vec dxx1 = 0.5 * (((xp1 + xp2) - xp0) - xp3), dxx2 = 0.5 * (((xp2 + xp3) - xp0) - xp1);
+    double dx1 = length(dxx1), dx2 = length(dxx2);
+    Vec duav = 0.25 * (((up0 + up1) + up2) + up3);
+    double test1 = std::fabs(dot(dxx1, duav) * dx2), test2 = std::fabs(dot(dxx2, duav) * dx1);
+    double r = test1 > test2 ? dx1 / dx2 : dx2 / dx1;
+    double evol = std::min(std::sqrt(4.0 * cvolume * r), 2.0 * minelen);
+    double dv1 = length(((up1 + up2) - up0) - up3), dv2 = length(((up2 + up3) - up0) - up1);
+    double du = std::max(dv1, dv2);
+    m.cevol[s2] = cdiv < 0.0 ? evol : 0.0;
+    m.cdu[s2] = cdiv < 0.0 ? du : 0.0;
+  }
+}
+
+void qcs_qcn_force(const Mesh &m, Range sr, const Config &c) {
+  double gammap1 = c.gamma + 1.0;
+  for (int64_t s4 = sr.lo; s4 < sr.hi; s4++) {
+    int64_t z = m.mapsz[s4];
+    double ztmp2 = c.q2 * 0.25 * gammap1 * m.cdu[s4], ztmp1 = c.q1 * m.zss[z];
+    double zkur = ztmp2 + std::sqrt(ztmp2 * ztmp2 + ztmp1 * ztmp1);
+    double rmu = m.cdiv[s4] > 0.0 ? 0.0 : zkur * m.zrp[z] * m.cevol[s4];
+    int64_t s = m.mapss3[s4];
+    Vec u = m.p2(s).pu.get(m.mapsp2[s]), u1 = m.p1(s).pu.get(m.mapsp1[s]);
+    Vec u2 = m.p2(s4).pu.get(m.mapsp2[s4]);
+    m.cqe1.set(s4, (rmu / m.elen[s]) * (u - u1));
+    m.cqe2.set(s4, (rmu / m.elen[s4]) * (u2 - u));
+  }
+}
+
+void qcs_force(const Mesh &m, Range sr) {
+  auto weight = [&](int64_t corner, double &w, double &cs) {
+    double sin2 = 1.0 - m.ccos[corner] * m.ccos[corner];
+    w = sin2 >= 1e-4 ? m.carea[corner] / sin2 : 0.0;
+    cs = sin2 >= 1e-4 ? m.ccos[corner] : 0.0;
+  };
+  for (int64_t s = sr.lo; s < sr.hi; s++) {
+    int64_t c2 = m.mapss4[s];
+    double w1, cos1, w2, cos2;
+    weight(s, w1, cos1);
+    weight(c2, w2, cos2);
+    Vec f =
+        w1 * (m.cqe2.get(s) + cos1 * m.cqe1.get(s)) + w2 * (m.cqe1.get(c2) + cos2 * m.cqe2.get(c2));
+    m.sfq.set(s, (1.0 / m.elen[s]) * f);
+  }
+}
+
+void qcs_vel_diff(const Mesh &m, Range zr, Range sr, const Config &c) {
+  for (int64_t z = zr.lo; z < zr.hi; z++) m.z0tmp[z] = 0.0;
+  for (int64_t s = sr.lo; s < sr.hi; s++) {
+    const Points &pt1 = m.p1(s), &pt2 = m.p2(s);
+    int64_t p1 = m.mapsp1[s], p2 = m.mapsp2[s], z = m.mapsz[s];
+    Vec dx = pt2.pxp.get(p2) - pt1.pxp.get(p1), du = pt2.pu.get(p2) - pt1.pu.get(p1);
+    double lenx = m.elen[s];
+    double dux = lenx > 0.0 ? std::fabs(dot(du, dx)) / lenx : 0.0;
+    m.z0tmp[z] = std::max(m.z0tmp[z], dux);
+  }
+  for (int64_t z = zr.lo; z < zr.hi; z++) m.zdu[z] = c.q1 * m.zss[z] + 2.0 * c.q2 * m.z0tmp[z];
+}
+
+template <typename Add>
+void sum_point_force(const Mesh &m, Range sr, Add add) {
+  for (int64_t s = sr.lo; s < sr.hi; s++) {
+    int64_t s3 = m.mapss3[s];
+    Vec f = (m.sfq.get(s) + m.sft.get(s)) - (m.sfq.get(s3) + m.sft.get(s3));
+    add(m.mapsp1_index[s], m.mapsp1[s], f);
+  }
+}
+
+void apply_boundary_conditions(const Points &p, Range pr) {
+  for (int64_t i = pr.lo; i < pr.hi; i++) {
+    for (int axis = 0; axis < 2; axis++) {
+      if (!(axis == 0 ? p.has_bcx[i] : p.has_bcy[i])) continue;
+      Vec fix = axis == 0 ? Vec{1.0, 0.0} : Vec{0.0, 1.0};
+      p.pu0.set(i, project(p.pu0.get(i), fix));
+      p.pf.set(i, project(p.pf.get(i), fix));
+    }
+  }
+}
+
+void adv_pos_full(const Points &p, Range pr, double dt) {
+  for (int64_t i = pr.lo; i < pr.hi; i++) {
+    double fac = 1.0 / std::max(p.pmaswt[i], 1e-99);
+    Vec u0 = p.pu0.get(i);
+    Vec u = u0 + dt * (fac * p.pf.get(i));
+    p.pu.set(i, u);
+    p.px.set(i, p.px0.get(i) + (0.5 * dt) * (u + u0));
+  }
+}
+
+void calc_work(const Mesh &m, Range zr, Range sr, double dt) {
+  for (int64_t z = zr.lo; z < zr.hi; z++) m.zw[z] = 0.0;
+  for (int64_t s = sr.lo; s < sr.hi; s++) {
+    const Points &pt1 = m.p1(s), &pt2 = m.p2(s);
+    int64_t p1 = m.mapsp1[s], p2 = m.mapsp2[s], z = m.mapsz[s];
+    Vec f = m.sfp.get(s) + m.sfq.get(s);
+    double sd1 = dot(f, pt1.pu0.get(p1) + pt1.pu.get(p1));
+    double sd2 = dot(-1.0 * f, pt2.pu0.get(p2) + pt2.pu.get(p2));
+    double dwork = -0.5 * dt * (sd1 * pt1.pxp.x[p1] + sd2 * pt2.pxp.x[p2]);
+    m.zetot[z] += dwork;
+    m.zw[z] += dwork;
+  }
+}
+
+void calc_work_rate_energy_rho_full(const Mesh &m, Range zr, double dt) {
+  for (int64_t z = zr.lo; z < zr.hi; z++) {
+    m.zwrate[z] = (m.zw[z] + m.zp[z] * (m.zvol[z] - m.zvol0[z])) / dt;
+    m.ze[z] = m.zetot[z] / (m.zm[z] + 1e-99);
+    m.zr[z] = m.zm[z] / m.zvol[z];
+  }
+}
+
+double calc_dt_hydro(const Mesh &m, Range zr, double dtlast, const Config &c) {
+  double dtnew = c.dtmax, dvovmax = 1e-99;
+  for (int64_t z = zr.lo; z < zr.hi; z++) {
+    double cdu = std::max(m.zdu[z], std::max(m.zss[z], 1e-99));
+    dtnew = std::min(dtnew, m.zdl[z] * c.cfl / cdu);
+    dvovmax = std::max(dvovmax, std::fabs((m.zvol[z] - m.zvol0[z]) / m.zvol0[z]));
+  }
+  return std::min(std::min(c.dtmax, dtnew), dtlast * c.cflv / dvovmax);
+}
+
+double calc_global_dt(const Config &c, double dtlast, double dthydro, double time, long cycle) {
+  double dt = c.dtmax;
+  dt = std::min(dt, cycle == 0 ? c.dtinit : c.dtfac * dtlast);
+  dt = std::min(dt, c.tstop - time);
+  return std::min(dt, dthydro);
+}
+
+bool continue_simulation(long cycle, long cstop, double time, double tstop) {
+  return cycle < cstop && time < tstop;
+}
+
+// ------------------------------------------------------------ the tasks
+
+// A task's view of its arguments: requirement i's elements and fields.
+struct Args {
+  const Task *task;
+  const std::vector<PhysicalRegion> &regions;
+  Runtime *rt;
+
+  Range range(unsigned i) const {
+    Rect<1> r = rect_of(rt, task, i);
+    return {r.lo[0], r.hi[0] + 1};
+  }
+  template <typename T, typename A>
+  Col<T> view(unsigned i, const A &a) const {
+    Col<T> col;
+    Rect<1> r = rect_of(rt, task, i);
+    if (r.empty()) return col;
+    char *lo = reinterpret_cast<char *>(const_cast<T *>(a.ptr(r.lo)));
+    if (r.volume() > 1)
+      col.stride = reinterpret_cast<char *>(const_cast<T *>(a.ptr(r.lo + Point<1>(1)))) - lo;
+    col.base = lo - r.lo[0] * col.stride;
+    return col;
+  }
+  template <typename T>
+  Col<T> in(unsigned i, FieldID f) const {
+    return view<T>(i, Reader<T>(regions[i], f));
+  }
+  template <typename T>
+  Col<T> out(unsigned i, FieldID f) const {
+    return view<T>(i, Writer<T>(regions[i], f));
+  }
+  Col2 in2(unsigned i, FieldID f) const { return {in<double>(i, f), in<double>(i, f + 1)}; }
+  Col2 out2(unsigned i, FieldID f) const { return {out<double>(i, f), out<double>(i, f + 1)}; }
+  // The side-to-zone and side-to-point maps of requirement i.
+  void maps(Mesh &m, unsigned i, bool p2) const {
+    m.mapsz = in<int64_t>(i, MAPSZ);
+    m.mapsp1 = in<int64_t>(i, MAPSP1);
+    m.mapsp1_index = in<int8_t>(i, MAPSP1_INDEX);
+    if (p2) {
+      m.mapsp2 = in<int64_t>(i, MAPSP2);
+      m.mapsp2_index = in<int8_t>(i, MAPSP2_INDEX);
+    }
+  }
+  double future(unsigned i) const { return task->futures[i].get_result<double>(); }
+};
+
+#define TASK_ARGS const Task *task, const std::vector<PhysicalRegion> &regions, Context, Runtime *rt
+
+void initialize_topology_task(TASK_ARGS) {
+  Args a{task, regions, rt};
+  Mesh m;
+  m.znump = a.out<uint8_t>(0, ZNUMP);
+  for (unsigned i : {1u, 2u}) {
+    Points &p = i == 1 ? m.pp : m.pg;
+    p.px = a.out2(i, PX);
+    p.has_bcx = a.out<bool>(i, HAS_BCX);
+    p.has_bcy = a.out<bool>(i, HAS_BCY);
+  }
+  m.mapsz = a.out<int64_t>(4, MAPSZ);
+  m.mapsp1 = a.out<int64_t>(4, MAPSP1);
+  m.mapsp1_index = a.out<int8_t>(4, MAPSP1_INDEX);
+  m.mapsp2 = a.out<int64_t>(4, MAPSP2);
+  m.mapsp2_index = a.out<int8_t>(4, MAPSP2_INDEX);
+  m.mapss3 = a.out<int64_t>(4, MAPSS3);
+  m.mapss4 = a.out<int64_t>(4, MAPSS4);
+  topology(config_of(task), task->index_point[0], m, true);
+}
+
+void init_pointers_task(TASK_ARGS) {
+  // Regent's dynamic_cast: which of the piece's point regions (private or
+  // ghost) each side's points lie in.
+  Args a{task, regions, rt};
+  Rect<1> priv = rect_of(rt, task, 1), ghost = rect_of(rt, task, 2);
+  Range sr = a.range(3);
+  for (FieldID f : {MAPSP1, MAPSP2}) {
+    Col<int64_t> ptr = a.out<int64_t>(3, f);
+    Col<int8_t> index = a.out<int8_t>(3, f + 1);
+    for (int64_t s = sr.lo; s < sr.hi; s++) {
+      Point<1> p(ptr[s]);
+      index[s] = priv.contains(p) ? 0 : ghost.contains(p) ? 1 : -1;
+      if (index[s] < 0) {
+        std::fprintf(stderr, "pennant: dynamic_cast failed on %s\n",
+                     f == MAPSP1 ? "mapsp1" : "mapsp2");
+        std::exit(1);
+      }
+    }
+  }
+}
+
+void init_mesh_zones_task(TASK_ARGS) {
+  Args a{task, regions, rt};
+  Mesh m;
+  m.zx = a.out2(0, ZX);
+  m.zarea = a.out<double>(0, ZAREA);
+  m.zvol = a.out<double>(0, ZVOL);
+  init_mesh_zones(m, a.range(0));
+}
+
+// calc_centers and calc_centers_full: (znump, zone center, points, maps,
+// edge center).
+template <FieldID POS, FieldID ZC, FieldID EC>
+void centers_task(TASK_ARGS) {
+  Args a{task, regions, rt};
+  Mesh m;
+  m.znump = a.in<uint8_t>(0, ZNUMP);
+  Col2 zc = a.out2(1, ZC), ec = a.out2(5, EC);
+  Col2 Points::*pos = POS == PX ? &Points::px : &Points::pxp;
+  m.pp.*pos = a.in2(2, POS);
+  m.pg.*pos = a.in2(3, POS);
+  a.maps(m, 4, true);
+  centers(m, a.range(0), a.range(4), pos, zc, ec);
+}
+
+// calc_volumes and calc_volumes_full.
+template <FieldID POS, FieldID ZC, FieldID ZAREA_F, FieldID ZVOL_F, FieldID SAREA_F>
+int volumes_task(TASK_ARGS) {
+  Args a{task, regions, rt};
+  Mesh m;
+  m.znump = a.in<uint8_t>(0, ZNUMP);
+  Col2 zc = a.in2(0, ZC);
+  Col<double> zarea = a.out<double>(1, ZAREA_F), zvol = a.out<double>(1, ZVOL_F);
+  Col2 Points::*pos = POS == PX ? &Points::px : &Points::pxp;
+  m.pp.*pos = a.in2(2, POS);
+  m.pg.*pos = a.in2(3, POS);
+  a.maps(m, 4, true);
+  Col<double> sarea = a.out<double>(5, SAREA_F), elen;
+  if (POS == PXP) elen = a.out<double>(5, ELEN);
+  int negatives =
+      volumes(m, a.range(0), a.range(4), pos, zc, sarea, zarea, zvol, POS == PXP ? &elen : nullptr);
+  if (negatives != 0 && POS == PXP) {
+    // As Regent's assertion in calc_volumes.
+    std::fprintf(stderr, "pennant: CHECK FAILED: sv negative in calc_volumes\n");
+    std::exit(1);
+  }
+  return negatives;
+}
+
+void verify_calc_volumes_full_task(TASK_ARGS) {
+  if (task->futures[0].get_result<int>() != 0) {
+    std::fprintf(stderr, "pennant: CHECK FAILED: sv negative in calc_volumes_full\n");
+    std::exit(1);
+  }
+}
+
+void init_side_fracs_task(TASK_ARGS) {
+  Args a{task, regions, rt};
+  Mesh m;
+  m.zarea = a.in<double>(0, ZAREA);
+  m.mapsz = a.in<int64_t>(3, MAPSZ);
+  m.sarea = a.in<double>(3, SAREA);
+  m.smf = a.out<double>(4, SMF);
+  init_side_fracs(m, a.range(3));
+}
+
+void init_hydro_task(TASK_ARGS) {
+  Args a{task, regions, rt};
+  Mesh m;
+  m.zx = a.in2(0, ZX);
+  m.zvol = a.in<double>(0, ZVOL);
+  m.zm = a.out<double>(1, ZM);
+  m.zr = a.out<double>(1, ZR);
+  m.ze = a.out<double>(1, ZE);
+  m.zetot = a.out<double>(1, ZETOT);
+  m.zwrate = a.out<double>(1, ZWRATE);
+  init_hydro(m, a.range(0), config_of(task));
+}
+
+void init_radial_velocity_task(TASK_ARGS) {
+  Args a{task, regions, rt};
+  Points p;
+  p.px = a.in2(0, PX);
+  p.pu = a.out2(1, PU);
+  init_radial_velocity(p, a.range(0), config_of(task).uinitradial);
+}
+
+void init_step_points_task(TASK_ARGS) {
+  Args a{task, regions, rt};
+  Points p;
+  p.pf = a.out2(0, PF);
+  p.pmaswt = a.out<double>(0, PMASWT);
+  init_step_points(p, a.range(0));
+}
+
+void init_step_zones_task(TASK_ARGS) {
+  Args a{task, regions, rt};
+  Mesh m;
+  m.zvol = a.in<double>(0, ZVOL);
+  m.zvol0 = a.out<double>(1, ZVOL0);
+  init_step_zones(m, a.range(0));
+}
+
+void adv_pos_half_task(TASK_ARGS) {
+  Args a{task, regions, rt};
+  Points p;
+  p.px = a.in2(0, PX);
+  p.pu = a.in2(0, PU);
+  p.px0 = a.out2(1, PX0);
+  p.pxp = a.out2(1, PXP);
+  p.pu0 = a.out2(1, PU0);
+  adv_pos_half(p, a.range(0), a.future(0));
+}
+
+void calc_char_len_task(TASK_ARGS) {
+  Args a{task, regions, rt};
+  Mesh m;
+  m.znump = a.in<uint8_t>(0, ZNUMP);
+  m.zdl = a.out<double>(1, ZDL);
+  m.mapsz = a.in<int64_t>(4, MAPSZ);
+  m.sareap = a.in<double>(4, SAREAP);
+  m.elen = a.in<double>(4, ELEN);
+  calc_char_len(m, a.range(0), a.range(4));
+}
+
+void calc_rho_half_task(TASK_ARGS) {
+  Args a{task, regions, rt};
+  Mesh m;
+  m.zvolp = a.in<double>(0, ZVOLP);
+  m.zm = a.in<double>(0, ZM);
+  m.zrp = a.out<double>(1, ZRP);
+  calc_rho_half(m, a.range(0));
+}
+
+void sum_point_mass_task(TASK_ARGS) {
+  Args a{task, regions, rt};
+  Mesh m;
+  m.zareap = a.in<double>(0, ZAREAP);
+  m.zrp = a.in<double>(0, ZRP);
+  Col<double> mass = a.out<double>(1, PMASWT);
+  Reducer<double> ghost(regions[2], PMASWT, SumReduction<double>::REDOP_ID);
+  a.maps(m, 3, false);
+  m.mapss3 = a.in<int64_t>(3, MAPSS3);
+  m.smf = a.in<double>(3, SMF);
+  sum_point_mass(m, a.range(3), [&](int8_t index, int64_t p, double v) {
+    if (index == 0)
+      mass[p] += v;
+    else
+      ghost[Point<1>(p)] <<= v;
+  });
+}
+
+void calc_state_at_half_task(TASK_ARGS) {
+  Args a{task, regions, rt};
+  Mesh m;
+  m.zvol0 = a.in<double>(0, ZVOL0);
+  m.zvolp = a.in<double>(0, ZVOLP);
+  m.zm = a.in<double>(0, ZM);
+  m.zr = a.in<double>(0, ZR);
+  m.ze = a.in<double>(0, ZE);
+  m.zwrate = a.in<double>(0, ZWRATE);
+  m.zp = a.out<double>(1, ZP);
+  m.zss = a.out<double>(1, ZSS);
+  calc_state_at_half(m, a.range(0), config_of(task), a.future(0));
+}
+
+void calc_force_pgas_tts_task(TASK_ARGS) {
+  Args a{task, regions, rt};
+  Mesh m;
+  m.zxp = a.in2(0, ZXP);
+  m.zareap = a.in<double>(0, ZAREAP);
+  m.zrp = a.in<double>(0, ZRP);
+  m.zp = a.in<double>(0, ZP);
+  m.zss = a.in<double>(0, ZSS);
+  m.mapsz = a.in<int64_t>(3, MAPSZ);
+  m.sareap = a.in<double>(3, SAREAP);
+  m.smf = a.in<double>(3, SMF);
+  m.exp = a.in2(3, EXP);
+  m.sfp = a.out2(4, SFP);
+  m.sft = a.out2(4, SFT);
+  calc_force_pgas_tts(m, a.range(3), config_of(task));
+}
+
+void qcs_zone_center_velocity_task(TASK_ARGS) {
+  Args a{task, regions, rt};
+  Mesh m;
+  m.znump = a.in<uint8_t>(0, ZNUMP);
+  m.zuc = a.out2(1, ZUC);
+  m.pp.pu = a.in2(2, PU);
+  m.pg.pu = a.in2(3, PU);
+  a.maps(m, 4, false);
+  qcs_zone_center_velocity(m, a.range(0), a.range(4));
+}
+
+void qcs_corner_divergence_task(TASK_ARGS) {
+  Args a{task, regions, rt};
+  Mesh m;
+  m.zxp = a.in2(0, ZXP);
+  m.zuc = a.in2(0, ZUC);
+  for (unsigned i : {1u, 2u}) {
+    Points &p = i == 1 ? m.pp : m.pg;
+    p.pxp = a.in2(i, PXP);
+    p.pu = a.in2(i, PU);
+  }
+  a.maps(m, 3, true);
+  m.mapss3 = a.in<int64_t>(3, MAPSS3);
+  m.exp = a.in2(3, EXP);
+  m.elen = a.in<double>(3, ELEN);
+  m.carea = a.out<double>(4, CAREA);
+  m.cevol = a.out<double>(4, CEVOL);
+  m.cdu = a.out<double>(4, CDU);
+  m.cdiv = a.out<double>(4, CDIV);
+  m.ccos = a.out<double>(4, CCOS);
+  qcs_corner_divergence(m, a.range(3));
+}
+
+void qcs_qcn_force_task(TASK_ARGS) {
+  Args a{task, regions, rt};
+  Mesh m;
+  m.zrp = a.in<double>(0, ZRP);
+  m.zss = a.in<double>(0, ZSS);
+  m.pp.pu = a.in2(1, PU);
+  m.pg.pu = a.in2(2, PU);
+  a.maps(m, 3, true);
+  m.mapss3 = a.in<int64_t>(3, MAPSS3);
+  m.elen = a.in<double>(3, ELEN);
+  m.cevol = a.in<double>(3, CEVOL);
+  m.cdu = a.in<double>(3, CDU);
+  m.cdiv = a.in<double>(3, CDIV);
+  m.cqe1 = a.out2(4, CQE1);
+  m.cqe2 = a.out2(4, CQE2);
+  qcs_qcn_force(m, a.range(3), config_of(task));
+}
+
+void qcs_force_task(TASK_ARGS) {
+  Args a{task, regions, rt};
+  Mesh m;
+  m.mapss4 = a.in<int64_t>(3, MAPSS4);
+  m.elen = a.in<double>(3, ELEN);
+  m.carea = a.in<double>(3, CAREA);
+  m.ccos = a.in<double>(3, CCOS);
+  m.cqe1 = a.in2(3, CQE1);
+  m.cqe2 = a.in2(3, CQE2);
+  m.sfq = a.out2(4, SFQ);
+  qcs_force(m, a.range(3));
+}
+
+void qcs_vel_diff_task(TASK_ARGS) {
+  Args a{task, regions, rt};
+  Mesh m;
+  m.zss = a.in<double>(0, ZSS);
+  m.zdu = a.out<double>(1, ZDU);
+  m.z0tmp = a.out<double>(1, Z0TMP);
+  for (unsigned i : {2u, 3u}) {
+    Points &p = i == 2 ? m.pp : m.pg;
+    p.pxp = a.in2(i, PXP);
+    p.pu = a.in2(i, PU);
+  }
+  a.maps(m, 4, true);
+  m.elen = a.in<double>(4, ELEN);
+  qcs_vel_diff(m, a.range(0), a.range(4), config_of(task));
+}
+
+void sum_point_force_task(TASK_ARGS) {
+  Args a{task, regions, rt};
+  Mesh m;
+  Col2 force = a.out2(1, PF);
+  Reducer<double> gx(regions[2], PF, SumReduction<double>::REDOP_ID);
+  Reducer<double> gy(regions[2], PF + 1, SumReduction<double>::REDOP_ID);
+  a.maps(m, 3, false);
+  m.mapss3 = a.in<int64_t>(3, MAPSS3);
+  m.sft = a.in2(3, SFT);
+  m.sfq = a.in2(3, SFQ);
+  sum_point_force(m, a.range(3), [&](int8_t index, int64_t p, Vec f) {
+    if (index == 0) {
+      force.set(p, force.get(p) + f);
+    } else {
+      gx[Point<1>(p)] <<= f.x;
+      gy[Point<1>(p)] <<= f.y;
+    }
+  });
+}
+
+void apply_boundary_conditions_task(TASK_ARGS) {
+  Args a{task, regions, rt};
+  Points p;
+  p.has_bcx = a.in<bool>(0, HAS_BCX);
+  p.has_bcy = a.in<bool>(0, HAS_BCY);
+  p.pu0 = a.out2(1, PU0);
+  p.pf = a.out2(1, PF);
+  apply_boundary_conditions(p, a.range(0));
+}
+
+void adv_pos_full_task(TASK_ARGS) {
+  Args a{task, regions, rt};
+  Points p;
+  p.px0 = a.in2(0, PX0);
+  p.pu0 = a.in2(0, PU0);
+  p.pf = a.in2(0, PF);
+  p.pmaswt = a.in<double>(0, PMASWT);
+  p.px = a.out2(1, PX);
+  p.pu = a.out2(1, PU);
+  adv_pos_full(p, a.range(0), a.future(0));
+}
+
+void calc_work_task(TASK_ARGS) {
+  Args a{task, regions, rt};
+  Mesh m;
+  m.zetot = a.out<double>(1, ZETOT);
+  m.zw = a.out<double>(1, ZW);
+  for (unsigned i : {2u, 3u}) {
+    Points &p = i == 2 ? m.pp : m.pg;
+    p.pxp = a.in2(i, PXP);
+    p.pu0 = a.in2(i, PU0);
+    p.pu = a.in2(i, PU);
+  }
+  a.maps(m, 4, true);
+  m.sfp = a.in2(4, SFP);
+  m.sfq = a.in2(4, SFQ);
+  calc_work(m, a.range(0), a.range(4), a.future(0));
+}
+
+void calc_work_rate_energy_rho_full_task(TASK_ARGS) {
+  Args a{task, regions, rt};
+  Mesh m;
+  m.zvol0 = a.in<double>(0, ZVOL0);
+  m.zvol = a.in<double>(0, ZVOL);
+  m.zm = a.in<double>(0, ZM);
+  m.zetot = a.in<double>(0, ZETOT);
+  m.zw = a.in<double>(0, ZW);
+  m.zp = a.in<double>(0, ZP);
+  m.zr = a.out<double>(1, ZR);
+  m.ze = a.out<double>(1, ZE);
+  m.zwrate = a.out<double>(1, ZWRATE);
+  calc_work_rate_energy_rho_full(m, a.range(0), a.future(0));
+}
+
+double calc_dt_hydro_task(TASK_ARGS) {
+  Args a{task, regions, rt};
+  Mesh m;
+  m.zvol0 = a.in<double>(0, ZVOL0);
+  m.zvol = a.in<double>(0, ZVOL);
+  m.zdl = a.in<double>(0, ZDL);
+  m.zss = a.in<double>(0, ZSS);
+  m.zdu = a.in<double>(0, ZDU);
+  return calc_dt_hydro(m, a.range(0), a.future(0), config_of(task));
+}
+
+// The scalar tasks: their operands are futures (the loop's state), the
+// rest of the configuration comes with the task.
+struct Step {
+  Config c;
+  long cycle;
+};
+
+double calc_global_dt_task(TASK_ARGS) {
+  const Step &s = *static_cast<const Step *>(task->args);
+  Args a{task, regions, rt};
+  return calc_global_dt(s.c, a.future(0), a.future(1), a.future(2), s.cycle);
+}
+
+bool continue_simulation_task(TASK_ARGS) {
+  const Step &s = *static_cast<const Step *>(task->args);
+  return continue_simulation(s.cycle, task->futures[0].get_result<long>(),
+                             task->futures[1].get_result<double>(), s.c.tstop);
+}
+
+// output0 prints a string, output1 a format with one double (from the
+// task's future when it has one, as the elapsed time).
+struct Message {
+  double value;
+  char text[200];
+};
+
+void output0_task(TASK_ARGS) {
+  std::fputs(static_cast<const Message *>(task->args)->text, stdout);
+  std::fflush(stdout);
+}
+
+void output1_task(TASK_ARGS) {
+  const Message &m = *static_cast<const Message *>(task->args);
+  double value = task->futures.empty() ? m.value : task->futures[0].get_result<double>();
+  std::printf(m.text, value);
+  std::fflush(stdout);
+}
+
+// Regent's future arithmetic (the names of its generated tasks).
+template <typename A, typename B, typename R, R (*OP)(A, B)>
+R binary_task(TASK_ARGS) {
+  return OP(task->futures[0].get_result<A>(), task->futures[1].get_result<B>());
+}
+double add_double(double a, double b) { return a + b; }
+double min_double(double a, double b) { return std::min(a, b); }
+double scale_uint64(double a, uint64_t b) { return a * double(b); }
+int add_int32(int a, int b) { return a + b; }
+long add_int64(long a, long b) { return a + b; }
+bool equal_int64(long a, long b) { return a == b; }
+uint64_t sub_uint64(uint64_t a, uint64_t b) { return a - b; }
+
+bool not_bool_task(TASK_ARGS) { return !task->futures[0].get_result<bool>(); }
+
+#undef TASK_ARGS
+
+// ------------------------------------------------------------ the check
+
+// The same simulation run sequentially on plain arrays with the same
+// kernels: one piece, every point in one array (the ghost view is the
+// private one), reductions as plain sums.
+struct Sequential {
+  std::vector<std::vector<char>> store;
+  Mesh m;
+
+  template <typename T>
+  Col<T> column(long n) {
+    store.emplace_back(size_t(n) * sizeof(T), 0);
+    return Col<T>{store.back().data(), sizeof(T)};
+  }
+  Col2 column2(long n) { return {column<double>(n), column<double>(n)}; }
+
+  explicit Sequential(const Config &c) {
+    long nz = c.nz(), np = c.np(), ns = c.ns();
+    for (Col2 *f : {&m.zxp, &m.zx, &m.zuc}) *f = column2(nz);
+    for (Col<double> *f :
+         {&m.zareap, &m.zarea, &m.zvol0, &m.zvolp, &m.zvol, &m.zdl, &m.zm, &m.zrp, &m.zr, &m.ze,
+          &m.zetot, &m.zw, &m.zwrate, &m.zp, &m.zss, &m.zdu, &m.z0tmp})
+      *f = column<double>(nz);
+    m.znump = column<uint8_t>(nz);
+    for (Col2 *f : {&m.pp.px0, &m.pp.pxp, &m.pp.px, &m.pp.pu0, &m.pp.pu, &m.pp.pf})
+      *f = column2(np);
+    m.pp.pmaswt = column<double>(np);
+    m.pp.has_bcx = column<bool>(np);
+    m.pp.has_bcy = column<bool>(np);
+    m.pg = m.pp;
+    for (Col<int64_t> *f : {&m.mapsz, &m.mapsp1, &m.mapsp2, &m.mapss3, &m.mapss4})
+      *f = column<int64_t>(ns);
+    m.mapsp1_index = column<int8_t>(ns);
+    m.mapsp2_index = column<int8_t>(ns);
+    for (Col<double> *f :
+         {&m.sareap, &m.sarea, &m.smf, &m.elen, &m.carea, &m.cevol, &m.cdu, &m.cdiv, &m.ccos})
+      *f = column<double>(ns);
+    for (Col2 *f : {&m.sfp, &m.sft, &m.sfq, &m.exp, &m.ex, &m.cqe1, &m.cqe2}) *f = column2(ns);
+  }
+
+  // Runs the whole simulation; returns the cycles run.
+  long run(const Config &c) {
+    Range zr{0, c.nz()}, sr{0, c.ns()}, pr{0, c.np()};
+    for (long i = 0; i < c.npieces; i++) topology(c, i, m, true);
+    for (int64_t s = 0; s < c.ns(); s++) m.mapsp1_index[s] = m.mapsp2_index[s] = 0;
+    init_mesh_zones(m, zr);
+    centers(m, zr, sr, &Points::px, m.zx, m.ex);
+    volumes(m, zr, sr, &Points::px, m.zx, m.sarea, m.zarea, m.zvol, nullptr);
+    init_side_fracs(m, sr);
+    init_hydro(m, zr, c);
+    init_radial_velocity(m.pp, pr, c.uinitradial);
+    double dt = c.dtmax, dthydro = c.dtmax, time = 0.0;
+    long cycle = 0, cstop = c.cstop + 2 * c.prune;
+    auto add1 = [&](int8_t, int64_t p, double v) { m.pp.pmaswt[p] += v; };
+    auto add2 = [&](int8_t, int64_t p, Vec f) { m.pp.pf.set(p, m.pp.pf.get(p) + f); };
+    while (continue_simulation(cycle, cstop, time, c.tstop)) {
+      init_step_points(m.pp, pr);
+      init_step_zones(m, zr);
+      dt = calc_global_dt(c, dt, dthydro, time, cycle);
+      adv_pos_half(m.pp, pr, dt);
+      centers(m, zr, sr, &Points::pxp, m.zxp, m.exp);
+      if (volumes(m, zr, sr, &Points::pxp, m.zxp, m.sareap, m.zareap, m.zvolp, &m.elen) != 0)
+        return -1;
+      calc_char_len(m, zr, sr);
+      calc_rho_half(m, zr);
+      sum_point_mass(m, sr, add1);
+      calc_state_at_half(m, zr, c, dt);
+      calc_force_pgas_tts(m, sr, c);
+      qcs_zone_center_velocity(m, zr, sr);
+      qcs_corner_divergence(m, sr);
+      qcs_qcn_force(m, sr, c);
+      qcs_force(m, sr);
+      qcs_vel_diff(m, zr, sr, c);
+      sum_point_force(m, sr, add2);
+      apply_boundary_conditions(m.pp, pr);
+      adv_pos_full(m.pp, pr, dt);
+      centers(m, zr, sr, &Points::px, m.zx, m.ex);
+      volumes(m, zr, sr, &Points::px, m.zx, m.sarea, m.zarea, m.zvol, nullptr);
+      calc_work(m, zr, sr, dt);
+      calc_work_rate_energy_rho_full(m, zr, dt);
+      dthydro = std::min(c.dtmax, calc_dt_hydro(m, zr, dt, c));
+      cycle++;
+      time += dt;
+    }
+    return cycle;
+  }
+};
+
+// ------------------------------------------------------------ top level
+
+struct Pennant {
+  Runtime *rt;
+  Context ctx;
+  Config c;
+  LogicalRegion rz_all, rp_all, rp_all_private, rp_all_ghost, rs_all;
+  LogicalPartition rz_all_p, rp_all_private_p, rp_all_ghost_p, rp_all_shared_p, rs_all_p;
+  Domain pieces;
+
+  FieldSpace field_space(const std::vector<std::pair<FieldID, std::string>> &doubles,
+                         const std::vector<std::pair<FieldID, std::string>> &others,
+                         const std::vector<size_t> &sizes) {
+    FieldSpace fs = rt->create_field_space(ctx);
+    FieldAllocator a = rt->create_field_allocator(ctx, fs);
+    for (const auto &f : doubles) a.allocate_field(sizeof(double), f.first);
+    for (size_t i = 0; i < others.size(); i++) a.allocate_field(sizes[i], others[i].first);
+    name_fields(rt, fs, doubles);
+    name_fields(rt, fs, others);
+    return fs;
+  }
+
+  // Fields of a field space, vec2 fields expanded to .x and .y.
+  static std::vector<std::pair<FieldID, std::string>> expand(
+      const std::vector<std::pair<FieldID, std::string>> &vecs,
+      const std::vector<std::pair<FieldID, std::string>> &scalars) {
+    std::vector<std::pair<FieldID, std::string>> out;
+    for (const auto &v : vecs) {
+      out.push_back({v.first, v.second + ".x"});
+      out.push_back({FieldID(v.first + 1), v.second + ".y"});
+    }
+    out.insert(out.end(), scalars.begin(), scalars.end());
+    return out;
+  }
+
+  LogicalPartition partition(LogicalRegion parent, const std::vector<Rect<1>> &parts,
+                             PartitionKind kind, const char *name) {
+    IndexSpace colors = rt->create_index_space(ctx, Rect<1>(0, long(parts.size()) - 1));
+    std::map<DomainPoint, Domain> domains;
+    for (size_t i = 0; i < parts.size(); i++)
+      domains[DomainPoint(Point<1>(long(i)))] = Domain(parts[i]);
+    IndexPartition ip =
+        rt->create_partition_by_domain(ctx, parent.get_index_space(), domains, colors, true, kind);
+    LogicalPartition lp = rt->get_logical_partition(parent, ip);
+    rt->attach_name(lp, name);
+    return lp;
+  }
+
+  void make_regions() {
+    FieldSpace zone_fs =
+        field_space(expand({{ZXP, "zxp"}, {ZX, "zx"}, {ZUC, "zuc"}}, {{ZAREAP, "zareap"},
+                                                                      {ZAREA, "zarea"},
+                                                                      {ZVOL0, "zvol0"},
+                                                                      {ZVOLP, "zvolp"},
+                                                                      {ZVOL, "zvol"},
+                                                                      {ZDL, "zdl"},
+                                                                      {ZM, "zm"},
+                                                                      {ZRP, "zrp"},
+                                                                      {ZR, "zr"},
+                                                                      {ZE, "ze"},
+                                                                      {ZETOT, "zetot"},
+                                                                      {ZW, "zw"},
+                                                                      {ZWRATE, "zwrate"},
+                                                                      {ZP, "zp"},
+                                                                      {ZSS, "zss"},
+                                                                      {ZDU, "zdu"},
+                                                                      {Z0TMP, "z0tmp"}}),
+                    {{ZNUMP, "znump"}}, {sizeof(uint8_t)});
+    FieldSpace point_fs = field_space(
+        expand({{PX0, "px0"}, {PXP, "pxp"}, {PX, "px"}, {PU0, "pu0"}, {PU, "pu"}, {PF, "pf"}},
+               {{PMASWT, "pmaswt"}}),
+        {{HAS_BCX, "has_bcx"}, {HAS_BCY, "has_bcy"}}, {sizeof(bool), sizeof(bool)});
+    FieldSpace side_fs = field_space(expand({{SFP, "sfp"},
+                                             {SFT, "sft"},
+                                             {SFQ, "sfq"},
+                                             {EXP, "exp"},
+                                             {EX, "ex"},
+                                             {CQE1, "cqe1"},
+                                             {CQE2, "cqe2"}},
+                                            {{SAREAP, "sareap"},
+                                             {SAREA, "sarea"},
+                                             {SMF, "smf"},
+                                             {ELEN, "elen"},
+                                             {CAREA, "carea"},
+                                             {CEVOL, "cevol"},
+                                             {CDU, "cdu"},
+                                             {CDIV, "cdiv"},
+                                             {CCOS, "ccos"}}),
+                                     {{MAPSZ, "mapsz.__ptr"},
+                                      {MAPSP1, "mapsp1.__ptr"},
+                                      {MAPSP1_INDEX, "mapsp1.__index"},
+                                      {MAPSP2, "mapsp2.__ptr"},
+                                      {MAPSP2_INDEX, "mapsp2.__index"},
+                                      {MAPSS3, "mapss3.__ptr"},
+                                      {MAPSS4, "mapss4.__ptr"}},
+                                     {8, 8, 1, 8, 1, 8, 8});
+
+    rz_all = named_region(rt, ctx, Rect<1>(0, c.nz() - 1), zone_fs, "rz_all");
+    rp_all = named_region(rt, ctx, Rect<1>(0, c.np() - 1), point_fs, "rp_all");
+    rs_all = named_region(rt, ctx, Rect<1>(0, c.ns() - 1), side_fs, "rs_all");
+    // Every field starts at zero (fills, operations rather than tasks).
+    for (auto r : {std::make_pair(rz_all, zone_fs), std::make_pair(rp_all, point_fs),
+                   std::make_pair(rs_all, side_fs)}) {
+      std::vector<FieldID> fields;
+      rt->get_field_space_fields(r.second, fields);
+      const char zero[8] = {};
+      for (FieldID f : fields) {
+        FillLauncher l(r.first, r.first, TaskArgument(zero, rt->get_field_size(r.second, f)));
+        l.add_field(f);
+        rt->fill_fields(ctx, l);
+      }
+    }
+
+    std::vector<Rect<1>> zones, sides, priv, shared, ghost;
+    for (long i = 0; i < c.npieces; i++) {
+      zones.push_back(Rect<1>(c.row0(i) * c.nzx, c.row0(i + 1) * c.nzx - 1));
+      sides.push_back(Rect<1>(4 * c.row0(i) * c.nzx, 4 * c.row0(i + 1) * c.nzx - 1));
+      priv.push_back(Rect<1>(c.private_start(i), c.private_start(i + 1) - 1));
+      shared.push_back(c.shared_of(i));
+      ghost.push_back(c.ghost_of(i));
+    }
+    rz_all_p = partition(rz_all, zones, LEGION_DISJOINT_COMPLETE_KIND, "rz_all_p");
+    rs_all_p = partition(rs_all, sides, LEGION_DISJOINT_COMPLETE_KIND, "rs_all_p");
+    LogicalPartition rp_all_p =
+        partition(rp_all, {Rect<1>(0, c.nprivate() - 1), Rect<1>(c.nprivate(), c.np() - 1)},
+                  LEGION_DISJOINT_COMPLETE_KIND, "rp_all_p");
+    rp_all_private = rt->get_logical_subregion_by_color(rp_all_p, 0);
+    rp_all_ghost = rt->get_logical_subregion_by_color(rp_all_p, 1);
+    rt->attach_name(rp_all_private, "rp_all_private");
+    rt->attach_name(rp_all_ghost, "rp_all_ghost");
+    rp_all_private_p =
+        partition(rp_all_private, priv, LEGION_DISJOINT_COMPLETE_KIND, "rp_all_private_p");
+    rp_all_ghost_p = partition(rp_all_ghost, ghost, LEGION_ALIASED_KIND, "rp_all_ghost_p");
+    rp_all_shared_p = partition(rp_all_ghost, shared, LEGION_DISJOINT_KIND, "rp_all_shared_p");
+    pieces = Domain(Rect<1>(0, c.npieces - 1));
+  }
+
+  // Requirements on the zones, private, ghost, shared points and sides.
+  RegionRequirement z(PrivilegeMode p, const std::vector<FieldID> &f) {
+    return requirement(rz_all_p, p, rz_all, f);
+  }
+  RegionRequirement pp(PrivilegeMode p, const std::vector<FieldID> &f) {
+    return requirement(rp_all_private_p, p, rp_all, f);
+  }
+  RegionRequirement pg(PrivilegeMode p, const std::vector<FieldID> &f) {
+    return requirement(rp_all_ghost_p, p, rp_all, f);
+  }
+  RegionRequirement ps(PrivilegeMode p, const std::vector<FieldID> &f) {
+    return requirement(rp_all_shared_p, p, rp_all, f);
+  }
+  RegionRequirement s(PrivilegeMode p, const std::vector<FieldID> &f) {
+    return requirement(rs_all_p, p, rs_all, f);
+  }
+
+  FutureMap launch(TaskID id, const std::vector<RegionRequirement> &reqs,
+                   const std::vector<Future> &futures = {}) {
+    IndexLauncher l(id, pieces, TaskArgument(&c, sizeof(c)), ArgumentMap());
+    for (const RegionRequirement &r : reqs) l.add_region_requirement(r);
+    for (const Future &f : futures) l.add_future(f);
+    return rt->execute_index_space(ctx, l);
+  }
+  Future reduce(TaskID id, const std::vector<RegionRequirement> &reqs,
+                const std::vector<Future> &futures, ReductionOpID redop) {
+    IndexLauncher l(id, pieces, TaskArgument(&c, sizeof(c)), ArgumentMap());
+    for (const RegionRequirement &r : reqs) l.add_region_requirement(r);
+    for (const Future &f : futures) l.add_future(f);
+    return rt->execute_index_space(ctx, l, redop);
+  }
+  // A point-only task over the private points, then over the shared ones.
+  void launch_points(TaskID id,
+                     const std::vector<std::pair<PrivilegeMode, std::vector<FieldID>>> &a,
+                     const std::vector<Future> &futures = {}) {
+    std::vector<RegionRequirement> on_private, on_shared;
+    for (const auto &r : a) {
+      on_private.push_back(pp(r.first, r.second));
+      on_shared.push_back(ps(r.first, r.second));
+    }
+    launch(id, on_private, futures);
+    launch(id, on_shared, futures);
+  }
+  Future single(TaskID id, const void *args, size_t size, const std::vector<Future> &futures) {
+    TaskLauncher l(id, TaskArgument(args, size));
+    for (const Future &f : futures) l.add_future(f);
+    return rt->execute_task(ctx, l);
+  }
+  template <typename T>
+  Future value(const T &v) {
+    return Future::from_value<T>(v);
+  }
+  Future binary(TaskID id, const Future &a, const Future &b) {
+    return single(id, nullptr, 0, {a, b});
+  }
+  void output(TaskID id, const char *text, double v, const std::vector<Future> &futures = {}) {
+    Message m{v, {}};
+    std::snprintf(m.text, sizeof(m.text), "%s", text);
+    single(id, &m, sizeof(m), futures);
+  }
+
+  static constexpr PrivilegeMode R = LEGION_READ_ONLY, RW = LEGION_READ_WRITE,
+                                 NONE = LEGION_NO_ACCESS;
+  const std::vector<FieldID> maps1 = {MAPSZ, MAPSP1, MAPSP1_INDEX};
+  const std::vector<FieldID> maps2 = {MAPSZ, MAPSP1, MAPSP1_INDEX, MAPSP2, MAPSP2_INDEX};
+
+  FutureMap centers(TaskID id, FieldID pos, FieldID zc, FieldID ec) {
+    return launch(id, {z(R, {ZNUMP}), z(RW, {zc, FieldID(zc + 1)}), pp(R, {pos, FieldID(pos + 1)}),
+                       pg(R, {pos, FieldID(pos + 1)}), s(R, maps2), s(RW, {ec, FieldID(ec + 1)})});
+  }
+  FutureMap volumes(TaskID id, FieldID pos, FieldID zc, std::vector<FieldID> zout,
+                    std::vector<FieldID> sout) {
+    return launch(id,
+                  {z(R, {zc, FieldID(zc + 1), ZNUMP}), z(RW, zout), pp(R, {pos, FieldID(pos + 1)}),
+                   pg(R, {pos, FieldID(pos + 1)}), s(R, maps2), s(RW, sout)});
+  }
+
+  void initialize() {
+    launch(INITIALIZE_TOPOLOGY,
+           {z(RW, {ZNUMP}), pp(RW, {PX, PX + 1, HAS_BCX, HAS_BCY}),
+            ps(RW, {PX, PX + 1, HAS_BCX, HAS_BCY}), pg(NONE, {}),
+            s(RW, {MAPSZ, MAPSP1, MAPSP1_INDEX, MAPSP2, MAPSP2_INDEX, MAPSS3, MAPSS4})});
+    output(OUTPUT1, "Initializing (t=%.1f)...\n", now_seconds());
+    launch(INIT_POINTERS, {z(NONE, {}), pp(NONE, {}), pg(NONE, {}),
+                           s(RW, {MAPSP1, MAPSP1_INDEX, MAPSP2, MAPSP2_INDEX})});
+    launch(INIT_MESH_ZONES, {z(RW, {ZX, ZX + 1, ZAREA, ZVOL})});
+    centers(CALC_CENTERS_FULL, PX, ZX, EX);
+    FutureMap negatives = volumes(CALC_VOLUMES_FULL, PX, ZX, {ZAREA, ZVOL}, {SAREA});
+    Future sum = negatives.get_future(DomainPoint(Point<1>(0)));
+    for (long i = 1; i < c.npieces; i++)
+      sum = binary(ADD_INT32, sum, negatives.get_future(DomainPoint(Point<1>(i))));
+    single(VERIFY_CALC_VOLUMES_FULL, nullptr, 0, {sum});
+    launch(INIT_SIDE_FRACS,
+           {z(R, {ZAREA}), pp(NONE, {}), pg(NONE, {}), s(R, {MAPSZ, SAREA}), s(RW, {SMF})});
+    launch(INIT_HYDRO, {z(R, {ZX, ZX + 1, ZVOL}), z(RW, {ZM, ZR, ZE, ZETOT, ZWRATE})});
+    launch_points(INIT_RADIAL_VELOCITY, {{R, {PX, PX + 1}}, {RW, {PU, PU + 1}}});
+  }
+
+  // One cycle of the hydro (pennant.rg's simulate loop body); the new dt,
+  // dthydro and time.
+  void cycle(long n, Future &dt, Future &dthydro, Future &time) {
+    launch_points(INIT_STEP_POINTS, {{RW, {PF, PF + 1, PMASWT}}});
+    launch(INIT_STEP_ZONES, {z(R, {ZVOL}), z(RW, {ZVOL0})});
+    Step st{c, n};
+    dt = single(CALC_GLOBAL_DT, &st, sizeof(st), {dt, dthydro, time});
+    launch_points(ADV_POS_HALF,
+                  {{R, {PX, PX + 1, PU, PU + 1}}, {RW, {PX0, PX0 + 1, PXP, PXP + 1, PU0, PU0 + 1}}},
+                  {dt});
+    centers(CALC_CENTERS, PXP, ZXP, EXP);
+    volumes(CALC_VOLUMES, PXP, ZXP, {ZAREAP, ZVOLP}, {SAREAP, ELEN});
+    launch(CALC_CHAR_LEN,
+           {z(R, {ZNUMP}), z(RW, {ZDL}), pp(NONE, {}), pg(NONE, {}), s(R, {MAPSZ, SAREAP, ELEN})});
+    launch(CALC_RHO_HALF, {z(R, {ZVOLP, ZM}), z(RW, {ZRP})});
+    launch(SUM_POINT_MASS,
+           {z(R, {ZAREAP, ZRP}), pp(RW, {PMASWT}),
+            reduction(rp_all_ghost_p, SumReduction<double>::REDOP_ID, rp_all, {PMASWT}),
+            s(R, {MAPSZ, MAPSP1, MAPSP1_INDEX, MAPSS3, SMF})});
+    launch(CALC_STATE_AT_HALF, {z(R, {ZVOL0, ZVOLP, ZM, ZR, ZE, ZWRATE}), z(RW, {ZP, ZSS})}, {dt});
+    launch(CALC_FORCE_PGAS_TTS,
+           {z(R, {ZXP, ZXP + 1, ZAREAP, ZRP, ZP, ZSS}), pp(NONE, {}), pg(NONE, {}),
+            s(R, {MAPSZ, SAREAP, SMF, EXP, EXP + 1}), s(RW, {SFP, SFP + 1, SFT, SFT + 1})});
+    launch(QCS_ZONE_CENTER_VELOCITY, {z(R, {ZNUMP}), z(RW, {ZUC, ZUC + 1}), pp(R, {PU, PU + 1}),
+                                      pg(R, {PU, PU + 1}), s(R, maps1)});
+    std::vector<FieldID> divergence = maps2;
+    divergence.insert(divergence.end(), {MAPSS3, EXP, EXP + 1, ELEN});
+    launch(QCS_CORNER_DIVERGENCE,
+           {z(R, {ZXP, ZXP + 1, ZUC, ZUC + 1}), pp(R, {PXP, PXP + 1, PU, PU + 1}),
+            pg(R, {PXP, PXP + 1, PU, PU + 1}), s(R, divergence),
+            s(RW, {CAREA, CEVOL, CDU, CDIV, CCOS})});
+    std::vector<FieldID> qcn = maps2;
+    qcn.insert(qcn.end(), {MAPSS3, ELEN, CEVOL, CDU, CDIV});
+    launch(QCS_QCN_FORCE, {z(R, {ZRP, ZSS}), pp(R, {PU, PU + 1}), pg(R, {PU, PU + 1}), s(R, qcn),
+                           s(RW, {CQE1, CQE1 + 1, CQE2, CQE2 + 1})});
+    launch(QCS_FORCE, {z(NONE, {}), pp(NONE, {}), pg(NONE, {}),
+                       s(R, {MAPSS4, ELEN, CAREA, CCOS, CQE1, CQE1 + 1, CQE2, CQE2 + 1}),
+                       s(RW, {SFQ, SFQ + 1})});
+    std::vector<FieldID> vel = maps2;
+    vel.push_back(ELEN);
+    launch(QCS_VEL_DIFF, {z(R, {ZSS}), z(RW, {ZDU, Z0TMP}), pp(R, {PXP, PXP + 1, PU, PU + 1}),
+                          pg(R, {PXP, PXP + 1, PU, PU + 1}), s(R, vel)});
+    launch(SUM_POINT_FORCE,
+           {z(R, {ZNUMP}), pp(RW, {PF, PF + 1}),
+            reduction(rp_all_ghost_p, SumReduction<double>::REDOP_ID, rp_all, {PF, PF + 1}),
+            s(R, {MAPSZ, MAPSP1, MAPSP1_INDEX, MAPSS3, SFT, SFT + 1, SFQ, SFQ + 1})});
+    launch_points(APPLY_BOUNDARY_CONDITIONS,
+                  {{R, {HAS_BCX, HAS_BCY}}, {RW, {PU0, PU0 + 1, PF, PF + 1}}});
+    launch_points(
+        ADV_POS_FULL,
+        {{R, {PX0, PX0 + 1, PU0, PU0 + 1, PF, PF + 1, PMASWT}}, {RW, {PX, PX + 1, PU, PU + 1}}},
+        {dt});
+    centers(CALC_CENTERS_FULL, PX, ZX, EX);
+    volumes(CALC_VOLUMES_FULL, PX, ZX, {ZAREA, ZVOL}, {SAREA});
+    std::vector<FieldID> work = maps2;
+    work.insert(work.end(), {SFP, SFP + 1, SFQ, SFQ + 1});
+    launch(CALC_WORK,
+           {z(R, {ZNUMP}), z(RW, {ZETOT, ZW}), pp(R, {PXP, PXP + 1, PU0, PU0 + 1, PU, PU + 1}),
+            pg(R, {PXP, PXP + 1, PU0, PU0 + 1, PU, PU + 1}), s(R, work)},
+           {dt});
+    launch(CALC_WORK_RATE_ENERGY_RHO_FULL,
+           {z(R, {ZVOL0, ZVOL, ZM, ZETOT, ZW, ZP}), z(RW, {ZR, ZE, ZWRATE})}, {dt});
+    Future hydro = reduce(CALC_DT_HYDRO, {z(R, {ZVOL0, ZVOL, ZDL, ZSS, ZDU})}, {dt},
+                          MinReduction<double>::REDOP_ID);
+    dthydro = binary(MIN_DOUBLE, value(c.dtmax), hydro);
+    time = binary(ADD_DOUBLE, time, dt);
+  }
+
+  Future continues(long n, const Future &cstop, const Future &time) {
+    Step st{c, n};
+    return single(CONTINUE_SIMULATION, &st, sizeof(st), {cstop, time});
+  }
+  bool equal(long a, const Future &b) {
+    return binary(EQUAL_INT64, value(a), b).get_result<bool>();
+  }
+  uint64_t micros() {
+    rt->issue_execution_fence(ctx).wait();
+    return uint64_t(Realm::Clock::current_time_in_nanoseconds() / 1000);
+  }
+
+  // pennant.rg's simulate: the cycles, timed from cycle prune to cycle
+  // cstop + prune behind execution fences. Returns the cycles run.
+  long simulate() {
+    Future dt = value(c.dtmax), dthydro = value(c.dtmax), time = value(0.0);
+    Future cstop = binary(ADD_INT64, value(c.cstop), value(2 * c.prune));
+    Future end = binary(ADD_INT64, value(c.cstop), value(c.prune));
+    Future prune = value(c.prune);
+    Future ts_start = value(uint64_t(0)), ts_end = ts_start;
+    long n = 0;
+    bool cont = true;
+    while (cont) {
+      if (equal(n, prune))
+        ts_start = value(micros());
+      else if (equal(n, end))
+        ts_end = value(micros());
+      if (not_bool(continues(n, cstop, time))) break;
+      cycle(n, dt, dthydro, time);
+      n++;
+      cont = continues(n, cstop, time).get_result<bool>();
+    }
+    if (c.prune == 0) ts_end = value(micros());
+    Future span = binary(SUB_UINT64, ts_end, ts_start);
+    Future seconds = binary(SCALE_UINT64, value(1e-6), span);
+    output(OUTPUT1, "ELAPSED TIME = %7.3f s\n", 0.0, {seconds});
+    return n;
+  }
+  bool not_bool(const Future &f) { return single(NOT_BOOL, nullptr, 0, {f}).get_result<bool>(); }
+
+  // Reads fields of a whole region back (an inline mapping).
+  PhysicalRegion read(LogicalRegion r, const std::vector<FieldID> &fields) {
+    InlineLauncher l(requirement(r, R, r, fields));
+    PhysicalRegion p = rt->map_region(ctx, l);
+    p.wait_until_valid();
+    return p;
+  }
+};
+
+void toplevel_task(const Task *, const std::vector<PhysicalRegion> &, Context ctx, Runtime *rt) {
+  Flags flags;
+  Pennant app{rt, ctx, read_config()};
+  const Config &c = app.c;
+  app.output(OUTPUT1, "Running test (t=%.1f)...\n", now_seconds());
+  std::printf("pennant leblanc: %ld x %ld zones, %ld pieces, %ld + 2 x %ld cycles\n", c.nzx, c.nzy,
+              c.npieces, c.cstop, c.prune);
+  std::printf("Zones : %ld, Points : %ld, Sides : %ld\n", c.nz(), c.np(), c.ns());
+  app.make_regions();
+  app.initialize();
+  rt->issue_execution_fence(ctx).wait();
+  app.output(OUTPUT1, "Starting simulation (t=%.1f)...\n", now_seconds());
+  double start = now_seconds();
+  long cycles = app.simulate();
+  rt->issue_execution_fence(ctx).wait();
+  double total = now_seconds() - start;
+  app.output(OUTPUT1, "Elapsed time = %.6e (total)\n", total);
+  if (flags.get("-check", 1) == 0) return;
+
+  // The check: the sequential run of the same cycles gives the same state.
+  Sequential seq(c);
+  long want_cycles = seq.run(c);
+  PhysicalRegion zones = app.read(app.rz_all, {ZE, ZR, ZETOT});
+  PhysicalRegion points = app.read(app.rp_all, {PX, PX + 1, PU, PU + 1});
+  Reader<double> ze(zones, ZE), zr(zones, ZR), zetot(zones, ZETOT);
+  Reader<double> px(points, PX), py(points, PX + 1), ux(points, PU), uy(points, PU + 1);
+  // The largest difference of each field relative to the largest value of
+  // the quantity (a vector's both components: the flow is along y, and
+  // velocities along x are roundoff).
+  const Mesh &m = seq.m;
+  double worst = 0.0, e_got = 0.0, e_want = 0.0, speed = 1e-300;
+  auto compare = [&](long n, auto got, auto want, double scale) {
+    for (int64_t i = 0; i < n; i++) {
+      double d = std::fabs(got(i) - want(i)) / scale;
+      worst = std::max(worst, std::isnan(d) ? 1e300 : d);
+    }
+  };
+  auto largest = [](long n, auto f) {
+    double v = 1e-300;
+    for (int64_t i = 0; i < n; i++) v = std::max(v, std::fabs(f(i)));
+    return v;
+  };
+  auto seq_ze = [&](int64_t i) { return m.ze[i]; };
+  auto seq_zr = [&](int64_t i) { return m.zr[i]; };
+  auto seq_ux = [&](int64_t i) { return m.pp.pu.x[i]; };
+  auto seq_uy = [&](int64_t i) { return m.pp.pu.y[i]; };
+  speed = std::max(largest(c.np(), seq_ux), largest(c.np(), seq_uy));
+  compare(
+      c.nz(), [&](int64_t i) { return ze[Point<1>(i)]; }, seq_ze, largest(c.nz(), seq_ze));
+  compare(
+      c.nz(), [&](int64_t i) { return zr[Point<1>(i)]; }, seq_zr, largest(c.nz(), seq_zr));
+  double size = std::max(c.lenx, c.leny);
+  compare(
+      c.np(), [&](int64_t i) { return px[Point<1>(i)]; }, [&](int64_t i) { return m.pp.px.x[i]; },
+      size);
+  compare(
+      c.np(), [&](int64_t i) { return py[Point<1>(i)]; }, [&](int64_t i) { return m.pp.px.y[i]; },
+      size);
+  compare(
+      c.np(), [&](int64_t i) { return ux[Point<1>(i)]; }, seq_ux, speed);
+  compare(
+      c.np(), [&](int64_t i) { return uy[Point<1>(i)]; }, seq_uy, speed);
+  // How much of the flow reached the shared points (relative to the largest
+  // speed): the check covers the halo exchange only where it did.
+  double reach = 0.0;
+  for (int64_t i = c.nprivate(); i < c.np(); i++)
+    reach = std::max(reach, std::hypot(seq_ux(i), seq_uy(i)) / speed);
+  for (int64_t i = 0; i < c.nz(); i++) {
+    e_got += zetot[Point<1>(i)];
+    e_want += m.zetot[i];
+  }
+  rt->unmap_region(ctx, zones);
+  rt->unmap_region(ctx, points);
+  if (cycles != want_cycles || !(worst <= 1e-9)) {
+    std::fprintf(stderr,
+                 "pennant: CHECK FAILED: %ld cycles (sequential %ld), largest relative "
+                 "difference %.3e from the sequential run\n",
+                 cycles, want_cycles, worst);
+    std::exit(1);
+  }
+  char text[200];
+  std::snprintf(text, sizeof(text),
+                "CHECK PASSED: %ld cycles, zone energy %.12e (sequential %.12e), largest "
+                "difference %.3e, speed at the shared points %.3e of the largest\n",
+                cycles, e_got, e_want, worst, reach);
+  app.output(OUTPUT0, text, 0.0);
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  cpu_control_task<toplevel_task>(TOPLEVEL, "toplevel");
+  cpu_task<initialize_topology_task>(INITIALIZE_TOPOLOGY, "initialize_topology");
+  cpu_task<init_pointers_task>(INIT_POINTERS, "init_pointers");
+  cpu_task<init_mesh_zones_task>(INIT_MESH_ZONES, "init_mesh_zones");
+  cpu_task<centers_task<PX, ZX, EX>>(CALC_CENTERS_FULL, "calc_centers_full");
+  cpu_task<int, volumes_task<PX, ZX, ZAREA, ZVOL, SAREA>>(CALC_VOLUMES_FULL, "calc_volumes_full");
+  cpu_task<verify_calc_volumes_full_task>(VERIFY_CALC_VOLUMES_FULL, "verify_calc_volumes_full");
+  cpu_task<init_side_fracs_task>(INIT_SIDE_FRACS, "init_side_fracs");
+  cpu_task<init_hydro_task>(INIT_HYDRO, "init_hydro");
+  cpu_task<init_radial_velocity_task>(INIT_RADIAL_VELOCITY, "init_radial_velocity");
+  cpu_task<bool, continue_simulation_task>(CONTINUE_SIMULATION, "continue_simulation");
+  cpu_task<init_step_points_task>(INIT_STEP_POINTS, "init_step_points");
+  cpu_task<init_step_zones_task>(INIT_STEP_ZONES, "init_step_zones");
+  cpu_task<double, calc_global_dt_task>(CALC_GLOBAL_DT, "calc_global_dt");
+  cpu_task<adv_pos_half_task>(ADV_POS_HALF, "adv_pos_half");
+  cpu_task<centers_task<PXP, ZXP, EXP>>(CALC_CENTERS, "calc_centers");
+  cpu_task<int, volumes_task<PXP, ZXP, ZAREAP, ZVOLP, SAREAP>>(CALC_VOLUMES, "calc_volumes");
+  cpu_task<calc_char_len_task>(CALC_CHAR_LEN, "calc_char_len");
+  cpu_task<calc_rho_half_task>(CALC_RHO_HALF, "calc_rho_half");
+  cpu_task<sum_point_mass_task>(SUM_POINT_MASS, "sum_point_mass");
+  cpu_task<calc_state_at_half_task>(CALC_STATE_AT_HALF, "calc_state_at_half");
+  cpu_task<calc_force_pgas_tts_task>(CALC_FORCE_PGAS_TTS, "calc_force_pgas_tts");
+  cpu_task<qcs_zone_center_velocity_task>(QCS_ZONE_CENTER_VELOCITY, "qcs_zone_center_velocity");
+  cpu_task<qcs_corner_divergence_task>(QCS_CORNER_DIVERGENCE, "qcs_corner_divergence");
+  cpu_task<qcs_qcn_force_task>(QCS_QCN_FORCE, "qcs_qcn_force");
+  cpu_task<qcs_force_task>(QCS_FORCE, "qcs_force");
+  cpu_task<qcs_vel_diff_task>(QCS_VEL_DIFF, "qcs_vel_diff");
+  cpu_task<sum_point_force_task>(SUM_POINT_FORCE, "sum_point_force");
+  cpu_task<apply_boundary_conditions_task>(APPLY_BOUNDARY_CONDITIONS, "apply_boundary_conditions");
+  cpu_task<adv_pos_full_task>(ADV_POS_FULL, "adv_pos_full");
+  cpu_task<calc_work_task>(CALC_WORK, "calc_work");
+  cpu_task<calc_work_rate_energy_rho_full_task>(CALC_WORK_RATE_ENERGY_RHO_FULL,
+                                                "calc_work_rate_energy_rho_full");
+  cpu_task<double, calc_dt_hydro_task>(CALC_DT_HYDRO, "calc_dt_hydro");
+  cpu_task<output0_task>(OUTPUT0, "output0");
+  cpu_task<output1_task>(OUTPUT1, "output1");
+  cpu_task<double, binary_task<double, double, double, add_double>>(ADD_DOUBLE,
+                                                                    "__binary_double_double_+");
+  cpu_task<double, binary_task<double, double, double, min_double>>(MIN_DOUBLE,
+                                                                    "__binary_double_double_min");
+  cpu_task<double, binary_task<double, uint64_t, double, scale_uint64>>(SCALE_UINT64,
+                                                                        "__binary_double_uint64_*");
+  cpu_task<int, binary_task<int, int, int, add_int32>>(ADD_INT32, "__binary_int32_int32_+");
+  cpu_task<long, binary_task<long, long, long, add_int64>>(ADD_INT64, "__binary_int64_int64_+");
+  cpu_task<bool, binary_task<long, long, bool, equal_int64>>(EQUAL_INT64,
+                                                             "__binary_int64_int64_==");
+  cpu_task<uint64_t, binary_task<uint64_t, uint64_t, uint64_t, sub_uint64>>(
+      SUB_UINT64, "__binary_uint64_uint64_-");
+  cpu_task<bool, not_bool_task>(NOT_BOOL, "__unary_bool_not");
+  register_mapper_if_asked(TOPLEVEL, argc, argv);
+  return Runtime::start(argc, argv);
+}
