@@ -71,6 +71,14 @@ pub fn program_size(app: &str) -> Option<ProgramSize> {
             timed: 20,
             untimed: 10,
         },
+        // 16 x 144 zones in 4 pieces against 7,372,800 zones a piece;
+        // -cstop 60 timed cycles, 2 x -prune 5.
+        "pennant" => ProgramSize {
+            data: (16.0 * 144.0 / 4.0) / 7_372_800.0,
+            flops_per_data: 1.0,
+            timed: 60,
+            untimed: 10,
+        },
         _ => return None,
     })
 }
