@@ -227,6 +227,20 @@ pub fn host_model(host: &Machine, rates: HostRates) -> Machine {
     m
 }
 
+/// This host as the model sees it: the machine the mapper reports through
+/// Legion with the rates measured here ([`host_model`]), and the rates.
+pub fn measured_host(backend: &LegionBackend) -> Result<(Machine, HostRates), String> {
+    let host = backend.host_machine()?;
+    let rates = HostRates {
+        dgemm_gflops: measure_dgemm_gflops(&backend.config)?,
+        copy_gbps: measure_copy_gbps(1),
+        node_copy_gbps: measure_copy_gbps(
+            std::thread::available_parallelism().map_or(1, |n| n.get()),
+        ),
+    };
+    Ok((host_model(&host, rates), rates))
+}
+
 /// `expert` made to run on CPUs: its GPU and OpenMP machines become the
 /// CPU machine (the only change; docs/legion.md).
 pub fn on_cpus(expert: &str) -> String {

@@ -40,6 +40,10 @@ pub enum BenchBackend {
     Sim,
     /// The built-in benchmarks' real Legion programs on this host.
     Legion,
+    /// The simulator on what `legion` runs: each program's description at
+    /// its size, on this host's model with measured rates (a prediction of
+    /// the `legion` figures).
+    HostModel,
 }
 
 /// Where runs happen, once flags and mapwright.toml are read.

@@ -215,19 +215,26 @@ fn measured_expert(runner: &Runner<'_>, expert: &str, repeats: usize) -> Result<
 }
 
 pub fn bench(args: BenchOptimizeArgs) -> anyhow::Result<ExitCode> {
-    let legion = match args.backend {
-        BenchBackend::Legion => Some(
+    let here = match args.backend {
+        BenchBackend::Legion | BenchBackend::HostModel => Some(
             legion_backend(args.legion_cpus, 0, None)
                 .map_err(|e| anyhow!("--backend legion: {e}"))?,
         ),
         BenchBackend::Sim => None,
     };
-    let machine = Arc::new(match &legion {
-        Some(b) => b
+    let machine = Arc::new(match (&here, args.backend) {
+        (Some(b), BenchBackend::HostModel) => {
+            real::measured_host(b)
+                .map_err(|e| anyhow!("--backend host-model: {e}"))?
+                .0
+        }
+        (Some(b), _) => b
             .host_machine()
             .map_err(|e| anyhow!("--backend legion: {e}"))?,
-        None => crate::project::load_machine(&args.machine, None)?,
+        (None, _) => crate::project::load_machine(&args.machine, None)?,
     });
+    // Real runs (the simulator on this host's model predicts them).
+    let legion = here.filter(|_| args.backend == BenchBackend::Legion);
     let apps: Vec<String> = if args.apps.is_empty() {
         App::builtin_names().iter().map(|s| s.to_string()).collect()
     } else {
@@ -254,11 +261,13 @@ pub fn bench(args: BenchOptimizeArgs) -> anyhow::Result<ExitCode> {
     let mut series = Vec::new();
     let mut headroom: Vec<Headroom> = Vec::new();
     for app_name in &apps {
-        let app = Arc::new(match &legion {
+        let app = Arc::new(match args.backend {
             // The program as built: CPU variants, its own problem size.
-            Some(_) => real::program_description(app_name)
-                .ok_or_else(|| anyhow!("no real Legion program for `{app_name}`"))?,
-            None => crate::project::load_app(app_name, None)?,
+            BenchBackend::Legion | BenchBackend::HostModel => {
+                real::program_description(app_name)
+                    .ok_or_else(|| anyhow!("no real Legion program for `{app_name}`"))?
+            }
+            BenchBackend::Sim => crate::project::load_app(app_name, None)?,
         });
         let executor: Box<dyn Execute> = match &legion {
             Some(b) => Box::new(BackendExecutor {
@@ -274,9 +283,9 @@ pub fn bench(args: BenchOptimizeArgs) -> anyhow::Result<ExitCode> {
         };
         let runner = Runner::new(&app, &machine, executor.as_ref());
         let builtin_expert = mapwright_runtime::app::expert_mapper_text(app_name).unwrap_or("");
-        let expert_text = match &legion {
-            Some(_) => real::on_cpus(builtin_expert),
-            None => builtin_expert.to_string(),
+        let expert_text = match args.backend {
+            BenchBackend::Legion | BenchBackend::HostModel => real::on_cpus(builtin_expert),
+            BenchBackend::Sim => builtin_expert.to_string(),
         };
         let expert = match &legion {
             Some(_) => match measured_expert(&runner, &expert_text, args.expert_repeats) {
@@ -291,12 +300,24 @@ pub fn bench(args: BenchOptimizeArgs) -> anyhow::Result<ExitCode> {
                     continue;
                 }
             },
-            None => runner.expert_score(0).ok_or_else(|| {
-                anyhow!(
-                    "the expert mapper of {app_name} does not run on {}",
-                    machine.name
-                )
-            })?,
+            None => match runner.evaluate(&expert_text, 0) {
+                e if e.ok() => e.score(),
+                _ if args.backend == BenchBackend::HostModel => {
+                    errln!(
+                        "{app_name}: left out: its expert on CPUs does not run on this host's \
+                         model (its placement functions assume more processors than \
+                         --legion-cpus {})",
+                        args.legion_cpus
+                    );
+                    continue;
+                }
+                _ => {
+                    return Err(anyhow!(
+                        "the expert mapper of {app_name} does not run on {}",
+                        machine.name
+                    ))
+                }
+            },
         };
         let expert_text = expert_text.as_str();
         for (start_name, start_text) in &starts {

@@ -93,18 +93,8 @@ fn optimizer_best(app: &App, machine: &Machine, start: &str, iterations: usize) 
 fn real_section(args: &SimValidateArgs) -> anyhow::Result<Vec<validate::Row>> {
     let backend =
         legion_backend(args.legion_cpus, 0, None).map_err(|e| anyhow!("--backend legion: {e}"))?;
-    let host = backend
-        .host_machine()
-        .map_err(|e| anyhow!("--backend legion: {e}"))?;
-    let rates = real::HostRates {
-        dgemm_gflops: real::measure_dgemm_gflops(&backend.config)
-            .map_err(|e| anyhow!("--backend legion: {e}"))?,
-        copy_gbps: real::measure_copy_gbps(1),
-        node_copy_gbps: real::measure_copy_gbps(
-            std::thread::available_parallelism().map_or(1, |n| n.get()),
-        ),
-    };
-    let model = real::host_model(&host, rates);
+    let (model, rates) =
+        real::measured_host(&backend).map_err(|e| anyhow!("--backend legion: {e}"))?;
     let source = format!(
         "real Legion here ({} CPU proc.)",
         backend.config.cpus.max(1)
