@@ -210,11 +210,7 @@ Config config_of(const Task *task) { return *static_cast<const Config *>(task->a
 // A strided view of one field, indexed by global element id: the tasks see
 // their instances through it, the sequential run its arrays.
 template <typename T>
-struct Col {
-  char *base = nullptr;
-  std::ptrdiff_t stride = sizeof(T);
-  T &operator[](int64_t i) const { return *reinterpret_cast<T *>(base + i * stride); }
-};
+using Col = Column<T>;
 
 struct Vec {
   double x, y;
@@ -236,6 +232,12 @@ struct Col2 {
     y[i] = v.y;
   }
 };
+
+// A vec2 field is two fields, x at `f` and y at `f + 1`.
+void bind_field(Col2 &col, const PhysicalRegion &region, FieldID f, Rect<1> bounds, bool write) {
+  bind_field(col.x, region, f, bounds, write);
+  bind_field(col.y, region, FieldID(f + 1), bounds, write);
+}
 
 struct Points {
   Col2 px0, pxp, px, pu0, pu, pf;
@@ -261,6 +263,53 @@ struct Mesh {
   const Points &p1(int64_t s) const { return p(mapsp1_index[s]); }
   const Points &p2(int64_t s) const { return p(mapsp2_index[s]); }
 };
+
+// Which view member each field fills (a vec2 field by its x field): zone
+// and side fields are a Mesh's, point fields a Points' (a task's private
+// or ghost points, as its requirement is). The tasks name fields only.
+using MeshTable = FieldTable<Mesh, Col2, Col<double>, Col<uint8_t>, Col<int64_t>, Col<int8_t>>;
+using PointTable = FieldTable<Points, Col2, Col<double>, Col<bool>>;
+
+const MeshTable &fields_of(const Mesh &) {
+  static const MeshTable table{
+      {ZXP, &Mesh::zxp},       {ZX, &Mesh::zx},
+      {ZAREAP, &Mesh::zareap}, {ZAREA, &Mesh::zarea},
+      {ZVOL0, &Mesh::zvol0},   {ZVOLP, &Mesh::zvolp},
+      {ZVOL, &Mesh::zvol},     {ZDL, &Mesh::zdl},
+      {ZM, &Mesh::zm},         {ZRP, &Mesh::zrp},
+      {ZR, &Mesh::zr},         {ZE, &Mesh::ze},
+      {ZETOT, &Mesh::zetot},   {ZW, &Mesh::zw},
+      {ZWRATE, &Mesh::zwrate}, {ZP, &Mesh::zp},
+      {ZSS, &Mesh::zss},       {ZDU, &Mesh::zdu},
+      {ZUC, &Mesh::zuc},       {Z0TMP, &Mesh::z0tmp},
+      {ZNUMP, &Mesh::znump},   {MAPSZ, &Mesh::mapsz},
+      {MAPSP1, &Mesh::mapsp1}, {MAPSP1_INDEX, &Mesh::mapsp1_index},
+      {MAPSP2, &Mesh::mapsp2}, {MAPSP2_INDEX, &Mesh::mapsp2_index},
+      {MAPSS3, &Mesh::mapss3}, {MAPSS4, &Mesh::mapss4},
+      {SAREAP, &Mesh::sareap}, {SAREA, &Mesh::sarea},
+      {SMF, &Mesh::smf},       {SFP, &Mesh::sfp},
+      {SFT, &Mesh::sft},       {SFQ, &Mesh::sfq},
+      {EXP, &Mesh::exp},       {EX, &Mesh::ex},
+      {ELEN, &Mesh::elen},     {CAREA, &Mesh::carea},
+      {CEVOL, &Mesh::cevol},   {CDU, &Mesh::cdu},
+      {CDIV, &Mesh::cdiv},     {CCOS, &Mesh::ccos},
+      {CQE1, &Mesh::cqe1},     {CQE2, &Mesh::cqe2},
+  };
+  return table;
+}
+
+const PointTable &fields_of(const Points &) {
+  static const PointTable table{
+      {PX0, &Points::px0},       {PXP, &Points::pxp},         {PX, &Points::px},
+      {PU0, &Points::pu0},       {PU, &Points::pu},           {PF, &Points::pf},
+      {PMASWT, &Points::pmaswt}, {HAS_BCX, &Points::has_bcx}, {HAS_BCY, &Points::has_bcy},
+  };
+  return table;
+}
+
+// The side-to-zone and side-to-point maps (first point only, or both).
+const std::vector<FieldID> maps1 = {MAPSZ, MAPSP1, MAPSP1_INDEX};
+const std::vector<FieldID> maps2 = {MAPSZ, MAPSP1, MAPSP1_INDEX, MAPSP2, MAPSP2_INDEX};
 
 struct Range {
   int64_t lo, hi;  // [lo, hi)
@@ -604,7 +653,10 @@ bool continue_simulation(long cycle, long cstop, double time, double tstop) {
 
 // ------------------------------------------------------------ the tasks
 
-// A task's view of its arguments: requirement i's elements and fields.
+// A task's view of its arguments: requirement i's elements, and its fields
+// bound to the members of a Mesh or a Points that fields_of says they fill
+// (`in` read-only, `out` read-write, as the requirement's privilege). Each
+// task so states once, per requirement, which fields it uses.
 struct Args {
   const Task *task;
   const std::vector<PhysicalRegion> &regions;
@@ -614,36 +666,13 @@ struct Args {
     Rect<1> r = rect_of(rt, task, i);
     return {r.lo[0], r.hi[0] + 1};
   }
-  template <typename T, typename A>
-  Col<T> view(unsigned i, const A &a) const {
-    Col<T> col;
-    Rect<1> r = rect_of(rt, task, i);
-    if (r.empty()) return col;
-    char *lo = reinterpret_cast<char *>(const_cast<T *>(a.ptr(r.lo)));
-    if (r.volume() > 1)
-      col.stride = reinterpret_cast<char *>(const_cast<T *>(a.ptr(r.lo + Point<1>(1)))) - lo;
-    col.base = lo - r.lo[0] * col.stride;
-    return col;
+  template <typename View>
+  void in(View &v, unsigned i, const std::vector<FieldID> &fields) const {
+    fields_of(v).bind(v, regions[i], rect_of(rt, task, i), fields, false);
   }
-  template <typename T>
-  Col<T> in(unsigned i, FieldID f) const {
-    return view<T>(i, Reader<T>(regions[i], f));
-  }
-  template <typename T>
-  Col<T> out(unsigned i, FieldID f) const {
-    return view<T>(i, Writer<T>(regions[i], f));
-  }
-  Col2 in2(unsigned i, FieldID f) const { return {in<double>(i, f), in<double>(i, f + 1)}; }
-  Col2 out2(unsigned i, FieldID f) const { return {out<double>(i, f), out<double>(i, f + 1)}; }
-  // The side-to-zone and side-to-point maps of requirement i.
-  void maps(Mesh &m, unsigned i, bool p2) const {
-    m.mapsz = in<int64_t>(i, MAPSZ);
-    m.mapsp1 = in<int64_t>(i, MAPSP1);
-    m.mapsp1_index = in<int8_t>(i, MAPSP1_INDEX);
-    if (p2) {
-      m.mapsp2 = in<int64_t>(i, MAPSP2);
-      m.mapsp2_index = in<int8_t>(i, MAPSP2_INDEX);
-    }
+  template <typename View>
+  void out(View &v, unsigned i, const std::vector<FieldID> &fields) const {
+    fields_of(v).bind(v, regions[i], rect_of(rt, task, i), fields, true);
   }
   double future(unsigned i) const { return task->futures[i].get_result<double>(); }
 };
@@ -653,20 +682,10 @@ struct Args {
 void initialize_topology_task(TASK_ARGS) {
   Args a{task, regions, rt};
   Mesh m;
-  m.znump = a.out<uint8_t>(0, ZNUMP);
-  for (unsigned i : {1u, 2u}) {
-    Points &p = i == 1 ? m.pp : m.pg;
-    p.px = a.out2(i, PX);
-    p.has_bcx = a.out<bool>(i, HAS_BCX);
-    p.has_bcy = a.out<bool>(i, HAS_BCY);
-  }
-  m.mapsz = a.out<int64_t>(4, MAPSZ);
-  m.mapsp1 = a.out<int64_t>(4, MAPSP1);
-  m.mapsp1_index = a.out<int8_t>(4, MAPSP1_INDEX);
-  m.mapsp2 = a.out<int64_t>(4, MAPSP2);
-  m.mapsp2_index = a.out<int8_t>(4, MAPSP2_INDEX);
-  m.mapss3 = a.out<int64_t>(4, MAPSS3);
-  m.mapss4 = a.out<int64_t>(4, MAPSS4);
+  a.out(m, 0, {ZNUMP});
+  a.out(m.pp, 1, {PX, HAS_BCX, HAS_BCY});
+  a.out(m.pg, 2, {PX, HAS_BCX, HAS_BCY});
+  a.out(m, 4, {MAPSZ, MAPSP1, MAPSP1_INDEX, MAPSP2, MAPSP2_INDEX, MAPSS3, MAPSS4});
   topology(config_of(task), task->index_point[0], m, true);
 }
 
@@ -674,17 +693,18 @@ void init_pointers_task(TASK_ARGS) {
   // Regent's dynamic_cast: which of the piece's point regions (private or
   // ghost) each side's points lie in.
   Args a{task, regions, rt};
+  Mesh m;
+  a.out(m, 3, {MAPSP1, MAPSP1_INDEX, MAPSP2, MAPSP2_INDEX});
   Rect<1> priv = rect_of(rt, task, 1), ghost = rect_of(rt, task, 2);
   Range sr = a.range(3);
-  for (FieldID f : {MAPSP1, MAPSP2}) {
-    Col<int64_t> ptr = a.out<int64_t>(3, f);
-    Col<int8_t> index = a.out<int8_t>(3, f + 1);
+  for (bool second : {false, true}) {
+    const Col<int64_t> &ptr = second ? m.mapsp2 : m.mapsp1;
+    const Col<int8_t> &index = second ? m.mapsp2_index : m.mapsp1_index;
     for (int64_t s = sr.lo; s < sr.hi; s++) {
       Point<1> p(ptr[s]);
       index[s] = priv.contains(p) ? 0 : ghost.contains(p) ? 1 : -1;
       if (index[s] < 0) {
-        std::fprintf(stderr, "pennant: dynamic_cast failed on %s\n",
-                     f == MAPSP1 ? "mapsp1" : "mapsp2");
+        std::fprintf(stderr, "pennant: dynamic_cast failed on %s\n", second ? "mapsp2" : "mapsp1");
         std::exit(1);
       }
     }
@@ -694,9 +714,7 @@ void init_pointers_task(TASK_ARGS) {
 void init_mesh_zones_task(TASK_ARGS) {
   Args a{task, regions, rt};
   Mesh m;
-  m.zx = a.out2(0, ZX);
-  m.zarea = a.out<double>(0, ZAREA);
-  m.zvol = a.out<double>(0, ZVOL);
+  a.out(m, 0, {ZX, ZAREA, ZVOL});
   init_mesh_zones(m, a.range(0));
 }
 
@@ -706,32 +724,35 @@ template <FieldID POS, FieldID ZC, FieldID EC>
 void centers_task(TASK_ARGS) {
   Args a{task, regions, rt};
   Mesh m;
-  m.znump = a.in<uint8_t>(0, ZNUMP);
-  Col2 zc = a.out2(1, ZC), ec = a.out2(5, EC);
-  Col2 Points::*pos = POS == PX ? &Points::px : &Points::pxp;
-  m.pp.*pos = a.in2(2, POS);
-  m.pg.*pos = a.in2(3, POS);
-  a.maps(m, 4, true);
-  centers(m, a.range(0), a.range(4), pos, zc, ec);
+  a.in(m, 0, {ZNUMP});
+  a.out(m, 1, {ZC});
+  a.in(m.pp, 2, {POS});
+  a.in(m.pg, 3, {POS});
+  a.in(m, 4, maps2);
+  a.out(m, 5, {EC});
+  const MeshTable &f = fields_of(m);
+  centers(m, a.range(0), a.range(4), fields_of(m.pp).member<Col2>(POS), m.*f.member<Col2>(ZC),
+          m.*f.member<Col2>(EC));
 }
 
-// calc_volumes and calc_volumes_full.
+// calc_volumes and calc_volumes_full; calc_volumes also measures the edges.
 template <FieldID POS, FieldID ZC, FieldID ZAREA_F, FieldID ZVOL_F, FieldID SAREA_F>
 int volumes_task(TASK_ARGS) {
+  constexpr bool half = POS == PXP;
   Args a{task, regions, rt};
   Mesh m;
-  m.znump = a.in<uint8_t>(0, ZNUMP);
-  Col2 zc = a.in2(0, ZC);
-  Col<double> zarea = a.out<double>(1, ZAREA_F), zvol = a.out<double>(1, ZVOL_F);
-  Col2 Points::*pos = POS == PX ? &Points::px : &Points::pxp;
-  m.pp.*pos = a.in2(2, POS);
-  m.pg.*pos = a.in2(3, POS);
-  a.maps(m, 4, true);
-  Col<double> sarea = a.out<double>(5, SAREA_F), elen;
-  if (POS == PXP) elen = a.out<double>(5, ELEN);
+  a.in(m, 0, {ZNUMP, ZC});
+  a.out(m, 1, {ZAREA_F, ZVOL_F});
+  a.in(m.pp, 2, {POS});
+  a.in(m.pg, 3, {POS});
+  a.in(m, 4, maps2);
+  a.out(m, 5, half ? std::vector<FieldID>{SAREA_F, ELEN} : std::vector<FieldID>{SAREA_F});
+  const MeshTable &f = fields_of(m);
   int negatives =
-      volumes(m, a.range(0), a.range(4), pos, zc, sarea, zarea, zvol, POS == PXP ? &elen : nullptr);
-  if (negatives != 0 && POS == PXP) {
+      volumes(m, a.range(0), a.range(4), fields_of(m.pp).member<Col2>(POS), m.*f.member<Col2>(ZC),
+              m.*f.member<Col<double>>(SAREA_F), m.*f.member<Col<double>>(ZAREA_F),
+              m.*f.member<Col<double>>(ZVOL_F), half ? &m.elen : nullptr);
+  if (negatives != 0 && half) {
     // As Regent's assertion in calc_volumes.
     std::fprintf(stderr, "pennant: CHECK FAILED: sv negative in calc_volumes\n");
     std::exit(1);
@@ -749,94 +770,79 @@ void verify_calc_volumes_full_task(TASK_ARGS) {
 void init_side_fracs_task(TASK_ARGS) {
   Args a{task, regions, rt};
   Mesh m;
-  m.zarea = a.in<double>(0, ZAREA);
-  m.mapsz = a.in<int64_t>(3, MAPSZ);
-  m.sarea = a.in<double>(3, SAREA);
-  m.smf = a.out<double>(4, SMF);
+  a.in(m, 0, {ZAREA});
+  a.in(m, 3, {MAPSZ, SAREA});
+  a.out(m, 4, {SMF});
   init_side_fracs(m, a.range(3));
 }
 
 void init_hydro_task(TASK_ARGS) {
   Args a{task, regions, rt};
   Mesh m;
-  m.zx = a.in2(0, ZX);
-  m.zvol = a.in<double>(0, ZVOL);
-  m.zm = a.out<double>(1, ZM);
-  m.zr = a.out<double>(1, ZR);
-  m.ze = a.out<double>(1, ZE);
-  m.zetot = a.out<double>(1, ZETOT);
-  m.zwrate = a.out<double>(1, ZWRATE);
+  a.in(m, 0, {ZX, ZVOL});
+  a.out(m, 1, {ZM, ZR, ZE, ZETOT, ZWRATE});
   init_hydro(m, a.range(0), config_of(task));
 }
 
 void init_radial_velocity_task(TASK_ARGS) {
   Args a{task, regions, rt};
   Points p;
-  p.px = a.in2(0, PX);
-  p.pu = a.out2(1, PU);
+  a.in(p, 0, {PX});
+  a.out(p, 1, {PU});
   init_radial_velocity(p, a.range(0), config_of(task).uinitradial);
 }
 
 void init_step_points_task(TASK_ARGS) {
   Args a{task, regions, rt};
   Points p;
-  p.pf = a.out2(0, PF);
-  p.pmaswt = a.out<double>(0, PMASWT);
+  a.out(p, 0, {PF, PMASWT});
   init_step_points(p, a.range(0));
 }
 
 void init_step_zones_task(TASK_ARGS) {
   Args a{task, regions, rt};
   Mesh m;
-  m.zvol = a.in<double>(0, ZVOL);
-  m.zvol0 = a.out<double>(1, ZVOL0);
+  a.in(m, 0, {ZVOL});
+  a.out(m, 1, {ZVOL0});
   init_step_zones(m, a.range(0));
 }
 
 void adv_pos_half_task(TASK_ARGS) {
   Args a{task, regions, rt};
   Points p;
-  p.px = a.in2(0, PX);
-  p.pu = a.in2(0, PU);
-  p.px0 = a.out2(1, PX0);
-  p.pxp = a.out2(1, PXP);
-  p.pu0 = a.out2(1, PU0);
+  a.in(p, 0, {PX, PU});
+  a.out(p, 1, {PX0, PXP, PU0});
   adv_pos_half(p, a.range(0), a.future(0));
 }
 
 void calc_char_len_task(TASK_ARGS) {
   Args a{task, regions, rt};
   Mesh m;
-  m.znump = a.in<uint8_t>(0, ZNUMP);
-  m.zdl = a.out<double>(1, ZDL);
-  m.mapsz = a.in<int64_t>(4, MAPSZ);
-  m.sareap = a.in<double>(4, SAREAP);
-  m.elen = a.in<double>(4, ELEN);
+  a.in(m, 0, {ZNUMP});
+  a.out(m, 1, {ZDL});
+  a.in(m, 4, {MAPSZ, SAREAP, ELEN});
   calc_char_len(m, a.range(0), a.range(4));
 }
 
 void calc_rho_half_task(TASK_ARGS) {
   Args a{task, regions, rt};
   Mesh m;
-  m.zvolp = a.in<double>(0, ZVOLP);
-  m.zm = a.in<double>(0, ZM);
-  m.zrp = a.out<double>(1, ZRP);
+  a.in(m, 0, {ZVOLP, ZM});
+  a.out(m, 1, {ZRP});
   calc_rho_half(m, a.range(0));
 }
 
 void sum_point_mass_task(TASK_ARGS) {
   Args a{task, regions, rt};
   Mesh m;
-  m.zareap = a.in<double>(0, ZAREAP);
-  m.zrp = a.in<double>(0, ZRP);
-  Col<double> mass = a.out<double>(1, PMASWT);
+  a.in(m, 0, {ZAREAP, ZRP});
+  a.out(m.pp, 1, {PMASWT});
   Reducer<double> ghost(regions[2], PMASWT, SumReduction<double>::REDOP_ID);
-  a.maps(m, 3, false);
-  m.mapss3 = a.in<int64_t>(3, MAPSS3);
-  m.smf = a.in<double>(3, SMF);
+  a.in(m, 3, maps1);
+  a.in(m, 3, {MAPSS3, SMF});
   sum_point_mass(m, a.range(3), [&](int8_t index, int64_t p, double v) {
     if (index == 0)
-      mass[p] += v;
+      m.pp.pmaswt[p] += v;
     else
       ghost[Point<1>(p)] <<= v;
   });
@@ -845,127 +851,86 @@ void sum_point_mass_task(TASK_ARGS) {
 void calc_state_at_half_task(TASK_ARGS) {
   Args a{task, regions, rt};
   Mesh m;
-  m.zvol0 = a.in<double>(0, ZVOL0);
-  m.zvolp = a.in<double>(0, ZVOLP);
-  m.zm = a.in<double>(0, ZM);
-  m.zr = a.in<double>(0, ZR);
-  m.ze = a.in<double>(0, ZE);
-  m.zwrate = a.in<double>(0, ZWRATE);
-  m.zp = a.out<double>(1, ZP);
-  m.zss = a.out<double>(1, ZSS);
+  a.in(m, 0, {ZVOL0, ZVOLP, ZM, ZR, ZE, ZWRATE});
+  a.out(m, 1, {ZP, ZSS});
   calc_state_at_half(m, a.range(0), config_of(task), a.future(0));
 }
 
 void calc_force_pgas_tts_task(TASK_ARGS) {
   Args a{task, regions, rt};
   Mesh m;
-  m.zxp = a.in2(0, ZXP);
-  m.zareap = a.in<double>(0, ZAREAP);
-  m.zrp = a.in<double>(0, ZRP);
-  m.zp = a.in<double>(0, ZP);
-  m.zss = a.in<double>(0, ZSS);
-  m.mapsz = a.in<int64_t>(3, MAPSZ);
-  m.sareap = a.in<double>(3, SAREAP);
-  m.smf = a.in<double>(3, SMF);
-  m.exp = a.in2(3, EXP);
-  m.sfp = a.out2(4, SFP);
-  m.sft = a.out2(4, SFT);
+  a.in(m, 0, {ZXP, ZAREAP, ZRP, ZP, ZSS});
+  a.in(m, 3, {MAPSZ, SAREAP, SMF, EXP});
+  a.out(m, 4, {SFP, SFT});
   calc_force_pgas_tts(m, a.range(3), config_of(task));
 }
 
 void qcs_zone_center_velocity_task(TASK_ARGS) {
   Args a{task, regions, rt};
   Mesh m;
-  m.znump = a.in<uint8_t>(0, ZNUMP);
-  m.zuc = a.out2(1, ZUC);
-  m.pp.pu = a.in2(2, PU);
-  m.pg.pu = a.in2(3, PU);
-  a.maps(m, 4, false);
+  a.in(m, 0, {ZNUMP});
+  a.out(m, 1, {ZUC});
+  a.in(m.pp, 2, {PU});
+  a.in(m.pg, 3, {PU});
+  a.in(m, 4, maps1);
   qcs_zone_center_velocity(m, a.range(0), a.range(4));
 }
 
 void qcs_corner_divergence_task(TASK_ARGS) {
   Args a{task, regions, rt};
   Mesh m;
-  m.zxp = a.in2(0, ZXP);
-  m.zuc = a.in2(0, ZUC);
-  for (unsigned i : {1u, 2u}) {
-    Points &p = i == 1 ? m.pp : m.pg;
-    p.pxp = a.in2(i, PXP);
-    p.pu = a.in2(i, PU);
-  }
-  a.maps(m, 3, true);
-  m.mapss3 = a.in<int64_t>(3, MAPSS3);
-  m.exp = a.in2(3, EXP);
-  m.elen = a.in<double>(3, ELEN);
-  m.carea = a.out<double>(4, CAREA);
-  m.cevol = a.out<double>(4, CEVOL);
-  m.cdu = a.out<double>(4, CDU);
-  m.cdiv = a.out<double>(4, CDIV);
-  m.ccos = a.out<double>(4, CCOS);
+  a.in(m, 0, {ZXP, ZUC});
+  a.in(m.pp, 1, {PXP, PU});
+  a.in(m.pg, 2, {PXP, PU});
+  a.in(m, 3, maps2);
+  a.in(m, 3, {MAPSS3, EXP, ELEN});
+  a.out(m, 4, {CAREA, CEVOL, CDU, CDIV, CCOS});
   qcs_corner_divergence(m, a.range(3));
 }
 
 void qcs_qcn_force_task(TASK_ARGS) {
   Args a{task, regions, rt};
   Mesh m;
-  m.zrp = a.in<double>(0, ZRP);
-  m.zss = a.in<double>(0, ZSS);
-  m.pp.pu = a.in2(1, PU);
-  m.pg.pu = a.in2(2, PU);
-  a.maps(m, 3, true);
-  m.mapss3 = a.in<int64_t>(3, MAPSS3);
-  m.elen = a.in<double>(3, ELEN);
-  m.cevol = a.in<double>(3, CEVOL);
-  m.cdu = a.in<double>(3, CDU);
-  m.cdiv = a.in<double>(3, CDIV);
-  m.cqe1 = a.out2(4, CQE1);
-  m.cqe2 = a.out2(4, CQE2);
+  a.in(m, 0, {ZRP, ZSS});
+  a.in(m.pp, 1, {PU});
+  a.in(m.pg, 2, {PU});
+  a.in(m, 3, maps2);
+  a.in(m, 3, {MAPSS3, ELEN, CEVOL, CDU, CDIV});
+  a.out(m, 4, {CQE1, CQE2});
   qcs_qcn_force(m, a.range(3), config_of(task));
 }
 
 void qcs_force_task(TASK_ARGS) {
   Args a{task, regions, rt};
   Mesh m;
-  m.mapss4 = a.in<int64_t>(3, MAPSS4);
-  m.elen = a.in<double>(3, ELEN);
-  m.carea = a.in<double>(3, CAREA);
-  m.ccos = a.in<double>(3, CCOS);
-  m.cqe1 = a.in2(3, CQE1);
-  m.cqe2 = a.in2(3, CQE2);
-  m.sfq = a.out2(4, SFQ);
+  a.in(m, 3, {MAPSS4, ELEN, CAREA, CCOS, CQE1, CQE2});
+  a.out(m, 4, {SFQ});
   qcs_force(m, a.range(3));
 }
 
 void qcs_vel_diff_task(TASK_ARGS) {
   Args a{task, regions, rt};
   Mesh m;
-  m.zss = a.in<double>(0, ZSS);
-  m.zdu = a.out<double>(1, ZDU);
-  m.z0tmp = a.out<double>(1, Z0TMP);
-  for (unsigned i : {2u, 3u}) {
-    Points &p = i == 2 ? m.pp : m.pg;
-    p.pxp = a.in2(i, PXP);
-    p.pu = a.in2(i, PU);
-  }
-  a.maps(m, 4, true);
-  m.elen = a.in<double>(4, ELEN);
+  a.in(m, 0, {ZSS});
+  a.out(m, 1, {ZDU, Z0TMP});
+  a.in(m.pp, 2, {PXP, PU});
+  a.in(m.pg, 3, {PXP, PU});
+  a.in(m, 4, maps2);
+  a.in(m, 4, {ELEN});
   qcs_vel_diff(m, a.range(0), a.range(4), config_of(task));
 }
 
 void sum_point_force_task(TASK_ARGS) {
   Args a{task, regions, rt};
   Mesh m;
-  Col2 force = a.out2(1, PF);
+  a.out(m.pp, 1, {PF});
   Reducer<double> gx(regions[2], PF, SumReduction<double>::REDOP_ID);
   Reducer<double> gy(regions[2], PF + 1, SumReduction<double>::REDOP_ID);
-  a.maps(m, 3, false);
-  m.mapss3 = a.in<int64_t>(3, MAPSS3);
-  m.sft = a.in2(3, SFT);
-  m.sfq = a.in2(3, SFQ);
+  a.in(m, 3, maps1);
+  a.in(m, 3, {MAPSS3, SFT, SFQ});
   sum_point_force(m, a.range(3), [&](int8_t index, int64_t p, Vec f) {
     if (index == 0) {
-      force.set(p, force.get(p) + f);
+      m.pp.pf.set(p, m.pp.pf.get(p) + f);
     } else {
       gx[Point<1>(p)] <<= f.x;
       gy[Point<1>(p)] <<= f.y;
@@ -976,65 +941,42 @@ void sum_point_force_task(TASK_ARGS) {
 void apply_boundary_conditions_task(TASK_ARGS) {
   Args a{task, regions, rt};
   Points p;
-  p.has_bcx = a.in<bool>(0, HAS_BCX);
-  p.has_bcy = a.in<bool>(0, HAS_BCY);
-  p.pu0 = a.out2(1, PU0);
-  p.pf = a.out2(1, PF);
+  a.in(p, 0, {HAS_BCX, HAS_BCY});
+  a.out(p, 1, {PU0, PF});
   apply_boundary_conditions(p, a.range(0));
 }
 
 void adv_pos_full_task(TASK_ARGS) {
   Args a{task, regions, rt};
   Points p;
-  p.px0 = a.in2(0, PX0);
-  p.pu0 = a.in2(0, PU0);
-  p.pf = a.in2(0, PF);
-  p.pmaswt = a.in<double>(0, PMASWT);
-  p.px = a.out2(1, PX);
-  p.pu = a.out2(1, PU);
+  a.in(p, 0, {PX0, PU0, PF, PMASWT});
+  a.out(p, 1, {PX, PU});
   adv_pos_full(p, a.range(0), a.future(0));
 }
 
 void calc_work_task(TASK_ARGS) {
   Args a{task, regions, rt};
   Mesh m;
-  m.zetot = a.out<double>(1, ZETOT);
-  m.zw = a.out<double>(1, ZW);
-  for (unsigned i : {2u, 3u}) {
-    Points &p = i == 2 ? m.pp : m.pg;
-    p.pxp = a.in2(i, PXP);
-    p.pu0 = a.in2(i, PU0);
-    p.pu = a.in2(i, PU);
-  }
-  a.maps(m, 4, true);
-  m.sfp = a.in2(4, SFP);
-  m.sfq = a.in2(4, SFQ);
+  a.out(m, 1, {ZETOT, ZW});
+  a.in(m.pp, 2, {PXP, PU0, PU});
+  a.in(m.pg, 3, {PXP, PU0, PU});
+  a.in(m, 4, maps2);
+  a.in(m, 4, {SFP, SFQ});
   calc_work(m, a.range(0), a.range(4), a.future(0));
 }
 
 void calc_work_rate_energy_rho_full_task(TASK_ARGS) {
   Args a{task, regions, rt};
   Mesh m;
-  m.zvol0 = a.in<double>(0, ZVOL0);
-  m.zvol = a.in<double>(0, ZVOL);
-  m.zm = a.in<double>(0, ZM);
-  m.zetot = a.in<double>(0, ZETOT);
-  m.zw = a.in<double>(0, ZW);
-  m.zp = a.in<double>(0, ZP);
-  m.zr = a.out<double>(1, ZR);
-  m.ze = a.out<double>(1, ZE);
-  m.zwrate = a.out<double>(1, ZWRATE);
+  a.in(m, 0, {ZVOL0, ZVOL, ZM, ZETOT, ZW, ZP});
+  a.out(m, 1, {ZR, ZE, ZWRATE});
   calc_work_rate_energy_rho_full(m, a.range(0), a.future(0));
 }
 
 double calc_dt_hydro_task(TASK_ARGS) {
   Args a{task, regions, rt};
   Mesh m;
-  m.zvol0 = a.in<double>(0, ZVOL0);
-  m.zvol = a.in<double>(0, ZVOL);
-  m.zdl = a.in<double>(0, ZDL);
-  m.zss = a.in<double>(0, ZSS);
-  m.zdu = a.in<double>(0, ZDU);
+  a.in(m, 0, {ZVOL0, ZVOL, ZDL, ZSS, ZDU});
   return calc_dt_hydro(m, a.range(0), a.future(0), config_of(task));
 }
 
@@ -1381,8 +1323,6 @@ struct Pennant {
 
   static constexpr PrivilegeMode R = LEGION_READ_ONLY, RW = LEGION_READ_WRITE,
                                  NONE = LEGION_NO_ACCESS;
-  const std::vector<FieldID> maps1 = {MAPSZ, MAPSP1, MAPSP1_INDEX};
-  const std::vector<FieldID> maps2 = {MAPSZ, MAPSP1, MAPSP1_INDEX, MAPSP2, MAPSP2_INDEX};
 
   FutureMap centers(TaskID id, FieldID pos, FieldID zc, FieldID ec) {
     return launch(id, {z(R, {ZNUMP}), z(RW, {zc, FieldID(zc + 1)}), pp(R, {pos, FieldID(pos + 1)}),
