@@ -137,6 +137,11 @@ Column<T> column(const Legion::PhysicalRegion &region, Legion::FieldID f, Legion
   return write ? view(Writer<T>(region, f)) : view(Reader<T>(region, f));
 }
 
+// Whether a task's region requirement is read-write (true) or read-only
+// (false), so that a task binds views as its launch grants them; any other
+// privilege (none, a reduction) has no view and stops the program.
+bool read_write(const Legion::RegionRequirement &req);
+
 // Binds a Column member to its field (FieldTable's default; a program adds
 // overloads for its own views over several fields, found by argument-
 // dependent lookup).

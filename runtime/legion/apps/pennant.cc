@@ -302,8 +302,7 @@ const PointTable &fields_of(const Points &) {
   static const PointTable table{
       {PX0, &Points::px0},       {PXP, &Points::pxp},         {PX, &Points::px},
       {PU0, &Points::pu0},       {PU, &Points::pu},           {PF, &Points::pf},
-      {PMASWT, &Points::pmaswt}, {HAS_BCX, &Points::has_bcx}, {HAS_BCY, &Points::has_bcy},
-  };
+      {PMASWT, &Points::pmaswt}, {HAS_BCX, &Points::has_bcx}, {HAS_BCY, &Points::has_bcy}};
   return table;
 }
 
@@ -653,53 +652,74 @@ bool continue_simulation(long cycle, long cstop, double time, double tstop) {
 
 // ------------------------------------------------------------ the tasks
 
-// A task's view of its arguments: requirement i's elements, and its fields
-// bound to the members of a Mesh or a Points that fields_of says they fill
-// (`in` read-only, `out` read-write, as the requirement's privilege). Each
-// task so states once, per requirement, which fields it uses.
+// The fields a task uses of one region requirement: zone or side fields
+// (of the Mesh), or point fields (of a Points; in a Mesh, the private or
+// the ghost points that `points` names).
+struct Use {
+  unsigned req;
+  std::vector<FieldID> fields;
+  Points Mesh::*points = nullptr;
+};
+
+// A task's view of its arguments: requirement i's elements, and `v`, a
+// Mesh or a Points with the fields the task uses bound to the members that
+// fields_of says they fill, read-only or read-write as the requirement's
+// privilege (the launch states the privileges; the task does not restate
+// them). Each task so states once, in its Args, which fields it uses.
+template <typename View>
 struct Args {
   const Task *task;
   const std::vector<PhysicalRegion> &regions;
   Runtime *rt;
+  View v;
 
+  Args(const Task *task, const std::vector<PhysicalRegion> &regions, Runtime *rt,
+       std::initializer_list<Use> uses)
+      : task(task), regions(regions), rt(rt) {
+    for (const Use &u : uses) bind(v, u);
+  }
   Range range(unsigned i) const {
     Rect<1> r = rect_of(rt, task, i);
     return {r.lo[0], r.hi[0] + 1};
   }
-  template <typename View>
-  void in(View &v, unsigned i, const std::vector<FieldID> &fields) const {
-    fields_of(v).bind(v, regions[i], rect_of(rt, task, i), fields, false);
+
+ private:
+  template <typename V>
+  void bind_to(V &view, const Use &u) {
+    fields_of(view).bind(view, regions[u.req], rect_of(rt, task, u.req), u.fields,
+                         read_write(task->regions[u.req]));
   }
-  template <typename View>
-  void out(View &v, unsigned i, const std::vector<FieldID> &fields) const {
-    fields_of(v).bind(v, regions[i], rect_of(rt, task, i), fields, true);
+  void bind(Points &p, const Use &u) { bind_to(p, u); }
+  void bind(Mesh &m, const Use &u) {
+    if (u.points != nullptr)
+      bind_to(m.*u.points, u);
+    else
+      bind_to(m, u);
   }
-  double future(unsigned i) const { return task->futures[i].get_result<double>(); }
 };
+
+double future(const Task *task, unsigned i) { return task->futures[i].get_result<double>(); }
 
 #define TASK_ARGS const Task *task, const std::vector<PhysicalRegion> &regions, Context, Runtime *rt
 
 void initialize_topology_task(TASK_ARGS) {
-  Args a{task, regions, rt};
-  Mesh m;
-  a.out(m, 0, {ZNUMP});
-  a.out(m.pp, 1, {PX, HAS_BCX, HAS_BCY});
-  a.out(m.pg, 2, {PX, HAS_BCX, HAS_BCY});
-  a.out(m, 4, {MAPSZ, MAPSP1, MAPSP1_INDEX, MAPSP2, MAPSP2_INDEX, MAPSS3, MAPSS4});
-  topology(config_of(task), task->index_point[0], m, true);
+  Args<Mesh> a(task, regions, rt,
+               {{0, {ZNUMP}},
+                {1, {PX, HAS_BCX, HAS_BCY}, &Mesh::pp},
+                {2, {PX, HAS_BCX, HAS_BCY}, &Mesh::pg},
+                {4, {MAPSZ, MAPSP1, MAPSP1_INDEX, MAPSP2, MAPSP2_INDEX, MAPSS3, MAPSS4}}});
+  topology(config_of(task), task->index_point[0], a.v, true);
 }
 
 void init_pointers_task(TASK_ARGS) {
   // Regent's dynamic_cast: which of the piece's point regions (private or
   // ghost) each side's points lie in.
-  Args a{task, regions, rt};
-  Mesh m;
-  a.out(m, 3, {MAPSP1, MAPSP1_INDEX, MAPSP2, MAPSP2_INDEX});
+  Args<Mesh> a(task, regions, rt, {{3, {MAPSP1, MAPSP1_INDEX, MAPSP2, MAPSP2_INDEX}}});
   Rect<1> priv = rect_of(rt, task, 1), ghost = rect_of(rt, task, 2);
   Range sr = a.range(3);
   for (bool second : {false, true}) {
-    const Col<int64_t> &ptr = second ? m.mapsp2 : m.mapsp1;
-    const Col<int8_t> &index = second ? m.mapsp2_index : m.mapsp1_index;
+    const Col<int64_t> &ptr = second ? a.v.mapsp2 : a.v.mapsp1;
+    const Col<int8_t> &index = second ? a.v.mapsp2_index : a.v.mapsp1_index;
     for (int64_t s = sr.lo; s < sr.hi; s++) {
       Point<1> p(ptr[s]);
       index[s] = priv.contains(p) ? 0 : ghost.contains(p) ? 1 : -1;
@@ -712,24 +732,22 @@ void init_pointers_task(TASK_ARGS) {
 }
 
 void init_mesh_zones_task(TASK_ARGS) {
-  Args a{task, regions, rt};
-  Mesh m;
-  a.out(m, 0, {ZX, ZAREA, ZVOL});
-  init_mesh_zones(m, a.range(0));
+  Args<Mesh> a(task, regions, rt, {{0, {ZX, ZAREA, ZVOL}}});
+  init_mesh_zones(a.v, a.range(0));
 }
 
 // calc_centers and calc_centers_full: (znump, zone center, points, maps,
 // edge center).
 template <FieldID POS, FieldID ZC, FieldID EC>
 void centers_task(TASK_ARGS) {
-  Args a{task, regions, rt};
-  Mesh m;
-  a.in(m, 0, {ZNUMP});
-  a.out(m, 1, {ZC});
-  a.in(m.pp, 2, {POS});
-  a.in(m.pg, 3, {POS});
-  a.in(m, 4, maps2);
-  a.out(m, 5, {EC});
+  Args<Mesh> a(task, regions, rt,
+               {{0, {ZNUMP}},
+                {1, {ZC}},
+                {2, {POS}, &Mesh::pp},
+                {3, {POS}, &Mesh::pg},
+                {4, maps2},
+                {5, {EC}}});
+  const Mesh &m = a.v;
   const MeshTable &f = fields_of(m);
   centers(m, a.range(0), a.range(4), fields_of(m.pp).member<Col2>(POS), m.*f.member<Col2>(ZC),
           m.*f.member<Col2>(EC));
@@ -739,14 +757,14 @@ void centers_task(TASK_ARGS) {
 template <FieldID POS, FieldID ZC, FieldID ZAREA_F, FieldID ZVOL_F, FieldID SAREA_F>
 int volumes_task(TASK_ARGS) {
   constexpr bool half = POS == PXP;
-  Args a{task, regions, rt};
-  Mesh m;
-  a.in(m, 0, {ZNUMP, ZC});
-  a.out(m, 1, {ZAREA_F, ZVOL_F});
-  a.in(m.pp, 2, {POS});
-  a.in(m.pg, 3, {POS});
-  a.in(m, 4, maps2);
-  a.out(m, 5, half ? std::vector<FieldID>{SAREA_F, ELEN} : std::vector<FieldID>{SAREA_F});
+  Args<Mesh> a(task, regions, rt,
+               {{0, {ZNUMP, ZC}},
+                {1, {ZAREA_F, ZVOL_F}},
+                {2, {POS}, &Mesh::pp},
+                {3, {POS}, &Mesh::pg},
+                {4, maps2},
+                {5, half ? std::vector<FieldID>{SAREA_F, ELEN} : std::vector<FieldID>{SAREA_F}}});
+  const Mesh &m = a.v;
   const MeshTable &f = fields_of(m);
   int negatives =
       volumes(m, a.range(0), a.range(4), fields_of(m.pp).member<Col2>(POS), m.*f.member<Col2>(ZC),
@@ -768,169 +786,123 @@ void verify_calc_volumes_full_task(TASK_ARGS) {
 }
 
 void init_side_fracs_task(TASK_ARGS) {
-  Args a{task, regions, rt};
-  Mesh m;
-  a.in(m, 0, {ZAREA});
-  a.in(m, 3, {MAPSZ, SAREA});
-  a.out(m, 4, {SMF});
-  init_side_fracs(m, a.range(3));
+  Args<Mesh> a(task, regions, rt, {{0, {ZAREA}}, {3, {MAPSZ, SAREA}}, {4, {SMF}}});
+  init_side_fracs(a.v, a.range(3));
 }
 
 void init_hydro_task(TASK_ARGS) {
-  Args a{task, regions, rt};
-  Mesh m;
-  a.in(m, 0, {ZX, ZVOL});
-  a.out(m, 1, {ZM, ZR, ZE, ZETOT, ZWRATE});
-  init_hydro(m, a.range(0), config_of(task));
+  Args<Mesh> a(task, regions, rt, {{0, {ZX, ZVOL}}, {1, {ZM, ZR, ZE, ZETOT, ZWRATE}}});
+  init_hydro(a.v, a.range(0), config_of(task));
 }
 
 void init_radial_velocity_task(TASK_ARGS) {
-  Args a{task, regions, rt};
-  Points p;
-  a.in(p, 0, {PX});
-  a.out(p, 1, {PU});
-  init_radial_velocity(p, a.range(0), config_of(task).uinitradial);
+  Args<Points> a(task, regions, rt, {{0, {PX}}, {1, {PU}}});
+  init_radial_velocity(a.v, a.range(0), config_of(task).uinitradial);
 }
 
 void init_step_points_task(TASK_ARGS) {
-  Args a{task, regions, rt};
-  Points p;
-  a.out(p, 0, {PF, PMASWT});
-  init_step_points(p, a.range(0));
+  Args<Points> a(task, regions, rt, {{0, {PF, PMASWT}}});
+  init_step_points(a.v, a.range(0));
 }
 
 void init_step_zones_task(TASK_ARGS) {
-  Args a{task, regions, rt};
-  Mesh m;
-  a.in(m, 0, {ZVOL});
-  a.out(m, 1, {ZVOL0});
-  init_step_zones(m, a.range(0));
+  Args<Mesh> a(task, regions, rt, {{0, {ZVOL}}, {1, {ZVOL0}}});
+  init_step_zones(a.v, a.range(0));
 }
 
 void adv_pos_half_task(TASK_ARGS) {
-  Args a{task, regions, rt};
-  Points p;
-  a.in(p, 0, {PX, PU});
-  a.out(p, 1, {PX0, PXP, PU0});
-  adv_pos_half(p, a.range(0), a.future(0));
+  Args<Points> a(task, regions, rt, {{0, {PX, PU}}, {1, {PX0, PXP, PU0}}});
+  adv_pos_half(a.v, a.range(0), future(task, 0));
 }
 
 void calc_char_len_task(TASK_ARGS) {
-  Args a{task, regions, rt};
-  Mesh m;
-  a.in(m, 0, {ZNUMP});
-  a.out(m, 1, {ZDL});
-  a.in(m, 4, {MAPSZ, SAREAP, ELEN});
-  calc_char_len(m, a.range(0), a.range(4));
+  Args<Mesh> a(task, regions, rt, {{0, {ZNUMP}}, {1, {ZDL}}, {4, {MAPSZ, SAREAP, ELEN}}});
+  calc_char_len(a.v, a.range(0), a.range(4));
 }
 
 void calc_rho_half_task(TASK_ARGS) {
-  Args a{task, regions, rt};
-  Mesh m;
-  a.in(m, 0, {ZVOLP, ZM});
-  a.out(m, 1, {ZRP});
-  calc_rho_half(m, a.range(0));
+  Args<Mesh> a(task, regions, rt, {{0, {ZVOLP, ZM}}, {1, {ZRP}}});
+  calc_rho_half(a.v, a.range(0));
 }
 
+// Requirement 2 (the ghost points) is a reduction: the task reduces into
+// it through a Reducer rather than a view.
 void sum_point_mass_task(TASK_ARGS) {
-  Args a{task, regions, rt};
-  Mesh m;
-  a.in(m, 0, {ZAREAP, ZRP});
-  a.out(m.pp, 1, {PMASWT});
+  Args<Mesh> a(task, regions, rt,
+               {{0, {ZAREAP, ZRP}}, {1, {PMASWT}, &Mesh::pp}, {3, maps1}, {3, {MAPSS3, SMF}}});
   Reducer<double> ghost(regions[2], PMASWT, SumReduction<double>::REDOP_ID);
-  a.in(m, 3, maps1);
-  a.in(m, 3, {MAPSS3, SMF});
-  sum_point_mass(m, a.range(3), [&](int8_t index, int64_t p, double v) {
+  sum_point_mass(a.v, a.range(3), [&](int8_t index, int64_t p, double v) {
     if (index == 0)
-      m.pp.pmaswt[p] += v;
+      a.v.pp.pmaswt[p] += v;
     else
       ghost[Point<1>(p)] <<= v;
   });
 }
 
 void calc_state_at_half_task(TASK_ARGS) {
-  Args a{task, regions, rt};
-  Mesh m;
-  a.in(m, 0, {ZVOL0, ZVOLP, ZM, ZR, ZE, ZWRATE});
-  a.out(m, 1, {ZP, ZSS});
-  calc_state_at_half(m, a.range(0), config_of(task), a.future(0));
+  Args<Mesh> a(task, regions, rt, {{0, {ZVOL0, ZVOLP, ZM, ZR, ZE, ZWRATE}}, {1, {ZP, ZSS}}});
+  calc_state_at_half(a.v, a.range(0), config_of(task), future(task, 0));
 }
 
 void calc_force_pgas_tts_task(TASK_ARGS) {
-  Args a{task, regions, rt};
-  Mesh m;
-  a.in(m, 0, {ZXP, ZAREAP, ZRP, ZP, ZSS});
-  a.in(m, 3, {MAPSZ, SAREAP, SMF, EXP});
-  a.out(m, 4, {SFP, SFT});
-  calc_force_pgas_tts(m, a.range(3), config_of(task));
+  Args<Mesh> a(task, regions, rt,
+               {{0, {ZXP, ZAREAP, ZRP, ZP, ZSS}}, {3, {MAPSZ, SAREAP, SMF, EXP}}, {4, {SFP, SFT}}});
+  calc_force_pgas_tts(a.v, a.range(3), config_of(task));
 }
 
 void qcs_zone_center_velocity_task(TASK_ARGS) {
-  Args a{task, regions, rt};
-  Mesh m;
-  a.in(m, 0, {ZNUMP});
-  a.out(m, 1, {ZUC});
-  a.in(m.pp, 2, {PU});
-  a.in(m.pg, 3, {PU});
-  a.in(m, 4, maps1);
-  qcs_zone_center_velocity(m, a.range(0), a.range(4));
+  Args<Mesh> a(task, regions, rt,
+               {{0, {ZNUMP}}, {1, {ZUC}}, {2, {PU}, &Mesh::pp}, {3, {PU}, &Mesh::pg}, {4, maps1}});
+  qcs_zone_center_velocity(a.v, a.range(0), a.range(4));
 }
 
 void qcs_corner_divergence_task(TASK_ARGS) {
-  Args a{task, regions, rt};
-  Mesh m;
-  a.in(m, 0, {ZXP, ZUC});
-  a.in(m.pp, 1, {PXP, PU});
-  a.in(m.pg, 2, {PXP, PU});
-  a.in(m, 3, maps2);
-  a.in(m, 3, {MAPSS3, EXP, ELEN});
-  a.out(m, 4, {CAREA, CEVOL, CDU, CDIV, CCOS});
-  qcs_corner_divergence(m, a.range(3));
+  Args<Mesh> a(task, regions, rt,
+               {{0, {ZXP, ZUC}},
+                {1, {PXP, PU}, &Mesh::pp},
+                {2, {PXP, PU}, &Mesh::pg},
+                {3, maps2},
+                {3, {MAPSS3, EXP, ELEN}},
+                {4, {CAREA, CEVOL, CDU, CDIV, CCOS}}});
+  qcs_corner_divergence(a.v, a.range(3));
 }
 
 void qcs_qcn_force_task(TASK_ARGS) {
-  Args a{task, regions, rt};
-  Mesh m;
-  a.in(m, 0, {ZRP, ZSS});
-  a.in(m.pp, 1, {PU});
-  a.in(m.pg, 2, {PU});
-  a.in(m, 3, maps2);
-  a.in(m, 3, {MAPSS3, ELEN, CEVOL, CDU, CDIV});
-  a.out(m, 4, {CQE1, CQE2});
-  qcs_qcn_force(m, a.range(3), config_of(task));
+  Args<Mesh> a(task, regions, rt,
+               {{0, {ZRP, ZSS}},
+                {1, {PU}, &Mesh::pp},
+                {2, {PU}, &Mesh::pg},
+                {3, maps2},
+                {3, {MAPSS3, ELEN, CEVOL, CDU, CDIV}},
+                {4, {CQE1, CQE2}}});
+  qcs_qcn_force(a.v, a.range(3), config_of(task));
 }
 
 void qcs_force_task(TASK_ARGS) {
-  Args a{task, regions, rt};
-  Mesh m;
-  a.in(m, 3, {MAPSS4, ELEN, CAREA, CCOS, CQE1, CQE2});
-  a.out(m, 4, {SFQ});
-  qcs_force(m, a.range(3));
+  Args<Mesh> a(task, regions, rt, {{3, {MAPSS4, ELEN, CAREA, CCOS, CQE1, CQE2}}, {4, {SFQ}}});
+  qcs_force(a.v, a.range(3));
 }
 
 void qcs_vel_diff_task(TASK_ARGS) {
-  Args a{task, regions, rt};
-  Mesh m;
-  a.in(m, 0, {ZSS});
-  a.out(m, 1, {ZDU, Z0TMP});
-  a.in(m.pp, 2, {PXP, PU});
-  a.in(m.pg, 3, {PXP, PU});
-  a.in(m, 4, maps2);
-  a.in(m, 4, {ELEN});
-  qcs_vel_diff(m, a.range(0), a.range(4), config_of(task));
+  Args<Mesh> a(task, regions, rt,
+               {{0, {ZSS}},
+                {1, {ZDU, Z0TMP}},
+                {2, {PXP, PU}, &Mesh::pp},
+                {3, {PXP, PU}, &Mesh::pg},
+                {4, maps2},
+                {4, {ELEN}}});
+  qcs_vel_diff(a.v, a.range(0), a.range(4), config_of(task));
 }
 
+// Requirement 2 (the ghost points) is a reduction, as in sum_point_mass.
 void sum_point_force_task(TASK_ARGS) {
-  Args a{task, regions, rt};
-  Mesh m;
-  a.out(m.pp, 1, {PF});
+  Args<Mesh> a(task, regions, rt, {{1, {PF}, &Mesh::pp}, {3, maps1}, {3, {MAPSS3, SFT, SFQ}}});
   Reducer<double> gx(regions[2], PF, SumReduction<double>::REDOP_ID);
   Reducer<double> gy(regions[2], PF + 1, SumReduction<double>::REDOP_ID);
-  a.in(m, 3, maps1);
-  a.in(m, 3, {MAPSS3, SFT, SFQ});
-  sum_point_force(m, a.range(3), [&](int8_t index, int64_t p, Vec f) {
+  const Col2 &force = a.v.pp.pf;
+  sum_point_force(a.v, a.range(3), [&](int8_t index, int64_t p, Vec f) {
     if (index == 0) {
-      m.pp.pf.set(p, m.pp.pf.get(p) + f);
+      force.set(p, force.get(p) + f);
     } else {
       gx[Point<1>(p)] <<= f.x;
       gy[Point<1>(p)] <<= f.y;
@@ -939,45 +911,33 @@ void sum_point_force_task(TASK_ARGS) {
 }
 
 void apply_boundary_conditions_task(TASK_ARGS) {
-  Args a{task, regions, rt};
-  Points p;
-  a.in(p, 0, {HAS_BCX, HAS_BCY});
-  a.out(p, 1, {PU0, PF});
-  apply_boundary_conditions(p, a.range(0));
+  Args<Points> a(task, regions, rt, {{0, {HAS_BCX, HAS_BCY}}, {1, {PU0, PF}}});
+  apply_boundary_conditions(a.v, a.range(0));
 }
 
 void adv_pos_full_task(TASK_ARGS) {
-  Args a{task, regions, rt};
-  Points p;
-  a.in(p, 0, {PX0, PU0, PF, PMASWT});
-  a.out(p, 1, {PX, PU});
-  adv_pos_full(p, a.range(0), a.future(0));
+  Args<Points> a(task, regions, rt, {{0, {PX0, PU0, PF, PMASWT}}, {1, {PX, PU}}});
+  adv_pos_full(a.v, a.range(0), future(task, 0));
 }
 
 void calc_work_task(TASK_ARGS) {
-  Args a{task, regions, rt};
-  Mesh m;
-  a.out(m, 1, {ZETOT, ZW});
-  a.in(m.pp, 2, {PXP, PU0, PU});
-  a.in(m.pg, 3, {PXP, PU0, PU});
-  a.in(m, 4, maps2);
-  a.in(m, 4, {SFP, SFQ});
-  calc_work(m, a.range(0), a.range(4), a.future(0));
+  Args<Mesh> a(task, regions, rt,
+               {{1, {ZETOT, ZW}},
+                {2, {PXP, PU0, PU}, &Mesh::pp},
+                {3, {PXP, PU0, PU}, &Mesh::pg},
+                {4, maps2},
+                {4, {SFP, SFQ}}});
+  calc_work(a.v, a.range(0), a.range(4), future(task, 0));
 }
 
 void calc_work_rate_energy_rho_full_task(TASK_ARGS) {
-  Args a{task, regions, rt};
-  Mesh m;
-  a.in(m, 0, {ZVOL0, ZVOL, ZM, ZETOT, ZW, ZP});
-  a.out(m, 1, {ZR, ZE, ZWRATE});
-  calc_work_rate_energy_rho_full(m, a.range(0), a.future(0));
+  Args<Mesh> a(task, regions, rt, {{0, {ZVOL0, ZVOL, ZM, ZETOT, ZW, ZP}}, {1, {ZR, ZE, ZWRATE}}});
+  calc_work_rate_energy_rho_full(a.v, a.range(0), future(task, 0));
 }
 
 double calc_dt_hydro_task(TASK_ARGS) {
-  Args a{task, regions, rt};
-  Mesh m;
-  a.in(m, 0, {ZVOL0, ZVOL, ZDL, ZSS, ZDU});
-  return calc_dt_hydro(m, a.range(0), a.future(0), config_of(task));
+  Args<Mesh> a(task, regions, rt, {{0, {ZVOL0, ZVOL, ZDL, ZSS, ZDU}}});
+  return calc_dt_hydro(a.v, a.range(0), future(task, 0), config_of(task));
 }
 
 // The scalar tasks: their operands are futures (the loop's state), the
@@ -989,8 +949,7 @@ struct Step {
 
 double calc_global_dt_task(TASK_ARGS) {
   const Step &s = *static_cast<const Step *>(task->args);
-  Args a{task, regions, rt};
-  return calc_global_dt(s.c, a.future(0), a.future(1), a.future(2), s.cycle);
+  return calc_global_dt(s.c, future(task, 0), future(task, 1), future(task, 2), s.cycle);
 }
 
 bool continue_simulation_task(TASK_ARGS) {
