@@ -1,6 +1,7 @@
 #include "common.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -83,6 +84,14 @@ RegionRequirement reduction(LogicalRegion region, ReductionOpID redop, LogicalRe
   RegionRequirement r(region, redop, LEGION_EXCLUSIVE, parent);
   for (FieldID f : fields) r.add_field(f);
   return r;
+}
+
+bool read_write(const RegionRequirement &req) {
+  if (req.privilege == LEGION_READ_ONLY) return false;
+  if (req.privilege == LEGION_READ_WRITE) return true;
+  std::fprintf(stderr, "no field view for privilege %d (read-only or read-write only)\n",
+               int(req.privilege));
+  std::abort();
 }
 
 TaskVariantRegistrar cpu_variant(TaskID id, const char *name, bool inner) {

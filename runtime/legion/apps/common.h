@@ -1,11 +1,17 @@
 // What every mapwright benchmark program shares: command-line flags, the
 // clock, registration of mapwright's mapper, region and field naming, and
-// typed accessors. Written once; each program keeps only its own tasks.
+// typed accessors, strided field views and tables binding fields to them.
 #ifndef MAPWRIGHT_APPS_COMMON_H
 #define MAPWRIGHT_APPS_COMMON_H
 
+#include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <initializer_list>
 #include <string>
+#include <utility>
+#include <variant>
 #include <vector>
 
 #include "legion.h"
@@ -99,6 +105,89 @@ using Writer = Legion::FieldAccessor<LEGION_READ_WRITE, T, 1, Legion::coord_t,
 template <typename T>
 using Reducer = Legion::ReductionAccessor<Legion::SumReduction<T>, true, 1, Legion::coord_t,
                                           Realm::AffineAccessor<T, 1, Legion::coord_t>>;
+
+// A strided view of one 1-D field, indexed by global element id: an
+// instance of a task's region (whatever its layout) and a plain array look
+// the same through it, so a task and a program's sequential reference run
+// can share their kernels.
+template <typename T>
+struct Column {
+  char *base = nullptr;
+  std::ptrdiff_t stride = sizeof(T);
+  T &operator[](int64_t i) const { return *reinterpret_cast<T *>(base + i * stride); }
+};
+
+// The Column of field `f` of `region` over `bounds`, through a read-write
+// accessor when `write`, a read-only one otherwise (so Legion's privilege
+// checks see what the task does with it). Empty bounds give an empty view.
+template <typename T>
+Column<T> column(const Legion::PhysicalRegion &region, Legion::FieldID f, Legion::Rect<1> bounds,
+                 bool write) {
+  auto view = [&](const auto &accessor) {
+    Column<T> col;
+    if (bounds.empty()) return col;
+    char *lo = reinterpret_cast<char *>(const_cast<T *>(accessor.ptr(bounds.lo)));
+    if (bounds.volume() > 1)
+      col.stride =
+          reinterpret_cast<char *>(const_cast<T *>(accessor.ptr(bounds.lo + Legion::Point<1>(1)))) -
+          lo;
+    col.base = lo - bounds.lo[0] * col.stride;
+    return col;
+  };
+  return write ? view(Writer<T>(region, f)) : view(Reader<T>(region, f));
+}
+
+// Whether a task's region requirement is read-write (true) or read-only
+// (false), so that a task binds views as its launch grants them; any other
+// privilege (none, a reduction) has no view and stops the program.
+bool read_write(const Legion::RegionRequirement &req);
+
+// Binds a Column member to its field (FieldTable's default; a program adds
+// overloads for its own views over several fields, found by argument-
+// dependent lookup).
+template <typename T>
+void bind_field(Column<T> &col, const Legion::PhysicalRegion &region, Legion::FieldID f,
+                Legion::Rect<1> bounds, bool write) {
+  col = column<T>(region, f, bounds, write);
+}
+
+// Which member of a view struct `View` each field fills, written once per
+// program: a task then states only the ids of the fields it binds, per
+// region requirement, and the table puts each into its member. Without it
+// every task repeats `view.member = accessor(requirement, FIELD)` for every
+// field it touches. `Members` are the member types (Column<T>, or a
+// program's own views with a bind_field overload).
+template <typename View, typename... Members>
+class FieldTable {
+ public:
+  using Member = std::variant<Members View::*...>;
+
+  FieldTable(std::initializer_list<std::pair<Legion::FieldID, Member>> entries)
+      : entries_(entries) {}
+
+  // Binds `fields` of `region` over `bounds` to their members of `view`.
+  void bind(View &view, const Legion::PhysicalRegion &region, Legion::Rect<1> bounds,
+            const std::vector<Legion::FieldID> &fields, bool write) const {
+    for (Legion::FieldID f : fields)
+      std::visit([&](auto member) { bind_field(view.*member, region, f, bounds, write); }, find(f));
+  }
+
+  // The member field `f` fills (of type M).
+  template <typename M>
+  M View::*member(Legion::FieldID f) const {
+    return std::get<M View::*>(find(f));
+  }
+
+ private:
+  const Member &find(Legion::FieldID f) const {
+    for (const auto &e : entries_)
+      if (e.first == f) return e.second;
+    std::fprintf(stderr, "FieldTable: no member for field %u\n", unsigned(f));
+    std::abort();
+  }
+
+  std::vector<std::pair<Legion::FieldID, Member>> entries_;
+};
 
 // The domain of region requirement `i` of `task` as an N-D rectangle.
 template <int N = 1>

@@ -76,11 +76,13 @@ enum TaskIDs {
   NOT_BOOL,      // __unary_bool_not
 };
 
-// Fields; a vec2 is two fields, x then y (named "f.x", "f.y").
+// Fields; a vec2 is two fields, x then y (F and F_Y, named "f.x", "f.y").
 enum ZoneFields : FieldID {
   ZXP = 100,
-  ZX = ZXP + 2,
-  ZAREAP = ZX + 2,
+  ZXP_Y,
+  ZX,
+  ZX_Y,
+  ZAREAP,
   ZAREA,
   ZVOL0,
   ZVOLP,
@@ -97,17 +99,24 @@ enum ZoneFields : FieldID {
   ZSS,
   ZDU,
   ZUC,
-  Z0TMP = ZUC + 2,
+  ZUC_Y,
+  Z0TMP,
   ZNUMP,
 };
 enum PointFields : FieldID {
   PX0 = 200,
-  PXP = PX0 + 2,
-  PX = PXP + 2,
-  PU0 = PX + 2,
-  PU = PU0 + 2,
-  PF = PU + 2,
-  PMASWT = PF + 2,
+  PX0_Y,
+  PXP,
+  PXP_Y,
+  PX,
+  PX_Y,
+  PU0,
+  PU0_Y,
+  PU,
+  PU_Y,
+  PF,
+  PF_Y,
+  PMASWT,
   HAS_BCX,
   HAS_BCY,
 };
@@ -123,18 +132,25 @@ enum SideFields : FieldID {
   SAREA,
   SMF,
   SFP,
-  SFT = SFP + 2,
-  SFQ = SFT + 2,
-  EXP = SFQ + 2,
-  EX = EXP + 2,
-  ELEN = EX + 2,
+  SFP_Y,
+  SFT,
+  SFT_Y,
+  SFQ,
+  SFQ_Y,
+  EXP,
+  EXP_Y,
+  EX,
+  EX_Y,
+  ELEN,
   CAREA,
   CEVOL,
   CDU,
   CDIV,
   CCOS,
   CQE1,
-  CQE2 = CQE1 + 2,
+  CQE1_Y,
+  CQE2,
+  CQE2_Y,
 };
 
 // The leblanc problem (pennant.tests/leblanc/leblanc.pnt) and the mesh cut.
@@ -210,11 +226,7 @@ Config config_of(const Task *task) { return *static_cast<const Config *>(task->a
 // A strided view of one field, indexed by global element id: the tasks see
 // their instances through it, the sequential run its arrays.
 template <typename T>
-struct Col {
-  char *base = nullptr;
-  std::ptrdiff_t stride = sizeof(T);
-  T &operator[](int64_t i) const { return *reinterpret_cast<T *>(base + i * stride); }
-};
+using Col = Column<T>;
 
 struct Vec {
   double x, y;
@@ -236,6 +248,12 @@ struct Col2 {
     y[i] = v.y;
   }
 };
+
+// A vec2 field is two fields, x at `f` and y at `f + 1`.
+void bind_field(Col2 &col, const PhysicalRegion &region, FieldID f, Rect<1> bounds, bool write) {
+  bind_field(col.x, region, f, bounds, write);
+  bind_field(col.y, region, FieldID(f + 1), bounds, write);
+}
 
 struct Points {
   Col2 px0, pxp, px, pu0, pu, pf;
@@ -261,6 +279,52 @@ struct Mesh {
   const Points &p1(int64_t s) const { return p(mapsp1_index[s]); }
   const Points &p2(int64_t s) const { return p(mapsp2_index[s]); }
 };
+
+// Which view member each field fills (a vec2 field by its x field): zone
+// and side fields are a Mesh's, point fields a Points' (a task's private
+// or ghost points, as its requirement is). The tasks name fields only.
+using MeshTable = FieldTable<Mesh, Col2, Col<double>, Col<uint8_t>, Col<int64_t>, Col<int8_t>>;
+using PointTable = FieldTable<Points, Col2, Col<double>, Col<bool>>;
+
+const MeshTable &fields_of(const Mesh &) {
+  static const MeshTable table{
+      {ZXP, &Mesh::zxp},       {ZX, &Mesh::zx},
+      {ZAREAP, &Mesh::zareap}, {ZAREA, &Mesh::zarea},
+      {ZVOL0, &Mesh::zvol0},   {ZVOLP, &Mesh::zvolp},
+      {ZVOL, &Mesh::zvol},     {ZDL, &Mesh::zdl},
+      {ZM, &Mesh::zm},         {ZRP, &Mesh::zrp},
+      {ZR, &Mesh::zr},         {ZE, &Mesh::ze},
+      {ZETOT, &Mesh::zetot},   {ZW, &Mesh::zw},
+      {ZWRATE, &Mesh::zwrate}, {ZP, &Mesh::zp},
+      {ZSS, &Mesh::zss},       {ZDU, &Mesh::zdu},
+      {ZUC, &Mesh::zuc},       {Z0TMP, &Mesh::z0tmp},
+      {ZNUMP, &Mesh::znump},   {MAPSZ, &Mesh::mapsz},
+      {MAPSP1, &Mesh::mapsp1}, {MAPSP1_INDEX, &Mesh::mapsp1_index},
+      {MAPSP2, &Mesh::mapsp2}, {MAPSP2_INDEX, &Mesh::mapsp2_index},
+      {MAPSS3, &Mesh::mapss3}, {MAPSS4, &Mesh::mapss4},
+      {SAREAP, &Mesh::sareap}, {SAREA, &Mesh::sarea},
+      {SMF, &Mesh::smf},       {SFP, &Mesh::sfp},
+      {SFT, &Mesh::sft},       {SFQ, &Mesh::sfq},
+      {EXP, &Mesh::exp},       {EX, &Mesh::ex},
+      {ELEN, &Mesh::elen},     {CAREA, &Mesh::carea},
+      {CEVOL, &Mesh::cevol},   {CDU, &Mesh::cdu},
+      {CDIV, &Mesh::cdiv},     {CCOS, &Mesh::ccos},
+      {CQE1, &Mesh::cqe1},     {CQE2, &Mesh::cqe2},
+  };
+  return table;
+}
+
+const PointTable &fields_of(const Points &) {
+  static const PointTable table{
+      {PX0, &Points::px0},       {PXP, &Points::pxp},         {PX, &Points::px},
+      {PU0, &Points::pu0},       {PU, &Points::pu},           {PF, &Points::pf},
+      {PMASWT, &Points::pmaswt}, {HAS_BCX, &Points::has_bcx}, {HAS_BCY, &Points::has_bcy}};
+  return table;
+}
+
+// The side-to-zone and side-to-point maps (first point only, or both).
+const std::vector<FieldID> maps1 = {MAPSZ, MAPSP1, MAPSP1_INDEX};
+const std::vector<FieldID> maps2 = {MAPSZ, MAPSP1, MAPSP1_INDEX, MAPSP2, MAPSP2_INDEX};
 
 struct Range {
   int64_t lo, hi;  // [lo, hi)
@@ -604,87 +668,79 @@ bool continue_simulation(long cycle, long cstop, double time, double tstop) {
 
 // ------------------------------------------------------------ the tasks
 
-// A task's view of its arguments: requirement i's elements and fields.
+// The fields a task uses of one region requirement: zone or side fields
+// (of the Mesh), or point fields (of a Points; in a Mesh, the private or
+// the ghost points that `points` names).
+struct Use {
+  unsigned req;
+  std::vector<FieldID> fields;
+  Points Mesh::*points = nullptr;
+};
+
+// A task's view of its arguments: requirement i's elements, and `v`, a
+// Mesh or a Points with the fields the task uses bound to the members that
+// fields_of says they fill, read-only or read-write as the requirement's
+// privilege (the launch states the privileges; the task does not restate
+// them). Each task so states once, in its Args, which fields it uses.
+template <typename View>
 struct Args {
   const Task *task;
   const std::vector<PhysicalRegion> &regions;
   Runtime *rt;
+  View v;
 
+  Args(const Task *task, const std::vector<PhysicalRegion> &regions, Runtime *rt,
+       std::initializer_list<Use> uses)
+      : task(task), regions(regions), rt(rt) {
+    for (const Use &u : uses) bind(v, u);
+  }
   Range range(unsigned i) const {
     Rect<1> r = rect_of(rt, task, i);
     return {r.lo[0], r.hi[0] + 1};
   }
-  template <typename T, typename A>
-  Col<T> view(unsigned i, const A &a) const {
-    Col<T> col;
-    Rect<1> r = rect_of(rt, task, i);
-    if (r.empty()) return col;
-    char *lo = reinterpret_cast<char *>(const_cast<T *>(a.ptr(r.lo)));
-    if (r.volume() > 1)
-      col.stride = reinterpret_cast<char *>(const_cast<T *>(a.ptr(r.lo + Point<1>(1)))) - lo;
-    col.base = lo - r.lo[0] * col.stride;
-    return col;
+
+ private:
+  template <typename V>
+  void bind_to(V &view, const Use &u) {
+    fields_of(view).bind(view, regions[u.req], rect_of(rt, task, u.req), u.fields,
+                         read_write(task->regions[u.req]));
   }
-  template <typename T>
-  Col<T> in(unsigned i, FieldID f) const {
-    return view<T>(i, Reader<T>(regions[i], f));
+  void bind(Points &p, const Use &u) { bind_to(p, u); }
+  void bind(Mesh &m, const Use &u) {
+    if (u.points != nullptr)
+      bind_to(m.*u.points, u);
+    else
+      bind_to(m, u);
   }
-  template <typename T>
-  Col<T> out(unsigned i, FieldID f) const {
-    return view<T>(i, Writer<T>(regions[i], f));
-  }
-  Col2 in2(unsigned i, FieldID f) const { return {in<double>(i, f), in<double>(i, f + 1)}; }
-  Col2 out2(unsigned i, FieldID f) const { return {out<double>(i, f), out<double>(i, f + 1)}; }
-  // The side-to-zone and side-to-point maps of requirement i.
-  void maps(Mesh &m, unsigned i, bool p2) const {
-    m.mapsz = in<int64_t>(i, MAPSZ);
-    m.mapsp1 = in<int64_t>(i, MAPSP1);
-    m.mapsp1_index = in<int8_t>(i, MAPSP1_INDEX);
-    if (p2) {
-      m.mapsp2 = in<int64_t>(i, MAPSP2);
-      m.mapsp2_index = in<int8_t>(i, MAPSP2_INDEX);
-    }
-  }
-  double future(unsigned i) const { return task->futures[i].get_result<double>(); }
 };
+
+double future(const Task *task, unsigned i) { return task->futures[i].get_result<double>(); }
 
 #define TASK_ARGS const Task *task, const std::vector<PhysicalRegion> &regions, Context, Runtime *rt
 
 void initialize_topology_task(TASK_ARGS) {
-  Args a{task, regions, rt};
-  Mesh m;
-  m.znump = a.out<uint8_t>(0, ZNUMP);
-  for (unsigned i : {1u, 2u}) {
-    Points &p = i == 1 ? m.pp : m.pg;
-    p.px = a.out2(i, PX);
-    p.has_bcx = a.out<bool>(i, HAS_BCX);
-    p.has_bcy = a.out<bool>(i, HAS_BCY);
-  }
-  m.mapsz = a.out<int64_t>(4, MAPSZ);
-  m.mapsp1 = a.out<int64_t>(4, MAPSP1);
-  m.mapsp1_index = a.out<int8_t>(4, MAPSP1_INDEX);
-  m.mapsp2 = a.out<int64_t>(4, MAPSP2);
-  m.mapsp2_index = a.out<int8_t>(4, MAPSP2_INDEX);
-  m.mapss3 = a.out<int64_t>(4, MAPSS3);
-  m.mapss4 = a.out<int64_t>(4, MAPSS4);
-  topology(config_of(task), task->index_point[0], m, true);
+  Args<Mesh> a(task, regions, rt,
+               {{0, {ZNUMP}},
+                {1, {PX, HAS_BCX, HAS_BCY}, &Mesh::pp},
+                {2, {PX, HAS_BCX, HAS_BCY}, &Mesh::pg},
+                {4, {MAPSZ, MAPSP1, MAPSP1_INDEX, MAPSP2, MAPSP2_INDEX, MAPSS3, MAPSS4}}});
+  topology(config_of(task), task->index_point[0], a.v, true);
 }
 
 void init_pointers_task(TASK_ARGS) {
   // Regent's dynamic_cast: which of the piece's point regions (private or
   // ghost) each side's points lie in.
-  Args a{task, regions, rt};
+  Args<Mesh> a(task, regions, rt, {{3, {MAPSP1, MAPSP1_INDEX, MAPSP2, MAPSP2_INDEX}}});
   Rect<1> priv = rect_of(rt, task, 1), ghost = rect_of(rt, task, 2);
   Range sr = a.range(3);
-  for (FieldID f : {MAPSP1, MAPSP2}) {
-    Col<int64_t> ptr = a.out<int64_t>(3, f);
-    Col<int8_t> index = a.out<int8_t>(3, f + 1);
+  for (bool second : {false, true}) {
+    const Col<int64_t> &ptr = second ? a.v.mapsp2 : a.v.mapsp1;
+    const Col<int8_t> &index = second ? a.v.mapsp2_index : a.v.mapsp1_index;
     for (int64_t s = sr.lo; s < sr.hi; s++) {
       Point<1> p(ptr[s]);
       index[s] = priv.contains(p) ? 0 : ghost.contains(p) ? 1 : -1;
       if (index[s] < 0) {
-        std::fprintf(stderr, "pennant: dynamic_cast failed on %s\n",
-                     f == MAPSP1 ? "mapsp1" : "mapsp2");
+        std::fprintf(stderr, "pennant: dynamic_cast failed on %s\n", second ? "mapsp2" : "mapsp1");
         std::exit(1);
       }
     }
@@ -692,46 +748,45 @@ void init_pointers_task(TASK_ARGS) {
 }
 
 void init_mesh_zones_task(TASK_ARGS) {
-  Args a{task, regions, rt};
-  Mesh m;
-  m.zx = a.out2(0, ZX);
-  m.zarea = a.out<double>(0, ZAREA);
-  m.zvol = a.out<double>(0, ZVOL);
-  init_mesh_zones(m, a.range(0));
+  Args<Mesh> a(task, regions, rt, {{0, {ZX, ZAREA, ZVOL}}});
+  init_mesh_zones(a.v, a.range(0));
 }
 
 // calc_centers and calc_centers_full: (znump, zone center, points, maps,
 // edge center).
 template <FieldID POS, FieldID ZC, FieldID EC>
 void centers_task(TASK_ARGS) {
-  Args a{task, regions, rt};
-  Mesh m;
-  m.znump = a.in<uint8_t>(0, ZNUMP);
-  Col2 zc = a.out2(1, ZC), ec = a.out2(5, EC);
-  Col2 Points::*pos = POS == PX ? &Points::px : &Points::pxp;
-  m.pp.*pos = a.in2(2, POS);
-  m.pg.*pos = a.in2(3, POS);
-  a.maps(m, 4, true);
-  centers(m, a.range(0), a.range(4), pos, zc, ec);
+  Args<Mesh> a(task, regions, rt,
+               {{0, {ZNUMP}},
+                {1, {ZC}},
+                {2, {POS}, &Mesh::pp},
+                {3, {POS}, &Mesh::pg},
+                {4, maps2},
+                {5, {EC}}});
+  const Mesh &m = a.v;
+  const MeshTable &f = fields_of(m);
+  centers(m, a.range(0), a.range(4), fields_of(m.pp).member<Col2>(POS), m.*f.member<Col2>(ZC),
+          m.*f.member<Col2>(EC));
 }
 
-// calc_volumes and calc_volumes_full.
+// calc_volumes and calc_volumes_full; calc_volumes also measures the edges.
 template <FieldID POS, FieldID ZC, FieldID ZAREA_F, FieldID ZVOL_F, FieldID SAREA_F>
 int volumes_task(TASK_ARGS) {
-  Args a{task, regions, rt};
-  Mesh m;
-  m.znump = a.in<uint8_t>(0, ZNUMP);
-  Col2 zc = a.in2(0, ZC);
-  Col<double> zarea = a.out<double>(1, ZAREA_F), zvol = a.out<double>(1, ZVOL_F);
-  Col2 Points::*pos = POS == PX ? &Points::px : &Points::pxp;
-  m.pp.*pos = a.in2(2, POS);
-  m.pg.*pos = a.in2(3, POS);
-  a.maps(m, 4, true);
-  Col<double> sarea = a.out<double>(5, SAREA_F), elen;
-  if (POS == PXP) elen = a.out<double>(5, ELEN);
+  constexpr bool half = POS == PXP;
+  Args<Mesh> a(task, regions, rt,
+               {{0, {ZNUMP, ZC}},
+                {1, {ZAREA_F, ZVOL_F}},
+                {2, {POS}, &Mesh::pp},
+                {3, {POS}, &Mesh::pg},
+                {4, maps2},
+                {5, half ? std::vector<FieldID>{SAREA_F, ELEN} : std::vector<FieldID>{SAREA_F}}});
+  const Mesh &m = a.v;
+  const MeshTable &f = fields_of(m);
   int negatives =
-      volumes(m, a.range(0), a.range(4), pos, zc, sarea, zarea, zvol, POS == PXP ? &elen : nullptr);
-  if (negatives != 0 && POS == PXP) {
+      volumes(m, a.range(0), a.range(4), fields_of(m.pp).member<Col2>(POS), m.*f.member<Col2>(ZC),
+              m.*f.member<Col<double>>(SAREA_F), m.*f.member<Col<double>>(ZAREA_F),
+              m.*f.member<Col<double>>(ZVOL_F), half ? &m.elen : nullptr);
+  if (negatives != 0 && half) {
     // As Regent's assertion in calc_volumes.
     std::fprintf(stderr, "pennant: CHECK FAILED: sv negative in calc_volumes\n");
     std::exit(1);
@@ -747,223 +802,121 @@ void verify_calc_volumes_full_task(TASK_ARGS) {
 }
 
 void init_side_fracs_task(TASK_ARGS) {
-  Args a{task, regions, rt};
-  Mesh m;
-  m.zarea = a.in<double>(0, ZAREA);
-  m.mapsz = a.in<int64_t>(3, MAPSZ);
-  m.sarea = a.in<double>(3, SAREA);
-  m.smf = a.out<double>(4, SMF);
-  init_side_fracs(m, a.range(3));
+  Args<Mesh> a(task, regions, rt, {{0, {ZAREA}}, {3, {MAPSZ, SAREA}}, {4, {SMF}}});
+  init_side_fracs(a.v, a.range(3));
 }
 
 void init_hydro_task(TASK_ARGS) {
-  Args a{task, regions, rt};
-  Mesh m;
-  m.zx = a.in2(0, ZX);
-  m.zvol = a.in<double>(0, ZVOL);
-  m.zm = a.out<double>(1, ZM);
-  m.zr = a.out<double>(1, ZR);
-  m.ze = a.out<double>(1, ZE);
-  m.zetot = a.out<double>(1, ZETOT);
-  m.zwrate = a.out<double>(1, ZWRATE);
-  init_hydro(m, a.range(0), config_of(task));
+  Args<Mesh> a(task, regions, rt, {{0, {ZX, ZVOL}}, {1, {ZM, ZR, ZE, ZETOT, ZWRATE}}});
+  init_hydro(a.v, a.range(0), config_of(task));
 }
 
 void init_radial_velocity_task(TASK_ARGS) {
-  Args a{task, regions, rt};
-  Points p;
-  p.px = a.in2(0, PX);
-  p.pu = a.out2(1, PU);
-  init_radial_velocity(p, a.range(0), config_of(task).uinitradial);
+  Args<Points> a(task, regions, rt, {{0, {PX}}, {1, {PU}}});
+  init_radial_velocity(a.v, a.range(0), config_of(task).uinitradial);
 }
 
 void init_step_points_task(TASK_ARGS) {
-  Args a{task, regions, rt};
-  Points p;
-  p.pf = a.out2(0, PF);
-  p.pmaswt = a.out<double>(0, PMASWT);
-  init_step_points(p, a.range(0));
+  Args<Points> a(task, regions, rt, {{0, {PF, PMASWT}}});
+  init_step_points(a.v, a.range(0));
 }
 
 void init_step_zones_task(TASK_ARGS) {
-  Args a{task, regions, rt};
-  Mesh m;
-  m.zvol = a.in<double>(0, ZVOL);
-  m.zvol0 = a.out<double>(1, ZVOL0);
-  init_step_zones(m, a.range(0));
+  Args<Mesh> a(task, regions, rt, {{0, {ZVOL}}, {1, {ZVOL0}}});
+  init_step_zones(a.v, a.range(0));
 }
 
 void adv_pos_half_task(TASK_ARGS) {
-  Args a{task, regions, rt};
-  Points p;
-  p.px = a.in2(0, PX);
-  p.pu = a.in2(0, PU);
-  p.px0 = a.out2(1, PX0);
-  p.pxp = a.out2(1, PXP);
-  p.pu0 = a.out2(1, PU0);
-  adv_pos_half(p, a.range(0), a.future(0));
+  Args<Points> a(task, regions, rt, {{0, {PX, PU}}, {1, {PX0, PXP, PU0}}});
+  adv_pos_half(a.v, a.range(0), future(task, 0));
 }
 
 void calc_char_len_task(TASK_ARGS) {
-  Args a{task, regions, rt};
-  Mesh m;
-  m.znump = a.in<uint8_t>(0, ZNUMP);
-  m.zdl = a.out<double>(1, ZDL);
-  m.mapsz = a.in<int64_t>(4, MAPSZ);
-  m.sareap = a.in<double>(4, SAREAP);
-  m.elen = a.in<double>(4, ELEN);
-  calc_char_len(m, a.range(0), a.range(4));
+  Args<Mesh> a(task, regions, rt, {{0, {ZNUMP}}, {1, {ZDL}}, {4, {MAPSZ, SAREAP, ELEN}}});
+  calc_char_len(a.v, a.range(0), a.range(4));
 }
 
 void calc_rho_half_task(TASK_ARGS) {
-  Args a{task, regions, rt};
-  Mesh m;
-  m.zvolp = a.in<double>(0, ZVOLP);
-  m.zm = a.in<double>(0, ZM);
-  m.zrp = a.out<double>(1, ZRP);
-  calc_rho_half(m, a.range(0));
+  Args<Mesh> a(task, regions, rt, {{0, {ZVOLP, ZM}}, {1, {ZRP}}});
+  calc_rho_half(a.v, a.range(0));
 }
 
+// Requirement 2 (the ghost points) is a reduction: the task reduces into
+// it through a Reducer rather than a view.
 void sum_point_mass_task(TASK_ARGS) {
-  Args a{task, regions, rt};
-  Mesh m;
-  m.zareap = a.in<double>(0, ZAREAP);
-  m.zrp = a.in<double>(0, ZRP);
-  Col<double> mass = a.out<double>(1, PMASWT);
+  Args<Mesh> a(task, regions, rt,
+               {{0, {ZAREAP, ZRP}}, {1, {PMASWT}, &Mesh::pp}, {3, maps1}, {3, {MAPSS3, SMF}}});
   Reducer<double> ghost(regions[2], PMASWT, SumReduction<double>::REDOP_ID);
-  a.maps(m, 3, false);
-  m.mapss3 = a.in<int64_t>(3, MAPSS3);
-  m.smf = a.in<double>(3, SMF);
-  sum_point_mass(m, a.range(3), [&](int8_t index, int64_t p, double v) {
+  sum_point_mass(a.v, a.range(3), [&](int8_t index, int64_t p, double v) {
     if (index == 0)
-      mass[p] += v;
+      a.v.pp.pmaswt[p] += v;
     else
       ghost[Point<1>(p)] <<= v;
   });
 }
 
 void calc_state_at_half_task(TASK_ARGS) {
-  Args a{task, regions, rt};
-  Mesh m;
-  m.zvol0 = a.in<double>(0, ZVOL0);
-  m.zvolp = a.in<double>(0, ZVOLP);
-  m.zm = a.in<double>(0, ZM);
-  m.zr = a.in<double>(0, ZR);
-  m.ze = a.in<double>(0, ZE);
-  m.zwrate = a.in<double>(0, ZWRATE);
-  m.zp = a.out<double>(1, ZP);
-  m.zss = a.out<double>(1, ZSS);
-  calc_state_at_half(m, a.range(0), config_of(task), a.future(0));
+  Args<Mesh> a(task, regions, rt, {{0, {ZVOL0, ZVOLP, ZM, ZR, ZE, ZWRATE}}, {1, {ZP, ZSS}}});
+  calc_state_at_half(a.v, a.range(0), config_of(task), future(task, 0));
 }
 
 void calc_force_pgas_tts_task(TASK_ARGS) {
-  Args a{task, regions, rt};
-  Mesh m;
-  m.zxp = a.in2(0, ZXP);
-  m.zareap = a.in<double>(0, ZAREAP);
-  m.zrp = a.in<double>(0, ZRP);
-  m.zp = a.in<double>(0, ZP);
-  m.zss = a.in<double>(0, ZSS);
-  m.mapsz = a.in<int64_t>(3, MAPSZ);
-  m.sareap = a.in<double>(3, SAREAP);
-  m.smf = a.in<double>(3, SMF);
-  m.exp = a.in2(3, EXP);
-  m.sfp = a.out2(4, SFP);
-  m.sft = a.out2(4, SFT);
-  calc_force_pgas_tts(m, a.range(3), config_of(task));
+  Args<Mesh> a(task, regions, rt,
+               {{0, {ZXP, ZAREAP, ZRP, ZP, ZSS}}, {3, {MAPSZ, SAREAP, SMF, EXP}}, {4, {SFP, SFT}}});
+  calc_force_pgas_tts(a.v, a.range(3), config_of(task));
 }
 
 void qcs_zone_center_velocity_task(TASK_ARGS) {
-  Args a{task, regions, rt};
-  Mesh m;
-  m.znump = a.in<uint8_t>(0, ZNUMP);
-  m.zuc = a.out2(1, ZUC);
-  m.pp.pu = a.in2(2, PU);
-  m.pg.pu = a.in2(3, PU);
-  a.maps(m, 4, false);
-  qcs_zone_center_velocity(m, a.range(0), a.range(4));
+  Args<Mesh> a(task, regions, rt,
+               {{0, {ZNUMP}}, {1, {ZUC}}, {2, {PU}, &Mesh::pp}, {3, {PU}, &Mesh::pg}, {4, maps1}});
+  qcs_zone_center_velocity(a.v, a.range(0), a.range(4));
 }
 
 void qcs_corner_divergence_task(TASK_ARGS) {
-  Args a{task, regions, rt};
-  Mesh m;
-  m.zxp = a.in2(0, ZXP);
-  m.zuc = a.in2(0, ZUC);
-  for (unsigned i : {1u, 2u}) {
-    Points &p = i == 1 ? m.pp : m.pg;
-    p.pxp = a.in2(i, PXP);
-    p.pu = a.in2(i, PU);
-  }
-  a.maps(m, 3, true);
-  m.mapss3 = a.in<int64_t>(3, MAPSS3);
-  m.exp = a.in2(3, EXP);
-  m.elen = a.in<double>(3, ELEN);
-  m.carea = a.out<double>(4, CAREA);
-  m.cevol = a.out<double>(4, CEVOL);
-  m.cdu = a.out<double>(4, CDU);
-  m.cdiv = a.out<double>(4, CDIV);
-  m.ccos = a.out<double>(4, CCOS);
-  qcs_corner_divergence(m, a.range(3));
+  Args<Mesh> a(task, regions, rt,
+               {{0, {ZXP, ZUC}},
+                {1, {PXP, PU}, &Mesh::pp},
+                {2, {PXP, PU}, &Mesh::pg},
+                {3, maps2},
+                {3, {MAPSS3, EXP, ELEN}},
+                {4, {CAREA, CEVOL, CDU, CDIV, CCOS}}});
+  qcs_corner_divergence(a.v, a.range(3));
 }
 
 void qcs_qcn_force_task(TASK_ARGS) {
-  Args a{task, regions, rt};
-  Mesh m;
-  m.zrp = a.in<double>(0, ZRP);
-  m.zss = a.in<double>(0, ZSS);
-  m.pp.pu = a.in2(1, PU);
-  m.pg.pu = a.in2(2, PU);
-  a.maps(m, 3, true);
-  m.mapss3 = a.in<int64_t>(3, MAPSS3);
-  m.elen = a.in<double>(3, ELEN);
-  m.cevol = a.in<double>(3, CEVOL);
-  m.cdu = a.in<double>(3, CDU);
-  m.cdiv = a.in<double>(3, CDIV);
-  m.cqe1 = a.out2(4, CQE1);
-  m.cqe2 = a.out2(4, CQE2);
-  qcs_qcn_force(m, a.range(3), config_of(task));
+  Args<Mesh> a(task, regions, rt,
+               {{0, {ZRP, ZSS}},
+                {1, {PU}, &Mesh::pp},
+                {2, {PU}, &Mesh::pg},
+                {3, maps2},
+                {3, {MAPSS3, ELEN, CEVOL, CDU, CDIV}},
+                {4, {CQE1, CQE2}}});
+  qcs_qcn_force(a.v, a.range(3), config_of(task));
 }
 
 void qcs_force_task(TASK_ARGS) {
-  Args a{task, regions, rt};
-  Mesh m;
-  m.mapss4 = a.in<int64_t>(3, MAPSS4);
-  m.elen = a.in<double>(3, ELEN);
-  m.carea = a.in<double>(3, CAREA);
-  m.ccos = a.in<double>(3, CCOS);
-  m.cqe1 = a.in2(3, CQE1);
-  m.cqe2 = a.in2(3, CQE2);
-  m.sfq = a.out2(4, SFQ);
-  qcs_force(m, a.range(3));
+  Args<Mesh> a(task, regions, rt, {{3, {MAPSS4, ELEN, CAREA, CCOS, CQE1, CQE2}}, {4, {SFQ}}});
+  qcs_force(a.v, a.range(3));
 }
 
 void qcs_vel_diff_task(TASK_ARGS) {
-  Args a{task, regions, rt};
-  Mesh m;
-  m.zss = a.in<double>(0, ZSS);
-  m.zdu = a.out<double>(1, ZDU);
-  m.z0tmp = a.out<double>(1, Z0TMP);
-  for (unsigned i : {2u, 3u}) {
-    Points &p = i == 2 ? m.pp : m.pg;
-    p.pxp = a.in2(i, PXP);
-    p.pu = a.in2(i, PU);
-  }
-  a.maps(m, 4, true);
-  m.elen = a.in<double>(4, ELEN);
-  qcs_vel_diff(m, a.range(0), a.range(4), config_of(task));
+  Args<Mesh> a(task, regions, rt,
+               {{0, {ZSS}},
+                {1, {ZDU, Z0TMP}},
+                {2, {PXP, PU}, &Mesh::pp},
+                {3, {PXP, PU}, &Mesh::pg},
+                {4, maps2},
+                {4, {ELEN}}});
+  qcs_vel_diff(a.v, a.range(0), a.range(4), config_of(task));
 }
 
+// Requirement 2 (the ghost points) is a reduction, as in sum_point_mass.
 void sum_point_force_task(TASK_ARGS) {
-  Args a{task, regions, rt};
-  Mesh m;
-  Col2 force = a.out2(1, PF);
+  Args<Mesh> a(task, regions, rt, {{1, {PF}, &Mesh::pp}, {3, maps1}, {3, {MAPSS3, SFT, SFQ}}});
   Reducer<double> gx(regions[2], PF, SumReduction<double>::REDOP_ID);
   Reducer<double> gy(regions[2], PF + 1, SumReduction<double>::REDOP_ID);
-  a.maps(m, 3, false);
-  m.mapss3 = a.in<int64_t>(3, MAPSS3);
-  m.sft = a.in2(3, SFT);
-  m.sfq = a.in2(3, SFQ);
-  sum_point_force(m, a.range(3), [&](int8_t index, int64_t p, Vec f) {
+  const Col2 &force = a.v.pp.pf;
+  sum_point_force(a.v, a.range(3), [&](int8_t index, int64_t p, Vec f) {
     if (index == 0) {
       force.set(p, force.get(p) + f);
     } else {
@@ -974,68 +927,33 @@ void sum_point_force_task(TASK_ARGS) {
 }
 
 void apply_boundary_conditions_task(TASK_ARGS) {
-  Args a{task, regions, rt};
-  Points p;
-  p.has_bcx = a.in<bool>(0, HAS_BCX);
-  p.has_bcy = a.in<bool>(0, HAS_BCY);
-  p.pu0 = a.out2(1, PU0);
-  p.pf = a.out2(1, PF);
-  apply_boundary_conditions(p, a.range(0));
+  Args<Points> a(task, regions, rt, {{0, {HAS_BCX, HAS_BCY}}, {1, {PU0, PF}}});
+  apply_boundary_conditions(a.v, a.range(0));
 }
 
 void adv_pos_full_task(TASK_ARGS) {
-  Args a{task, regions, rt};
-  Points p;
-  p.px0 = a.in2(0, PX0);
-  p.pu0 = a.in2(0, PU0);
-  p.pf = a.in2(0, PF);
-  p.pmaswt = a.in<double>(0, PMASWT);
-  p.px = a.out2(1, PX);
-  p.pu = a.out2(1, PU);
-  adv_pos_full(p, a.range(0), a.future(0));
+  Args<Points> a(task, regions, rt, {{0, {PX0, PU0, PF, PMASWT}}, {1, {PX, PU}}});
+  adv_pos_full(a.v, a.range(0), future(task, 0));
 }
 
 void calc_work_task(TASK_ARGS) {
-  Args a{task, regions, rt};
-  Mesh m;
-  m.zetot = a.out<double>(1, ZETOT);
-  m.zw = a.out<double>(1, ZW);
-  for (unsigned i : {2u, 3u}) {
-    Points &p = i == 2 ? m.pp : m.pg;
-    p.pxp = a.in2(i, PXP);
-    p.pu0 = a.in2(i, PU0);
-    p.pu = a.in2(i, PU);
-  }
-  a.maps(m, 4, true);
-  m.sfp = a.in2(4, SFP);
-  m.sfq = a.in2(4, SFQ);
-  calc_work(m, a.range(0), a.range(4), a.future(0));
+  Args<Mesh> a(task, regions, rt,
+               {{1, {ZETOT, ZW}},
+                {2, {PXP, PU0, PU}, &Mesh::pp},
+                {3, {PXP, PU0, PU}, &Mesh::pg},
+                {4, maps2},
+                {4, {SFP, SFQ}}});
+  calc_work(a.v, a.range(0), a.range(4), future(task, 0));
 }
 
 void calc_work_rate_energy_rho_full_task(TASK_ARGS) {
-  Args a{task, regions, rt};
-  Mesh m;
-  m.zvol0 = a.in<double>(0, ZVOL0);
-  m.zvol = a.in<double>(0, ZVOL);
-  m.zm = a.in<double>(0, ZM);
-  m.zetot = a.in<double>(0, ZETOT);
-  m.zw = a.in<double>(0, ZW);
-  m.zp = a.in<double>(0, ZP);
-  m.zr = a.out<double>(1, ZR);
-  m.ze = a.out<double>(1, ZE);
-  m.zwrate = a.out<double>(1, ZWRATE);
-  calc_work_rate_energy_rho_full(m, a.range(0), a.future(0));
+  Args<Mesh> a(task, regions, rt, {{0, {ZVOL0, ZVOL, ZM, ZETOT, ZW, ZP}}, {1, {ZR, ZE, ZWRATE}}});
+  calc_work_rate_energy_rho_full(a.v, a.range(0), future(task, 0));
 }
 
 double calc_dt_hydro_task(TASK_ARGS) {
-  Args a{task, regions, rt};
-  Mesh m;
-  m.zvol0 = a.in<double>(0, ZVOL0);
-  m.zvol = a.in<double>(0, ZVOL);
-  m.zdl = a.in<double>(0, ZDL);
-  m.zss = a.in<double>(0, ZSS);
-  m.zdu = a.in<double>(0, ZDU);
-  return calc_dt_hydro(m, a.range(0), a.future(0), config_of(task));
+  Args<Mesh> a(task, regions, rt, {{0, {ZVOL0, ZVOL, ZDL, ZSS, ZDU}}});
+  return calc_dt_hydro(a.v, a.range(0), future(task, 0), config_of(task));
 }
 
 // The scalar tasks: their operands are futures (the loop's state), the
@@ -1047,8 +965,7 @@ struct Step {
 
 double calc_global_dt_task(TASK_ARGS) {
   const Step &s = *static_cast<const Step *>(task->args);
-  Args a{task, regions, rt};
-  return calc_global_dt(s.c, a.future(0), a.future(1), a.future(2), s.cycle);
+  return calc_global_dt(s.c, future(task, 0), future(task, 1), future(task, 2), s.cycle);
 }
 
 bool continue_simulation_task(TASK_ARGS) {
@@ -1381,8 +1298,6 @@ struct Pennant {
 
   static constexpr PrivilegeMode R = LEGION_READ_ONLY, RW = LEGION_READ_WRITE,
                                  NONE = LEGION_NO_ACCESS;
-  const std::vector<FieldID> maps1 = {MAPSZ, MAPSP1, MAPSP1_INDEX};
-  const std::vector<FieldID> maps2 = {MAPSZ, MAPSP1, MAPSP1_INDEX, MAPSP2, MAPSP2_INDEX};
 
   FutureMap centers(TaskID id, FieldID pos, FieldID zc, FieldID ec) {
     return launch(id, {z(R, {ZNUMP}), z(RW, {zc, FieldID(zc + 1)}), pp(R, {pos, FieldID(pos + 1)}),
