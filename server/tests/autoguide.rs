@@ -117,3 +117,40 @@ case!(
     "Execution time: 120 ms.\nExecution time: 118 ms.\nOn 1 nodes achieved GFLOPS per node: 4877.000000.",
     Some("cannon")
 );
+
+/// "is actually mapped to CPU, but machine model is for GPU" on a host
+/// without GPUs (the DISTAL experts on a CPU-only Legion): the edit builds
+/// the GPU models over the CPUs, and the OpenMP ones where the host has no
+/// OpenMP processors either, leaving comments alone; where GPUs exist the
+/// mismatch is the mapper's choice, so no edit.
+#[test]
+fn a_machine_model_for_a_kind_the_host_lacks_is_rebuilt_over_the_tasks_kind() {
+    use mapwright_runtime::machine::{Machine, ProcKind};
+    let source = "Task * GPU,CPU;\n# m = Machine(GPU) in a comment stays\nm_2d = Machine(GPU);\nm_omp = Machine(OMP);\ndef f(Task task) {\n    return m_2d[0, 0];\n}\nIndexTaskMap t f;\n";
+    let raw = "t is actually mapped to CPU, but machine model is for GPU";
+    let analysis = analyze(source);
+    let edit_on = |machine: &Machine| {
+        let ctx = Context::new(source, &analysis, None, raw, None, Some(machine));
+        guide(&ctx)
+            .into_iter()
+            .find(|f| f.rule == "machine-model-kind-mismatch")
+            .expect("the rule matches")
+            .edit
+    };
+    let mut with_omp = Machine::preset("p100x4").unwrap();
+    with_omp.node.processors.retain(|p| p.kind != ProcKind::Gpu);
+    assert!(with_omp.procs_per_node(ProcKind::Omp) > 0);
+    let edit = edit_on(&with_omp).expect("an edit on a host without GPUs");
+    let fixed = apply_edits(source, &edit).unwrap();
+    assert!(fixed.contains("\nm_2d = Machine(CPU);\n"), "{fixed}");
+    assert!(
+        fixed.contains("# m = Machine(GPU) in a comment stays"),
+        "{fixed}"
+    );
+    assert!(fixed.contains("m_omp = Machine(OMP);"), "{fixed}");
+    let mut cpu_only = with_omp.clone();
+    cpu_only.node.processors.retain(|p| p.kind != ProcKind::Omp);
+    let fixed = apply_edits(source, &edit_on(&cpu_only).unwrap()).unwrap();
+    assert!(fixed.contains("m_omp = Machine(CPU);"), "{fixed}");
+    assert!(edit_on(&Machine::preset("p100x4").unwrap()).is_none());
+}

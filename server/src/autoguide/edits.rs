@@ -242,6 +242,55 @@ pub fn drop_instance_limits(ctx: &Context<'_>) -> Option<Vec<TextEdit>> {
     (!edits.is_empty()).then_some(edits)
 }
 
+/// On a machine without processors of the kind a mapping function's
+/// machine model is built for ("T is actually mapped to CPU, but machine
+/// model is for GPU" on a host without GPUs), builds every model of a kind
+/// the machine lacks over the kind the task runs on instead:
+/// `Machine(GPU)` -> `Machine(CPU)`, and `Machine(OMP)` too where there are
+/// no OpenMP processors either (the next launch would stop on it). The
+/// functions keep their shape; only the processors they index change.
+pub fn retarget_machine_model(ctx: &Context<'_>) -> Option<Vec<TextEdit>> {
+    let raw = ctx.raw_output;
+    let after = |needle: &str| -> Option<ProcKind> {
+        let at = raw.find(needle)? + needle.len();
+        let word: String = raw[at..]
+            .chars()
+            .take_while(|c| c.is_ascii_alphabetic())
+            .collect();
+        word.parse().ok()
+    };
+    let actual = after("is actually mapped to ")?;
+    let model = after("but machine model is for ")?;
+    let machine = ctx.machine?;
+    if actual == model || machine.procs_per_node(model) > 0 || machine.procs_per_node(actual) == 0 {
+        return None;
+    }
+    let mut edits = Vec::new();
+    let mut at = 0;
+    while let Some(i) = ctx.source[at..].find("Machine(") {
+        let open = at + i + "Machine(".len();
+        at = open;
+        let line_start = ctx.source[..open].rfind('\n').map_or(0, |j| j + 1);
+        if ctx.source[line_start..open].contains('#') {
+            continue;
+        }
+        let Some(close) = ctx.source[open..].find(')').map(|j| open + j) else {
+            break;
+        };
+        let inside = ctx.source[open..close].trim();
+        let lacking = inside
+            .parse::<ProcKind>()
+            .is_ok_and(|k| k == model || machine.procs_per_node(k) == 0);
+        if lacking {
+            edits.push(TextEdit {
+                span: Span::new(open, close),
+                text: actual.to_string(),
+            });
+        }
+    }
+    (!edits.is_empty()).then_some(edits)
+}
+
 /// Deletes the IndexTaskMap/SingleTaskMap statement whose function failed
 /// (the resolution names it), so that Legion's default placement applies.
 pub fn drop_failing_task_map(ctx: &Context<'_>) -> Option<Vec<TextEdit>> {

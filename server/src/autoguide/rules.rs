@@ -160,8 +160,8 @@ pub static RULES: &[Rule] = &[
         category: Category::ExecutionError,
         matches: |c| raw_has(c, "is actually mapped to") && raw_has(c, "but machine model is for"),
         explain: |_| "A task runs on one processor kind but its mapping function returns a processor of a machine model built for another kind.".into(),
-        suggest: "Map the task with a function over `Machine(KIND)` of the kind it runs on, or map it to the kind the function uses.",
-        edit: None,
+        suggest: "Map the task with a function over `Machine(KIND)` of the kind it runs on, or map it to the kind the function uses (on a machine without that kind, build the models over the kind the tasks run on).",
+        edit: Some(edits::retarget_machine_model),
         fallback: false,
     },
     Rule {

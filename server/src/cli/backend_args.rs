@@ -136,6 +136,19 @@ impl BackendArgs {
         }
     }
 
+    /// The application as the chosen backend runs it: on real Legion a
+    /// built-in application is its program as built (CPU variants, no
+    /// cuBLAS set-up task, the program's own size), so that resolution and
+    /// AutoGuide see what runs; anything else unchanged.
+    pub fn app_for(&self, project: Option<&ProjectFile>, app: App) -> anyhow::Result<App> {
+        if self.choice(project)? != RuntimeChoice::Legion
+            || App::builtin(&app.name).as_ref() != Some(&app)
+        {
+            return Ok(app);
+        }
+        Ok(mapwright_runtime::validate::real::program_description(&app.name).unwrap_or(app))
+    }
+
     /// The command backend from these options and the project's `[command]`
     /// (run in the project file's folder when the template comes from it).
     pub fn command_backend(&self, project: Option<&ProjectFile>) -> anyhow::Result<CommandBackend> {

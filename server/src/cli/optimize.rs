@@ -277,7 +277,7 @@ pub fn run(args: OptimizeArgs) -> anyhow::Result<ExitCode> {
     let machine = args
         .backend_args
         .machine_for(project.as_ref(), named, machine)?;
-    let app = Arc::new(app);
+    let app = Arc::new(args.backend_args.app_for(project.as_ref(), app)?);
     let machine = Arc::new(machine);
     let executor = args
         .backend_args
