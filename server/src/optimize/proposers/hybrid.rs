@@ -9,6 +9,11 @@ use super::search::SearchProposer;
 use super::{Proposal, ProposalContext, ProposeError, Proposer};
 use crate::optimize::history::Usage;
 
+/// How a hybrid proposal from the LLM's turn begins its rationale.
+pub const LLM_TURN: &str = "LLM strategy: ";
+/// What a search move that stood in for an unusable LLM answer says.
+pub const LLM_UNUSABLE: &str = "the LLM's answer was unusable";
+
 pub struct HybridProposer {
     llm: LlmProposer,
     seed: u64,
@@ -65,7 +70,7 @@ impl Proposer for HybridProposer {
         if self.calls % 3 == 1 {
             match self.llm.propose(best_ctx.as_ref().unwrap_or(ctx)) {
                 Ok(mut p) => {
-                    p.rationale = format!("LLM strategy: {}", p.rationale);
+                    p.rationale = format!("{LLM_TURN}{}", p.rationale);
                     return Ok(p);
                 }
                 // The iteration is not lost: search moves instead, and says why.
@@ -77,7 +82,7 @@ impl Proposer for HybridProposer {
                 p.rationale = format!("search: {}", p.rationale);
             }
             if let Some(e) = &unusable {
-                p.rationale = format!("{} (the LLM's answer was unusable: {e})", p.rationale);
+                p.rationale = format!("{} ({LLM_UNUSABLE}: {e})", p.rationale);
             }
             p
         };
