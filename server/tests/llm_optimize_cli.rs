@@ -182,3 +182,53 @@ fn an_unusable_answer_is_recorded_with_its_reason_and_is_no_proposal() {
     assert!(why.contains(" s, 10+5 tokens]"), "{why}");
     assert_eq!(r["parameters"], serde_json::json!({}), "not a proposal");
 }
+
+#[test]
+fn an_https_endpoint_behind_a_private_ca_is_reached_with_the_project_ca_file() {
+    let ca = support::tls::TestCa::new("cli");
+    let port = ca.serve_one(|tls, _| {
+        support::tls::answer(tls, &Reply::content(&expert_answer(), 100, 50).body);
+    });
+    let dir = temp_dir("https");
+    std::fs::copy(ca.ca_file(), dir.join("private-ca.pem")).unwrap();
+    std::fs::write(
+        dir.join("mapwright.toml"),
+        format!(
+            "app = \"cannon\"\n[llm]\nbase_url = \"https://127.0.0.1:{port}/v1\"\nca_file = \"private-ca.pem\"\n"
+        ),
+    )
+    .unwrap();
+    // From another folder: `ca_file` is relative to the project file.
+    let run = |extra: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_mapwright"))
+            .args(["optimize", &dir.join("m.mapper").to_string_lossy()])
+            .args([
+                "--proposer",
+                "llm",
+                "--iterations",
+                "1",
+                "--llm-output",
+                "text",
+            ])
+            .args(["--llm-retries", "0", "--json", "--no-save"])
+            .args(extra)
+            .current_dir(std::env::temp_dir())
+            .output()
+            .expect("run mapwright")
+    };
+    let out = run(&[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("a report");
+    assert_eq!(report["records"][1]["evaluation"]["status"], "ok");
+    let best = report["best_normalized"].as_f64().unwrap();
+    assert!((best - 1.0).abs() < 1e-3, "the expert's answer: {best}");
+    // A CA file that is not there stops the run before any request.
+    let out = run(&["--llm-ca-file", "/nonexistent/ca.pem"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("the CA file /nonexistent/ca.pem"), "{err}");
+}
