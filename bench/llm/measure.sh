@@ -1,43 +1,60 @@
 #!/usr/bin/env bash
-# Prior versus search on a real small model (docs/llm.md): mapwright optimize
-# with the llm, hybrid and search proposers against SmolLM2-135M served by
-# bench/llm/serve.py (one thread), from bench/starts/01-naive-gpu.mapper.
-# Writes one report.json per run under $OUT (default target/llm-bench) and a
-# summary table on stdout (bench/llm/summarize.py).
+# Prior versus search on a real small model (docs/llm.md): `mapwright bench
+# optimize` with the search, hybrid and llm proposers against SmolLM2-135M
+# served by bench/llm/serve.py (one thread), from the benchmark's start
+# (`Task * GPU,CPU;`), several seeds each (mean, worst and best per app).
+# Writes one text report per bench run under $OUT (default target/llm-bench);
+# a report already there is kept, so an interrupted run resumes.
 #   bench/llm/measure.sh [APPS...]      default: all nine
+# Stages: hybrid against search on every app ($SEEDS seeds, $ITER
+# iterations); the llm proposer alone on $GRID_APPS at each temperature with
+# and without AutoGuide's feedback, structured ($GRID_SEEDS seeds,
+# $LLM_ITER iterations); free text on the first of $GRID_APPS.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 PY=${MAPWRIGHT_LLM_PYTHON:-target/llm-venv/bin/python}
 BIN=${MAPWRIGHT_BIN:-target/debug/mapwright}
 OUT=${OUT:-target/llm-bench}
+SEEDS=${SEEDS:-3}
+GRID_SEEDS=${GRID_SEEDS:-2}
 ITER=${ITER:-10}
 LLM_ITER=${LLM_ITER:-5}
+TEXT_ITER=${TEXT_ITER:-3}
 TEMPS=${TEMPS:-"0.1 0.7 1.0"}
+GRID_APPS=${GRID_APPS:-"circuit,stencil,cannon"}
+STAGES=${STAGES:-"hybrid grid text"}
 APPS=("$@"); [ ${#APPS[@]} -gt 0 ] || APPS=(circuit stencil cannon pennant summa pumma johnson solomonik cosma)
 mkdir -p "$OUT"
 coproc SERVER { exec "$PY" bench/llm/serve.py --quiet --threads 1 --ctx 8192 --predict 1024; }
 read -r _ URL <&"${SERVER[0]}"
 echo "model at $URL" >&2
-run() { # name app proposer extra...
-  local name=$1 app=$2 proposer=$3; shift 3
-  local dir="$OUT/$name/$app"
-  [ -f "$dir/report.json" ] && return 0
-  mkdir -p "$dir"; cp bench/starts/01-naive-gpu.mapper "$dir/m.mapper"
-  "$BIN" optimize "$dir/m.mapper" --app "$app" --proposer "$proposer" --iterations "$ITER" \
-    --run-dir "$dir" --llm-base-url "$URL" --llm-model smollm2 --llm-timeout 180 "$@" \
-    > "$dir/stdout.txt" 2> "$dir/progress.txt" || echo "failed: $name $app" >&2
+bench() { # name args...: one `bench optimize` into $OUT/name.txt
+  local name=$1; shift
+  [ -s "$OUT/$name.txt" ] && return 0
+  local t0=$SECONDS
+  if "$BIN" bench optimize --scalar-long 0 --llm-base-url "$URL" --llm-model smollm2 \
+      --llm-timeout 180 --llm-max-tokens 400 "$@" > "$OUT/$name.part" 2>&1; then
+    echo "# $(date -u +%FT%TZ), $((SECONDS - t0)) s: bench optimize $*" >> "$OUT/$name.part"
+    mv "$OUT/$name.part" "$OUT/$name.txt"
+  else
+    echo "failed: $name (see $OUT/$name.part)" >&2
+  fi
+  echo "$name: $((SECONDS - t0)) s" >&2
 }
-for app in "${APPS[@]}"; do
-  run search "$app" search
-  run hybrid-structured "$app" hybrid --llm-output structured --llm-temperature 0.7 --llm-max-tokens 400
+for stage in $STAGES; do
+  case $stage in
+    hybrid)
+      for app in "${APPS[@]}"; do
+        bench "hybrid-vs-search-$app" --apps "$app" --proposers search,hybrid --seeds "$SEEDS" \
+          --iterations "$ITER" --llm-output structured --llm-temperature 0.7
+      done ;;
+    grid)
+      for t in $TEMPS; do
+        bench "llm-structured-t$t" --apps "$GRID_APPS" --proposers llm --feedback suggest,execution-only \
+          --seeds "$GRID_SEEDS" --iterations "$LLM_ITER" --llm-output structured --llm-temperature "$t"
+      done ;;
+    text)
+      bench "llm-text-t0.7" --apps "${GRID_APPS%%,*}" --proposers llm --feedback suggest,execution-only \
+        --seeds "$GRID_SEEDS" --iterations "$TEXT_ITER" --llm-output text --llm-temperature 0.7 --llm-retries 0 ;;
+  esac
 done
-for app in "${APPS[@]:0:3}"; do
-  for t in $TEMPS; do
-    ITER=$LLM_ITER run "llm-structured-t$t" "$app" llm --llm-output structured --llm-temperature "$t" --llm-max-tokens 400
-  done
-  ITER=$LLM_ITER run llm-structured-t0.7-exec "$app" llm --llm-output structured --llm-temperature 0.7 --llm-max-tokens 400 --feedback execution-only
-done
-for app in "${APPS[@]:0:1}"; do
-  ITER=3 run llm-text-t0.7 "$app" llm --llm-output text --llm-temperature 0.7 --llm-max-tokens 400 --llm-retries 0
-done
-"$PY" bench/llm/summarize.py "$OUT"

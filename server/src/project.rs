@@ -19,6 +19,7 @@
 //! timeout_s = 120                  # per request
 //! max_tokens = 1024                # per answer
 //! temperature = 0.7
+//! ca_file = "certs/private-ca.pem" # https:// behind a private CA (relative to this file)
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -60,6 +61,9 @@ pub struct LlmSection {
     pub output: Option<String>,
     pub max_tokens: Option<u32>,
     pub temperature: Option<f64>,
+    /// PEM certificates to trust for an `https://` endpoint, besides the
+    /// usual roots (relative to the project file's folder).
+    pub ca_file: Option<String>,
     pub price_prompt_per_mtok: Option<f64>,
     pub price_completion_per_mtok: Option<f64>,
 }

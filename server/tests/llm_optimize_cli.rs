@@ -133,8 +133,8 @@ fn execution_only_feedback_keeps_autoguide_out_of_the_prompt() {
 
 #[test]
 fn hybrid_alternates_llm_strategies_and_search_moves() {
-    // The LLM's first strategy fails the way the naive mapper does; search
-    // repairs and tunes it between LLM calls.
+    // The LLM's strategy fails the way the naive mapper does; search
+    // repairs the start and tunes it between LLM calls.
     let server = FakeLlm::start(vec![Reply::content(F_ORDER, 10, 10)]);
     let dir = temp_dir("hybrid");
     let report = optimize(&dir, &server, "hybrid", "suggest", "6");
@@ -153,6 +153,36 @@ fn hybrid_alternates_llm_strategies_and_search_moves() {
     assert_eq!(server.requests.lock().unwrap().len(), 2);
     let best = report["best_normalized"].as_f64().unwrap();
     assert!(best >= 0.99, "search reaches the expert: {best}");
+}
+
+#[test]
+fn hybrid_search_turns_go_where_search_alone_goes_when_the_llm_strategies_fail() {
+    // What SmolLM2-135M proposed on cannon (a real answer, structured,
+    // rendered): it fails in cuBLAS like the start, every time.
+    let failing = "Here.\n```mapper\nTask * GPU,CPU;\nTask taco_validate CPU;\nRegion taco_validate 0 CPU FBMEM;\nmw_cpu = Machine(CPU);\ndef mw_linear_block_cpu_2d(Task task) {\n    ip = task.ipoint;\n    sp = task.ispace;\n    flat = mw_cpu.merge(0, 1);\n    return flat[(ip[0] * sp[1] + ip[1]) * flat.size[0] / sp.volume];\n}\nIndexTaskMap taco_validate mw_linear_block_cpu_2d;\n```\n";
+    let server = FakeLlm::start(vec![Reply::content(failing, 10, 10)]);
+    let dir = temp_dir("hybrid-search");
+    let hybrid = optimize(&dir, &server, "hybrid", "suggest", "10");
+    let search = optimize(&dir, &server, "search", "suggest", "6");
+    let proposals = |report: &serde_json::Value, from_search: bool| -> Vec<String> {
+        report["records"].as_array().unwrap()[1..]
+            .iter()
+            .filter(|r| r["rationale"].as_str().unwrap().starts_with("LLM strategy") != from_search)
+            .map(|r| r["source"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let llm_turns = proposals(&hybrid, false);
+    assert_eq!(llm_turns.len(), 4, "iterations 1, 4, 7 and 10");
+    // Search does not repair or tune the LLM's failures: its six turns are
+    // the six proposals search makes alone, in order, and reach as far.
+    assert_eq!(proposals(&hybrid, true), proposals(&search, true));
+    let best = |r: &serde_json::Value| r["best_normalized"].as_f64().unwrap();
+    assert!(
+        best(&hybrid) >= best(&search),
+        "{} < {}",
+        best(&hybrid),
+        best(&search)
+    );
 }
 
 #[test]
@@ -181,4 +211,54 @@ fn an_unusable_answer_is_recorded_with_its_reason_and_is_no_proposal() {
     }
     assert!(why.contains(" s, 10+5 tokens]"), "{why}");
     assert_eq!(r["parameters"], serde_json::json!({}), "not a proposal");
+}
+
+#[test]
+fn an_https_endpoint_behind_a_private_ca_is_reached_with_the_project_ca_file() {
+    let ca = support::tls::TestCa::new("cli");
+    let port = ca.serve_one(|tls, _| {
+        support::tls::answer(tls, &Reply::content(&expert_answer(), 100, 50).body);
+    });
+    let dir = temp_dir("https");
+    std::fs::copy(ca.ca_file(), dir.join("private-ca.pem")).unwrap();
+    std::fs::write(
+        dir.join("mapwright.toml"),
+        format!(
+            "app = \"cannon\"\n[llm]\nbase_url = \"https://127.0.0.1:{port}/v1\"\nca_file = \"private-ca.pem\"\n"
+        ),
+    )
+    .unwrap();
+    // From another folder: `ca_file` is relative to the project file.
+    let run = |extra: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_mapwright"))
+            .args(["optimize", &dir.join("m.mapper").to_string_lossy()])
+            .args([
+                "--proposer",
+                "llm",
+                "--iterations",
+                "1",
+                "--llm-output",
+                "text",
+            ])
+            .args(["--llm-retries", "0", "--json", "--no-save"])
+            .args(extra)
+            .current_dir(std::env::temp_dir())
+            .output()
+            .expect("run mapwright")
+    };
+    let out = run(&[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("a report");
+    assert_eq!(report["records"][1]["evaluation"]["status"], "ok");
+    let best = report["best_normalized"].as_f64().unwrap();
+    assert!((best - 1.0).abs() < 1e-3, "the expert's answer: {best}");
+    // A CA file that is not there stops the run before any request.
+    let out = run(&["--llm-ca-file", "/nonexistent/ca.pem"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("the CA file /nonexistent/ca.pem"), "{err}");
 }

@@ -11,6 +11,7 @@ use mapwright_runtime::app::App;
 use mapwright_runtime::decisions::Decisions;
 use mapwright_runtime::machine::Machine;
 use support::fake_llm::{FakeLlm, Reply};
+use support::tls::TestCa;
 
 const GOOD: &str = "I moved everything to the GPU.\n```mapper\nTask * GPU,CPU;\nRegion * * GPU FBMEM;\n```\nThis keeps data in the framebuffer.";
 
@@ -70,7 +71,7 @@ fn propose(server: &FakeLlm, retries: usize) -> (Result<String, ProposeError>, L
         output: OutputMode::Text,
         ..LlmConfig::default()
     };
-    let mut p = LlmProposer::new(config);
+    let mut p = LlmProposer::new(config).expect("no CA file");
     let result = p.propose(&ctx).map(|p| p.source);
     (result, p)
 }
@@ -156,7 +157,7 @@ fn an_unreachable_endpoint_is_an_error() {
     let fixture = Fixture::new("stencil", "Task * GPU;\n");
     let ctx = fixture.ctx();
     assert!(matches!(
-        LlmProposer::new(config).propose(&ctx),
+        LlmProposer::new(config).expect("no CA file").propose(&ctx),
         Err(ProposeError::Request(_))
     ));
 }
@@ -171,7 +172,10 @@ fn propose_structured(server: &FakeLlm, output: OutputMode) -> Result<String, Pr
         output,
         ..LlmConfig::default()
     };
-    LlmProposer::new(config).propose(&ctx).map(|p| p.source)
+    LlmProposer::new(config)
+        .expect("no CA file")
+        .propose(&ctx)
+        .map(|p| p.source)
 }
 
 #[test]
@@ -258,22 +262,33 @@ fn a_cancel_aborts_the_request_to_a_model_that_does_not_answer() {
         while matches!(conn.read(&mut buf), Ok(n) if n > 0) {}
         let _ = closed_tx.send(std::time::Instant::now());
     });
-    let fixture = Fixture::new("stencil", "Task * GPU;\n");
-    let ctx = fixture.ctx();
-    let mut proposer = LlmProposer::new(LlmConfig {
+    let proposer = LlmProposer::new(LlmConfig {
         base_url,
         timeout: std::time::Duration::from_secs(60),
         ..LlmConfig::default()
-    });
+    })
+    .expect("no CA file");
+    cancel_and_see_the_server_notice(proposer, 300, closed_rx);
+}
+
+/// Proposes, cancels after `after_ms`, and checks that the proposal ends at
+/// once and that the request was aborted, not abandoned: `closed` (when the
+/// server saw its client go) comes right after the cancel, not at the 60 s
+/// timeout.
+fn cancel_and_see_the_server_notice(
+    mut proposer: LlmProposer,
+    after_ms: u64,
+    closed: std::sync::mpsc::Receiver<std::time::Instant>,
+) {
+    let fixture = Fixture::new("stencil", "Task * GPU;\n");
     let flag = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     proposer.set_cancel(flag.clone());
-    let setter = flag.clone();
     std::thread::spawn(move || {
-        std::thread::sleep(std::time::Duration::from_millis(300));
-        setter.store(true, std::sync::atomic::Ordering::SeqCst);
+        std::thread::sleep(std::time::Duration::from_millis(after_ms));
+        flag.store(true, std::sync::atomic::Ordering::SeqCst);
     });
     let t0 = std::time::Instant::now();
-    let result = proposer.propose(&ctx);
+    let result = proposer.propose(&fixture.ctx());
     assert!(matches!(result, Err(ProposeError::Cancelled)), "{result:?}");
     assert!(
         t0.elapsed() < std::time::Duration::from_secs(5),
@@ -281,12 +296,92 @@ fn a_cancel_aborts_the_request_to_a_model_that_does_not_answer() {
         t0.elapsed()
     );
     assert_eq!(proposer.usage().unwrap().requests, 1, "not retried");
-    // The request was aborted, not abandoned: the server saw the
-    // connection close right after the cancel.
-    let closed = closed_rx
+    let closed = closed
         .recv_timeout(std::time::Duration::from_secs(5))
         .expect("the connection stayed open after the cancel");
     assert!(closed.duration_since(t0) < std::time::Duration::from_secs(5));
+}
+
+/// The LLM proposer (text mode, no retry) for `https://127.0.0.1:PORT/v1`,
+/// trusting `ca_file` besides the usual roots.
+fn https_proposer(port: u16, ca_file: Option<std::path::PathBuf>) -> LlmProposer {
+    LlmProposer::new(LlmConfig {
+        base_url: format!("https://127.0.0.1:{port}/v1"),
+        timeout: std::time::Duration::from_secs(60),
+        max_retries: 0,
+        output: OutputMode::Text,
+        ca_file,
+        ..LlmConfig::default()
+    })
+    .expect("the CA file loads")
+}
+
+#[test]
+fn a_cancel_aborts_an_https_request_too() {
+    // An HTTPS server that starts its answer and then sends a byte of it
+    // every 100 ms, never finishing (a model generating), and notes when
+    // its client goes away.
+    let ca = TestCa::new("cancel");
+    let (closed_tx, closed_rx) = std::sync::mpsc::channel();
+    let port = ca.serve_one(move |tls, raw| {
+        use std::io::Write;
+        let _ = tls.write_all(
+            b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n",
+        );
+        raw.set_read_timeout(Some(std::time::Duration::from_millis(100)))
+            .unwrap();
+        loop {
+            if tls.write_all(b"1\r\n \r\n").and_then(|_| tls.flush()).is_err() {
+                break;
+            }
+            // The client sends nothing more while it waits: anything it
+            // does (an end of stream, a reset) means it went.
+            match raw.peek(&mut [0u8; 1]) {
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                    ) => {}
+                _ => break,
+            }
+        }
+        let _ = closed_tx.send(std::time::Instant::now());
+    });
+    let proposer = https_proposer(port, Some(ca.ca_file()));
+    cancel_and_see_the_server_notice(proposer, 500, closed_rx);
+}
+
+#[test]
+fn an_https_endpoint_behind_a_private_ca_needs_its_ca_file() {
+    let ca = TestCa::new("trust");
+    let fixture = Fixture::new("circuit", "Task * CPU;\n");
+    // Without the CA file its certificate is refused.
+    let port = ca.serve_one(|_, _| {});
+    let refused = https_proposer(port, None).propose(&fixture.ctx());
+    let text = format!("{:?}", refused.as_ref().map(|p| &p.source));
+    assert!(
+        text.contains("UnknownIssuer"),
+        "the certificate was not refused: {text}"
+    );
+    // With it, the answer is used.
+    let port = ca.serve_one(|tls, _| {
+        support::tls::answer(tls, &Reply::content(GOOD, 10, 10).body);
+    });
+    let source = https_proposer(port, Some(ca.ca_file()))
+        .propose(&fixture.ctx())
+        .map(|p| p.source)
+        .expect("a proposal over HTTPS");
+    assert_eq!(source, "Task * GPU,CPU;\nRegion * * GPU FBMEM;\n");
+    // A CA file that holds no certificate is said so at once.
+    let empty = ca.dir.join("empty.pem");
+    std::fs::write(&empty, "not a certificate\n").unwrap();
+    let err = LlmProposer::new(LlmConfig {
+        ca_file: Some(empty),
+        ..LlmConfig::default()
+    })
+    .err()
+    .expect("an empty CA file is an error");
+    assert!(err.contains("no PEM certificate"), "{err}");
 }
 
 #[test]

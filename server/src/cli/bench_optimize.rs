@@ -87,12 +87,17 @@ struct BenchRow {
     mean: f64,
     worst: f64,
     best: f64,
+    /// The best normalized figure of each seed's run, seed 0 first.
+    per_seed: Vec<f64>,
     success_rate: f64,
     /// Proposals that are mappers that compile (an LLM's answer could be
     /// used and checks).
     valid_share: f64,
     parameter_entropy: f64,
     feedback_sensitivity: f64,
+    /// `llm` and `hybrid`: the LLM's turns over all seeds, (answers that
+    /// became a mapper that compiles, turns).
+    llm_turns: Option<(usize, usize)>,
 }
 
 /// A run whose best mapper beats the expert mapper.
@@ -329,6 +334,7 @@ pub fn bench(args: BenchOptimizeArgs) -> anyhow::Result<ExitCode> {
                 let mut valid = Vec::new();
                 let mut entropies = Vec::new();
                 let mut sensitivities = Vec::new();
+                let mut llm_turns: Option<(usize, usize)> = None;
                 for seed in 0..args.seeds {
                     let mut proposer = make_proposer(*kind, seed, &args.llm, None)?;
                     let config = Config {
@@ -372,6 +378,12 @@ pub fn bench(args: BenchOptimizeArgs) -> anyhow::Result<ExitCode> {
                     valid.push(crate::optimize::metrics::valid_share(&report.records));
                     entropies.push(report.parameter_entropy);
                     sensitivities.push(report.feedback_sensitivity);
+                    if let Some((v, n)) =
+                        crate::optimize::metrics::llm_turns(proposer_name, &report.records)
+                    {
+                        let (sv, sn) = llm_turns.unwrap_or((0, 0));
+                        llm_turns = Some((sv + v, sn + n));
+                    }
                     // Beats the expert by more than the simulator's rounding.
                     if best > 1.0005 {
                         headroom.push(Headroom {
@@ -413,14 +425,16 @@ pub fn bench(args: BenchOptimizeArgs) -> anyhow::Result<ExitCode> {
                     mean: finals.iter().sum::<f64>() / n,
                     worst: finals.iter().copied().fold(f64::INFINITY, f64::min),
                     best: finals.iter().copied().fold(0.0, f64::max),
+                    per_seed: finals.clone(),
                     success_rate: successes.iter().sum::<f64>() / n,
                     valid_share: valid.iter().sum::<f64>() / n,
                     parameter_entropy: entropies.iter().sum::<f64>() / n,
                     feedback_sensitivity: sensitivities.iter().sum::<f64>() / n,
+                    llm_turns,
                 };
                 if !args.json {
                     errln!(
-                        "{:<28} {:<8} {:<14} {:>5} it  {:<10} mean {:.3}x  worst {:.3}x  best {:.3}x",
+                        "{:<28} {:<8} {:<14} {:>5} it  {:<10} mean {:.3}x  worst {:.3}x  best {:.3}x  seeds {}",
                         row.start,
                         row.proposer,
                         row.feedback,
@@ -428,7 +442,8 @@ pub fn bench(args: BenchOptimizeArgs) -> anyhow::Result<ExitCode> {
                         row.app,
                         row.mean,
                         row.worst,
-                        row.best
+                        row.best,
+                        seeds_text(&row.per_seed)
                     );
                 }
                 rows.push(row);
@@ -495,6 +510,7 @@ pub fn bench(args: BenchOptimizeArgs) -> anyhow::Result<ExitCode> {
         )?;
     }
     print_targets(&overall, args.iterations, args.scalar_long)?;
+    print_hybrid_against_search(&rows)?;
     print_headroom(&headroom)?;
     Ok(ExitCode::SUCCESS)
 }
@@ -517,7 +533,7 @@ fn print_rows(
         }
     };
     outln!(
-        "{}{:<8} {:<14} {:>6}  {:<10} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8}",
+        "{}{:<8} {:<14} {:>6}  {:<10} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>9}",
         start_col("start"),
         "proposer",
         "feedback",
@@ -529,11 +545,12 @@ fn print_rows(
         "success",
         "valid",
         "entropy",
-        "sensit."
+        "sensit.",
+        "LLM valid"
     )?;
     for r in rows {
         outln!(
-            "{}{:<8} {:<14} {:>6}  {:<10} {:>7.3}x {:>7.3}x {:>7.3}x {:>7.0}% {:>7.0}% {:>8.2} {:>8.2}",
+            "{}{:<8} {:<14} {:>6}  {:<10} {:>7.3}x {:>7.3}x {:>7.3}x {:>7.0}% {:>7.0}% {:>8.2} {:>8.2} {:>9}",
             start_col(&r.start),
             r.proposer,
             r.feedback,
@@ -545,7 +562,9 @@ fn print_rows(
             r.success_rate * 100.0,
             r.valid_share * 100.0,
             r.parameter_entropy,
-            r.feedback_sensitivity
+            r.feedback_sensitivity,
+            r.llm_turns
+                .map_or("-".to_string(), |(v, n)| format!("{v}/{n}"))
         )?;
     }
     Ok(())
@@ -627,6 +646,61 @@ fn print_targets(overall: &[Summary], iterations: usize, scalar_long: usize) -> 
     Ok(())
 }
 
+/// `1.046 1.000 1.046`: each seed's best, seed 0 first.
+fn seeds_text(per_seed: &[f64]) -> String {
+    per_seed
+        .iter()
+        .map(|v| format!("{v:.3}"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Where `hybrid` ends below `search` with the same seed, start, feedback
+/// and iterations: (app, seed, hybrid's best, search's best), and how many
+/// (app, seed) pairs were compared.
+fn hybrid_below_search(rows: &[BenchRow]) -> (Vec<(String, u64, f64, f64)>, usize) {
+    let mut below = Vec::new();
+    let mut compared = 0;
+    for h in rows.iter().filter(|r| r.proposer == "hybrid") {
+        let Some(s) = rows.iter().find(|r| {
+            r.proposer == "search"
+                && r.start == h.start
+                && r.feedback == h.feedback
+                && r.iterations == h.iterations
+                && r.app == h.app
+        }) else {
+            continue;
+        };
+        for (seed, (hv, sv)) in h.per_seed.iter().zip(&s.per_seed).enumerate() {
+            compared += 1;
+            // Below by more than the simulator's rounding.
+            if *hv < sv - 5e-4 {
+                below.push((h.app.clone(), seed as u64, *hv, *sv));
+            }
+        }
+    }
+    (below, compared)
+}
+
+/// The issue's target for the LLM: `hybrid` reaches at least what `search`
+/// alone reaches, on every app and seed (each pair with the same seed).
+fn print_hybrid_against_search(rows: &[BenchRow]) -> anyhow::Result<()> {
+    let (below, compared) = hybrid_below_search(rows);
+    if compared == 0 {
+        return Ok(());
+    }
+    outln!(
+        "
+target: hybrid >= search on every app and seed (same seed): {}/{compared} -> {}",
+        compared - below.len(),
+        if below.is_empty() { "met" } else { "NOT met" }
+    )?;
+    for (app, seed, h, s) in &below {
+        outln!("  {app}, seed {seed}: hybrid {h:.3}x < search {s:.3}x")?;
+    }
+    Ok(())
+}
+
 /// Where a proposer beat the expert mapper: the largest margin per app, and
 /// the decisions that differ from the expert's.
 fn print_headroom(headroom: &[Headroom]) -> anyhow::Result<()> {
@@ -678,10 +752,12 @@ mod tests {
             mean,
             worst,
             best: mean,
+            per_seed: vec![worst, mean],
             success_rate: 1.0,
             valid_share: 1.0,
             parameter_entropy: 0.0,
             feedback_sensitivity: 0.0,
+            llm_turns: None,
         }
     }
 
@@ -702,6 +778,20 @@ mod tests {
         assert!((overall[0].mean - 0.8).abs() < 1e-12);
         assert_eq!(overall[0].worst, 0.25);
         assert_eq!(overall[0].best, 1.0);
+    }
+
+    #[test]
+    fn hybrid_is_compared_with_search_seed_by_seed() {
+        let mut rows = vec![row("a", "cannon", 1.0, 1.0), row("a", "circuit", 1.0, 1.0)];
+        rows[0].per_seed = vec![1.0, 1.046, 0.9];
+        rows[1].per_seed = vec![1.0, 1.0];
+        let mut h = row("a", "cannon", 1.0, 1.0);
+        h.proposer = "hybrid".into();
+        h.per_seed = vec![1.0, 1.0, 0.95];
+        rows.push(h);
+        let (below, compared) = hybrid_below_search(&rows);
+        assert_eq!(compared, 3, "only cannon has both, three seeds");
+        assert_eq!(below, vec![("cannon".to_string(), 1, 1.0, 1.046)]);
     }
 
     #[test]

@@ -82,6 +82,10 @@ pub struct LlmArgs {
     /// Extra attempts per proposal when an answer cannot be used.
     #[arg(long)]
     pub llm_retries: Option<usize>,
+    /// PEM certificates to trust for an https:// endpoint besides the usual
+    /// roots (a private certificate authority).
+    #[arg(long)]
+    pub llm_ca_file: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -192,9 +196,20 @@ fn llm_config(args: &LlmArgs, project: Option<&ProjectFile>) -> anyhow::Result<L
     if let Some(r) = args.llm_retries {
         config.max_retries = r;
     }
+    config.ca_file = args.llm_ca_file.clone().or_else(|| {
+        let file = section.ca_file.as_deref()?;
+        Some(crate::project::resolve_path(
+            file,
+            project.and_then(|p| p.dir.as_deref()),
+        ))
+    });
     config.price_prompt_per_mtok = section.price_prompt_per_mtok.unwrap_or(0.0);
     config.price_completion_per_mtok = section.price_completion_per_mtok.unwrap_or(0.0);
     Ok(config)
+}
+
+fn llm_proposer(args: &LlmArgs, project: Option<&ProjectFile>) -> anyhow::Result<LlmProposer> {
+    LlmProposer::new(llm_config(args, project)?).map_err(|e| anyhow!(e))
 }
 
 pub(crate) fn make_proposer(
@@ -207,11 +222,8 @@ pub(crate) fn make_proposer(
         ProposerKind::Search => Box::new(SearchProposer::new(seed)),
         ProposerKind::Random => Box::new(RandomProposer::new(seed)),
         ProposerKind::Scalar => Box::new(ScalarProposer::new(seed)),
-        ProposerKind::Llm => Box::new(LlmProposer::new(llm_config(llm, project)?)),
-        ProposerKind::Hybrid => Box::new(HybridProposer::new(
-            LlmProposer::new(llm_config(llm, project)?),
-            seed,
-        )),
+        ProposerKind::Llm => Box::new(llm_proposer(llm, project)?),
+        ProposerKind::Hybrid => Box::new(HybridProposer::new(llm_proposer(llm, project)?, seed)),
     })
 }
 

@@ -92,6 +92,8 @@ pub struct Setup {
     pub llm_model: Option<String>,
     pub llm_api_key_env: String,
     pub llm_timeout_s: Option<u64>,
+    /// `[llm] ca_file`, relative to the project file's folder.
+    pub llm_ca_file: Option<PathBuf>,
     pub optimize: OptimizeSettings,
 }
 
@@ -166,6 +168,10 @@ impl Setup {
                 .or_else(|| settings.llm.api_key_env.clone())
                 .unwrap_or_else(|| "OPENAI_API_KEY".into()),
             llm_timeout_s: project.and_then(|p| p.llm_timeout_s),
+            llm_ca_file: project.and_then(|p| {
+                let file = p.llm_ca_file.as_deref()?;
+                Some(crate::project::resolve_path(file, p.dir()))
+            }),
             optimize: OptimizeSettings {
                 min_gain: crate::project::check_min_gain(
                     project
@@ -236,9 +242,9 @@ impl Setup {
             "search" => Box::new(SearchProposer::new(seed)),
             "random" => Box::new(RandomProposer::new(seed)),
             "scalar" => Box::new(ScalarProposer::new(seed)),
-            "llm" => Box::new(LlmProposer::new(self.llm_config()?)),
+            "llm" => Box::new(LlmProposer::new(self.llm_config()?)?),
             "hybrid" => Box::new(HybridProposer::new(
-                LlmProposer::new(self.llm_config()?),
+                LlmProposer::new(self.llm_config()?)?,
                 seed,
             )),
             other => {
@@ -267,6 +273,7 @@ impl Setup {
         if let Some(t) = self.llm_timeout_s {
             config.timeout = Duration::from_secs(t);
         }
+        config.ca_file = self.llm_ca_file.clone();
         Ok(config)
     }
 }

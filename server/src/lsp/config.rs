@@ -191,6 +191,9 @@ pub struct ProjectConfig {
     pub llm_api_key_env: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub llm_timeout_s: Option<u64>,
+    /// `[llm] ca_file` as written.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub llm_ca_file: Option<String>,
     /// `[optimize] min_gain`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub min_gain: Option<f64>,
@@ -217,6 +220,7 @@ impl ProjectConfig {
             llm_model: file.llm.model,
             llm_api_key_env: file.llm.api_key_env,
             llm_timeout_s: file.llm.timeout_s,
+            llm_ca_file: file.llm.ca_file,
             min_gain: file.optimize.min_gain,
             command_template: file.command.as_ref().map(|c| c.template.clone()),
             command_timeout_s: file.command.as_ref().and_then(|c| c.timeout_s),

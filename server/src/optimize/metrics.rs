@@ -86,16 +86,39 @@ pub fn valid_share(records: &[Record]) -> f64 {
     if proposals.is_empty() {
         return 0.0;
     }
-    let valid = proposals
-        .iter()
-        .filter(|r| {
-            !matches!(
-                r.evaluation.status.as_str(),
-                "proposer_error" | "compile_error"
-            )
-        })
-        .count();
+    let valid = proposals.iter().filter(|r| compiles(r)).count();
     valid as f64 / proposals.len() as f64
+}
+
+/// Whether a proposal is a mapper that compiles and resolves.
+fn compiles(r: &Record) -> bool {
+    !matches!(
+        r.evaluation.status.as_str(),
+        "proposer_error" | "compile_error"
+    )
+}
+
+/// The LLM's turns of an `llm` or `hybrid` run: (answers that became a
+/// mapper that compiles, turns). For `hybrid` only the turns the LLM was
+/// asked (a strategy, or an unusable answer search stood in for); `None`
+/// for the other proposers.
+pub fn llm_turns(proposer: &str, records: &[Record]) -> Option<(usize, usize)> {
+    use crate::optimize::proposers::hybrid::{LLM_TURN, LLM_UNUSABLE};
+    let proposals = records.iter().filter(|r| r.iteration > 0);
+    let (valid, turns) = match proposer {
+        "llm" => proposals.fold((0, 0), |(v, n), r| (v + compiles(r) as usize, n + 1)),
+        "hybrid" => proposals.fold((0, 0), |(v, n), r| {
+            if r.rationale.starts_with(LLM_TURN) {
+                (v + compiles(r) as usize, n + 1)
+            } else if r.rationale.contains(LLM_UNUSABLE) {
+                (v, n + 1)
+            } else {
+                (v, n)
+            }
+        }),
+        _ => return None,
+    };
+    Some((valid, turns))
 }
 
 #[cfg(test)]
@@ -148,5 +171,19 @@ mod tests {
         rs[3].evaluation.status = "out_of_memory".into();
         assert_eq!(valid_share(&rs), 0.5);
         assert_eq!(valid_share(&rs[..1]), 0.0);
+    }
+
+    #[test]
+    fn a_hybrid_run_counts_only_the_turns_the_llm_was_asked() {
+        use crate::optimize::proposers::hybrid::{LLM_TURN, LLM_UNUSABLE};
+        let mut rs: Vec<Record> = (0..5).map(|i| rec(i, &[])).collect();
+        rs[1].rationale = format!("{LLM_TURN}[1.0 s] gpu");
+        rs[2].rationale = "search: move".into();
+        rs[3].rationale = format!("search: move ({LLM_UNUSABLE}: repeated text)");
+        rs[4].rationale = format!("{LLM_TURN}[1.0 s] cpu");
+        rs[4].evaluation.status = "compile_error".into();
+        assert_eq!(llm_turns("hybrid", &rs), Some((1, 3)));
+        assert_eq!(llm_turns("llm", &rs), Some((3, 4)));
+        assert_eq!(llm_turns("search", &rs), None);
     }
 }

@@ -1,10 +1,12 @@
-//! A chat-completions POST to a plain `http://` endpoint over a socket the
-//! caller can close. Cancelling an LLM request shuts the socket down, so a
-//! local model server (llama.cpp, vLLM, Ollama) sees its client go and stops
-//! generating, instead of finishing an answer nobody will read. `https://`
-//! endpoints go through ureq, whose socket cannot be reached: there a
-//! cancel only stops waiting, and the connection ends at the answer or the
-//! timeout.
+//! LLM requests whose connection a cancel closes. Cancelling an LLM request
+//! shuts its socket down, so the model server (llama.cpp, vLLM, Ollama, a
+//! hosted API) sees its client go and stops generating, instead of finishing
+//! an answer nobody will read.
+//!
+//! - `http://`: [`post`], a chat-completions POST over a socket kept in a
+//!   [`Socket`].
+//! - `https://`: ureq with [`CancellableTls`], which keeps the TCP socket
+//!   under the TLS session in a [`Socket`] when it connects.
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpStream, ToSocketAddrs};
@@ -13,7 +15,14 @@ use std::time::Duration;
 
 /// Holds the socket of the request in flight, for [`Socket::abort`].
 #[derive(Debug, Default)]
-pub struct Socket(Mutex<Option<TcpStream>>);
+pub struct Socket(Mutex<Slot>);
+
+#[derive(Debug, Default)]
+struct Slot {
+    stream: Option<TcpStream>,
+    /// Aborted: a socket kept from now on is shut down at once.
+    aborted: bool,
+}
 
 impl Socket {
     /// A slot with no request in flight.
@@ -21,13 +30,89 @@ impl Socket {
         Arc::new(Socket::default())
     }
 
+    fn slot(&self) -> std::sync::MutexGuard<'_, Slot> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Keeps (a clone of) the request's socket; after [`Socket::abort`] it
+    /// is shut down instead (a cancel that came while it connected).
+    pub fn keep(&self, stream: TcpStream) {
+        let mut slot = self.slot();
+        if slot.aborted {
+            let _ = stream.shutdown(Shutdown::Both);
+        } else {
+            slot.stream = Some(stream);
+        }
+    }
+
+    /// Forgets the socket (the request is over).
+    fn release(&self) {
+        self.slot().stream.take();
+    }
+
     /// Closes the request's connection both ways (the server's next write
     /// or read fails); the request then ends with an error.
     pub fn abort(&self) {
-        if let Some(s) = self.0.lock().unwrap_or_else(|e| e.into_inner()).take() {
+        let mut slot = self.slot();
+        slot.aborted = true;
+        if let Some(s) = slot.stream.take() {
             let _ = s.shutdown(Shutdown::Both);
         }
     }
+}
+
+/// ureq's rustls connector, keeping each connection's TCP socket in a
+/// [`Socket`] before the TLS handshake, so that a cancel can shut it down
+/// (ureq gives no other way to reach it).
+pub struct CancellableTls {
+    pub config: Arc<ureq::rustls::ClientConfig>,
+    pub socket: Arc<Socket>,
+}
+
+impl ureq::TlsConnector for CancellableTls {
+    fn connect(
+        &self,
+        dns_name: &str,
+        io: Box<dyn ureq::ReadWrite>,
+    ) -> Result<Box<dyn ureq::ReadWrite>, ureq::Error> {
+        if let Some(clone) = io.socket().and_then(|s| s.try_clone().ok()) {
+            self.socket.keep(clone);
+        }
+        ureq::TlsConnector::connect(&self.config, dns_name, io)
+    }
+}
+
+/// The TLS settings of LLM requests: the roots browsers trust (Mozilla's,
+/// as ureq has by default) and the certificates of `ca_file` (PEM), for an
+/// endpoint behind a private certificate authority (a self-hosted vLLM).
+pub fn tls_config(
+    ca_file: Option<&std::path::Path>,
+) -> Result<Arc<ureq::rustls::ClientConfig>, String> {
+    use ureq::rustls;
+    use ureq::rustls::pki_types::{pem::PemObject, CertificateDer};
+    let mut roots = rustls::RootCertStore {
+        roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
+    };
+    if let Some(path) = ca_file {
+        let what = || format!("the CA file {}", path.display());
+        let certs = CertificateDer::pem_file_iter(path)
+            .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())
+            .map_err(|e| format!("{}: {e}", what()))?;
+        if certs.is_empty() {
+            return Err(format!("{}: no PEM certificate in it", what()));
+        }
+        for cert in certs {
+            roots.add(cert).map_err(|e| format!("{}: {e}", what()))?;
+        }
+    }
+    let config = rustls::ClientConfig::builder_with_provider(
+        rustls::crypto::ring::default_provider().into(),
+    )
+    .with_protocol_versions(&[&rustls::version::TLS12, &rustls::version::TLS13])
+    .map_err(|e| e.to_string())?
+    .with_root_certificates(roots)
+    .with_no_client_auth();
+    Ok(Arc::new(config))
 }
 
 /// What went wrong.
@@ -72,7 +157,9 @@ pub fn post(
         TcpStream::connect_timeout(&addr, timeout.min(Duration::from_secs(30))).map_err(io)?;
     stream.set_read_timeout(Some(timeout)).map_err(io)?;
     stream.set_write_timeout(Some(timeout)).map_err(io)?;
-    *socket.0.lock().unwrap_or_else(|e| e.into_inner()) = stream.try_clone().ok();
+    if let Ok(clone) = stream.try_clone() {
+        socket.keep(clone);
+    }
     let mut head = format!(
         "POST {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\nContent-Length: {}\r\n",
         body.len()
@@ -86,7 +173,7 @@ pub fn post(
         .and_then(|_| stream.write_all(body.as_bytes()));
     let mut raw = Vec::new();
     let read = sent.and_then(|_| stream.read_to_end(&mut raw));
-    socket.0.lock().unwrap_or_else(|e| e.into_inner()).take();
+    socket.release();
     read.map_err(io)?;
     parse(&raw)
 }

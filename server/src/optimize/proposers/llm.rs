@@ -65,6 +65,9 @@ pub struct LlmConfig {
     pub price_completion_per_mtok: f64,
     /// How many past candidates the prompt shows (most recent).
     pub history_window: usize,
+    /// PEM certificates to trust besides the usual roots, for an `https://`
+    /// endpoint behind a private certificate authority.
+    pub ca_file: Option<std::path::PathBuf>,
 }
 
 impl Default for LlmConfig {
@@ -81,6 +84,7 @@ impl Default for LlmConfig {
             price_prompt_per_mtok: 0.0,
             price_completion_per_mtok: 0.0,
             history_window: 6,
+            ca_file: None,
         }
     }
 }
@@ -138,7 +142,8 @@ impl Answer {
 
 pub struct LlmProposer {
     config: LlmConfig,
-    agent: ureq::Agent,
+    /// TLS settings of `https://` requests (the roots and `ca_file`).
+    tls: std::sync::Arc<ureq::rustls::ClientConfig>,
     usage: Usage,
     /// Whether the endpoint took `response_format` (auto mode learns it).
     structured: bool,
@@ -147,16 +152,18 @@ pub struct LlmProposer {
 }
 
 impl LlmProposer {
-    pub fn new(config: LlmConfig) -> LlmProposer {
-        let agent = ureq::AgentBuilder::new().timeout(config.timeout).build();
+    /// A proposer for `config`; an error says why its `ca_file` cannot be
+    /// used.
+    pub fn new(config: LlmConfig) -> Result<LlmProposer, String> {
+        let tls = super::abortable::tls_config(config.ca_file.as_deref())?;
         let structured = config.output != OutputMode::Text;
-        LlmProposer {
+        Ok(LlmProposer {
             config,
-            agent,
+            tls,
             usage: Usage::default(),
             structured,
             cancel: None,
-        }
+        })
     }
 
     /// Whether the next request asks for structured output.
@@ -250,10 +257,19 @@ impl LlmProposer {
                 "json_schema": {"name": "mapping_decisions", "strict": true, "schema": schema},
             });
         }
-        let mut req = self
-            .agent
-            .post(&url)
-            .set("Content-Type", "application/json");
+        // The socket of this request, for a cancel to shut down: an
+        // `https://` connection keeps it there when it connects (an agent
+        // per request, so every request connects: no pooled connection
+        // hides its socket), a local `http://` one in `send_abortable`.
+        let socket = super::abortable::Socket::new();
+        let agent = ureq::AgentBuilder::new()
+            .timeout(self.config.timeout)
+            .tls_connector(std::sync::Arc::new(super::abortable::CancellableTls {
+                config: self.tls.clone(),
+                socket: socket.clone(),
+            }))
+            .build();
+        let mut req = agent.post(&url).set("Content-Type", "application/json");
         if let Some(key) = &self.config.api_key {
             req = req.set("Authorization", &format!("Bearer {key}"));
         }
@@ -265,13 +281,10 @@ impl LlmProposer {
             None => send(req, &body, timeout)?,
             Some(flag) => {
                 // On its own thread, so that a cancel is not kept waiting
-                // for the model. A local `http://` server gets the request
-                // over a socket that a cancel shuts down, so it stops
-                // generating; an `https://` one (through ureq) is only
-                // abandoned, and its connection ends with the answer or at
-                // the timeout.
+                // for the model; the cancel shuts the request's socket
+                // down, so the server sees its client go and stops
+                // generating.
                 let (tx, rx) = std::sync::mpsc::channel();
-                let socket = super::abortable::Socket::new();
                 if url.starts_with("http://") {
                     let mut headers = vec![("Content-Type", "application/json".to_string())];
                     if let Some(key) = &self.config.api_key {
