@@ -404,12 +404,16 @@ pub fn app_rows(
             })
             .collect();
     };
-    let (_, base_mapper, base) = &measured[base_index];
-    let base_pred = predict(app, machine, base_mapper).ok();
+    // Each variant simulated once; the baseline's prediction is one of them.
+    let predictions: Vec<Result<f64, String>> = measured
+        .iter()
+        .map(|(_, mapper, _)| predict(app, machine, mapper))
+        .collect();
+    let base = &measured[base_index].2;
+    let base_pred = predictions[base_index].as_ref().ok().copied();
     let base_meas = base.median();
     let mut rows = Vec::new();
-    for (i, (name, mapper, m)) in measured.iter().enumerate() {
-        let predicted = predict(app, machine, mapper);
+    for (i, ((name, _, m), predicted)) in measured.iter().zip(&predictions).enumerate() {
         let ordering = match (i == base_index, base_pred, base_meas) {
             (true, _, _) | (_, None, _) | (_, _, None) => None,
             (_, Some(bp), Some(bm)) => {
@@ -431,7 +435,7 @@ pub fn app_rows(
             ),
             (None, None) => "measured: no run".into(),
         };
-        let predicted_text = match &predicted {
+        let predicted_text = match predicted {
             Ok(_) => String::new(),
             Err(status) => format!("; predicted: fails ({status})"),
         };
