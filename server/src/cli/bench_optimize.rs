@@ -205,8 +205,8 @@ fn median(xs: &[f64]) -> f64 {
     v[v.len() / 2]
 }
 
-/// The expert's score on real Legion: the median of `repeats` runs of the
-/// expert on CPUs, or why it does not run here.
+/// The expert's score: the median of `repeats` runs (one on a
+/// deterministic model), or how its run ended.
 fn measured_expert(runner: &Runner<'_>, expert: &str, repeats: usize) -> Result<f64, String> {
     let mut scores = Vec::new();
     for seed in 0..repeats.max(1) as u64 {
@@ -292,37 +292,33 @@ pub fn bench(args: BenchOptimizeArgs) -> anyhow::Result<ExitCode> {
             BenchBackend::Legion | BenchBackend::HostModel => real::on_cpus(builtin_expert),
             BenchBackend::Sim => builtin_expert.to_string(),
         };
-        let expert = match &legion {
-            Some(_) => match measured_expert(&runner, &expert_text, args.expert_repeats) {
-                Ok(score) => score,
-                Err(status) => {
-                    errln!(
-                        "{app_name}: left out: its expert on CPUs does not run on this host \
-                         ({status}; its placement functions assume more processors than \
-                         --legion-cpus {})",
-                        args.legion_cpus
-                    );
-                    continue;
-                }
-            },
-            None => match runner.evaluate(&expert_text, 0) {
-                e if e.ok() => e.score(),
-                _ if args.backend == BenchBackend::HostModel => {
-                    errln!(
-                        "{app_name}: left out: its expert on CPUs does not run on this host's \
-                         model (its placement functions assume more processors than \
-                         --legion-cpus {})",
-                        args.legion_cpus
-                    );
-                    continue;
-                }
-                _ => {
-                    return Err(anyhow!(
-                        "the expert mapper of {app_name} does not run on {}",
-                        machine.name
-                    ))
-                }
-            },
+        // Real runs are noisy: the expert's median over repeats is 1.0x.
+        let repeats = if legion.is_some() {
+            args.expert_repeats
+        } else {
+            1
+        };
+        let expert = match measured_expert(&runner, &expert_text, repeats) {
+            Ok(score) => score,
+            Err(status) if args.backend != BenchBackend::Sim => {
+                errln!(
+                    "{app_name}: left out: its expert on CPUs does not run on {} ({status}; its \
+                     placement functions assume more processors than --legion-cpus {})",
+                    if legion.is_some() {
+                        "this host"
+                    } else {
+                        "this host's model"
+                    },
+                    args.legion_cpus
+                );
+                continue;
+            }
+            Err(_) => {
+                return Err(anyhow!(
+                    "the expert mapper of {app_name} does not run on {}",
+                    machine.name
+                ))
+            }
         };
         let expert_text = expert_text.as_str();
         for (start_name, start_text) in &starts {
