@@ -451,6 +451,33 @@ fn pennant_runs_with_its_expert_on_cpus_as_explain_says() {
         .map(|m| m.regions[2].clone())
         .expect("sum_point_mass was mapped");
     assert_eq!(ghost.instance, "physical");
+    assert_eq!(
+        ghost.reused,
+        Some(false),
+        "a reduction always gets a new instance"
+    );
+    // A task reading what an earlier task of its piece wrote maps onto the
+    // instance that holds it (no new instance, no copy): calc_char_len
+    // reads the zone and side fields calc_volumes wrote, every cycle.
+    let reads = |task: &str| -> Vec<Option<bool>> {
+        log.iter()
+            .filter(|m| m.task == task)
+            .flat_map(|m| m.regions.iter().map(|r| r.reused))
+            .collect()
+    };
+    let chars = reads("calc_char_len");
+    let reused = chars.iter().filter(|r| **r == Some(true)).count();
+    assert!(
+        reused > 0,
+        "none of calc_char_len's {} arguments reused an instance",
+        chars.len()
+    );
+    let all: Vec<Option<bool>> = log
+        .iter()
+        .flat_map(|m| m.regions.iter().filter(|r| r.instance == "physical"))
+        .map(|r| r.reused)
+        .collect();
+    assert!(all.contains(&Some(false)), "the first instances are made");
     // The run's output, read as the legion backend reads it, and a check
     // that covered the halo exchange: the flow reached the shared points
     // far above roundoff.
@@ -465,6 +492,18 @@ fn pennant_runs_with_its_expert_on_cpus_as_explain_says() {
     assert!(elapsed.is_some_and(|t| t > 0.0), "{all}");
     assert!(all.contains("Elapsed time = "), "{all}");
     assert!(pennant_reach(&all) > 1e-7, "{all}");
+}
+
+/// `-dm:memoize` asks for Legion 25's memoization and automatic tracing
+/// (off by default, as in the reference's Legion): traced cycles give the
+/// same result and the same decisions.
+#[test]
+fn pennant_with_dm_memoize_runs_as_explain_says() {
+    let Some(b) = built() else { return };
+    let _one = serial();
+    let description = App::builtin("pennant").unwrap();
+    let mapper = pennant_expert_on_cpus();
+    assert_runs_as_explained(b, &description, &mapper, &["-dm:memoize"], "CHECK PASSED");
 }
 
 /// pennant's expert as written does not stop on a host without GPUs: its

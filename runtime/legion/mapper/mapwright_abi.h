@@ -148,6 +148,7 @@ typedef struct mw_region_mapped {
   uint32_t instance; /* enum mw_instance */
   uint32_t memory;   /* enum mw_mem_kind of the instance's memory */
   int layout_holds;  /* Legion's instance entails the requested layout */
+  int reused;        /* mapped onto instances already valid there: no copy */
 } mw_region_mapped;
 
 typedef struct mw_session mw_session;

@@ -40,6 +40,7 @@ struct Flags {
   bool semantic_names = false;
   bool backpressure = true;
   bool untrack_valid_regions = true;
+  bool memoize = false;
 };
 
 Flags read_flags() {
@@ -64,6 +65,8 @@ Flags read_flags() {
       f.backpressure = false;
     else if (a == "-tm:disable_untrack_valid_regions")
       f.untrack_valid_regions = false;
+    else if (a == "-dm:memoize")
+      f.memoize = true;
   }
   return f;
 }
@@ -277,6 +280,7 @@ class MapwrightMapper : public DefaultMapper {
       m.instance = MW_INSTANCE_NONE;
       m.memory = MW_MEM_OTHER;
       m.layout_holds = 0;
+      m.reused = 0;
       if (req.privilege == LEGION_NO_ACCESS || req.privilege_fields.empty()) continue;
       const mw_region_decision &r = regions[i];
       // Virtual where mapwright decided so: VIRTUAL in the mapper file, or
@@ -294,6 +298,15 @@ class MapwrightMapper : public DefaultMapper {
         stop(msg.c_str());
       }
       LayoutConstraintSet constraints = layout(ctx, req, r, memory);
+      if (req.privilege != LEGION_REDUCE &&
+          reuse_valid(ctx, task, i, output.chosen_variant, input.valid_instances[i], memory,
+                      constraints, output.chosen_instances[i])) {
+        m.instance = MW_INSTANCE_PHYSICAL;
+        m.memory = uint32_t(mem_code(memory.kind()));
+        m.layout_holds = 1;
+        m.reused = 1;
+        continue;
+      }
       PhysicalInstance instance;
       bool created = false;
       std::vector<LogicalRegion> lrs(1, req.region);
@@ -394,8 +407,19 @@ class MapwrightMapper : public DefaultMapper {
 
   void memoize_operation(const MapperContext ctx, const Mappable &mappable,
                          const MemoizeInput &input, MemoizeOutput &output) override {
-    // Legion 25 memoizes by default; the reference's Legion did not.
-    output.memoize = false;
+    // Legion 25 memoizes by default; the reference's Legion did not,
+    // unless asked with -dm:memoize.
+    output.memoize = flags_.memoize;
+  }
+
+  void configure_context(const MapperContext ctx, const Task &task,
+                         ContextConfigOutput &output) override {
+    DefaultMapper::configure_context(ctx, task, output);
+    // Legion 25.03 turned on automatic tracing, which the reference's
+    // Legion did not have. Its traces cannot replay operations that are
+    // not memoized, and recording them anyway made pennant's loop 3x
+    // slower, so it goes with memoization.
+    output.auto_tracing_enabled = flags_.memoize;
   }
 
  private:
@@ -544,6 +568,31 @@ class MapwrightMapper : public DefaultMapper {
     for (size_t i = 0; i < list.size(); i++)
       if (list[i] == p) return uint32_t(i);
     return 0;
+  }
+
+  // Maps requirement `index` onto the instances already valid for it in
+  // `memory`, as the reference does (it takes any valid instance there that
+  // the variant accepts), where they also hold the decided layout: then a
+  // task reading what an earlier one wrote uses the same instance, with no
+  // copy. False, and `chosen` untouched, where they do not cover every
+  // field.
+  bool reuse_valid(MapperContext ctx, const Task &task, unsigned index, VariantID variant,
+                   const std::vector<PhysicalInstance> &valid, Memory memory,
+                   const LayoutConstraintSet &constraints, std::vector<PhysicalInstance> &chosen) {
+    // The decided layout without the field list: a valid instance may hold
+    // more fields, or only some of them.
+    LayoutConstraintSet shape = constraints;
+    shape.field_constraint = FieldConstraint();
+    std::vector<PhysicalInstance> found;
+    for (const PhysicalInstance &v : valid)
+      if (v.get_location() == memory && v.entails(shape)) found.push_back(v);
+    if (found.empty()) return false;
+    std::set<FieldID> missing;
+    runtime->filter_instances(ctx, task, index, variant, found, missing);
+    if (!missing.empty() || !runtime->acquire_and_filter_instances(ctx, found) || found.empty())
+      return false;
+    chosen = found;
+    return true;
   }
 
   // The first memory of `kind` with affinity to `proc` (the reference's

@@ -29,6 +29,11 @@ pub struct MappedRegion {
     /// Whether Legion's instance satisfies that layout (`entails`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub layout_holds: Option<bool>,
+    /// Whether the task got instances that already held the region's
+    /// current data in that memory (Legion's valid instances), so no copy
+    /// was needed; false where the mapper made or found another instance.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reused: Option<bool>,
 }
 
 /// One mapped task (one point of an index launch, or one single task).

@@ -117,6 +117,7 @@ pub struct MwRegionMapped {
     pub instance: u32,
     pub memory: u32,
     pub layout_holds: c_int,
+    pub reused: c_int,
 }
 
 /// A session behind an opaque pointer.
@@ -518,6 +519,7 @@ pub unsafe extern "C" fn mw_log_mapped(
                             })
                             .flatten(),
                         layout_holds: physical.then_some(r.layout_holds != 0),
+                        reused: physical.then_some(r.reused != 0),
                     }
                 })
                 .collect(),
