@@ -907,6 +907,60 @@ fn sim_validate_with_the_legion_backend_puts_real_runs_next_to_the_model() {
     assert!(total >= 3, "{count}");
 }
 
+/// `bench optimize --backend legion`: every candidate a real run; 1.0x is
+/// the median of the expert's repeated runs, whose spread the report
+/// gives next to the rows (a figure inside it is no gain).
+#[test]
+fn bench_optimize_with_the_legion_backend_reports_the_experts_spread() {
+    let Some(b) = built() else { return };
+    let _one = serial();
+    let starts = scratch("bench-starts");
+    std::fs::write(
+        starts.join("on-cpus.mapper"),
+        distal_expert_on_cpus("cannon"),
+    )
+    .unwrap();
+    let out = mapwright(b)
+        .args([
+            "bench",
+            "optimize",
+            "--backend",
+            "legion",
+            "--apps",
+            "cannon",
+        ])
+        .arg("--starts")
+        .arg(&starts)
+        .args(["--legion-cpus", "4", "--expert-repeats", "3"])
+        .args(["--proposers", "search", "--seeds", "1", "--iterations", "2"])
+        .args(["--scalar-long", "0", "--json"])
+        .output()
+        .unwrap();
+    let all = text(&out);
+    assert!(out.status.success(), "{all}");
+    let report: Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {all}"));
+    let experts = report["experts"].as_array().expect("experts");
+    assert_eq!(experts.len(), 1, "{report}");
+    let e = &experts[0];
+    assert_eq!(e["app"], "cannon");
+    assert_eq!(e["runs"], 3);
+    let (min, median, max) = (
+        e["min"].as_f64().unwrap(),
+        e["median"].as_f64().unwrap(),
+        e["max"].as_f64().unwrap(),
+    );
+    assert!(0.0 < min && min <= median && median <= max, "{e}");
+    let rows = report["rows"].as_array().expect("rows");
+    assert_eq!(rows.len(), 1, "{report}");
+    let row = &rows[0];
+    assert_eq!(row["app"], "cannon");
+    assert_eq!(row["proposer"], "search");
+    // The start is the expert on CPUs: its best is a real run, near 1.0x.
+    let best = row["best"].as_f64().unwrap();
+    assert!(best > 0.5, "{row}");
+}
+
 #[test]
 fn run_with_the_legion_backend_reports_the_real_run() {
     let Some(b) = built() else { return };

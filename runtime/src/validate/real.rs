@@ -313,7 +313,8 @@ impl Measured {
     pub fn median(&self) -> Option<f64> {
         (!self.times.is_empty()).then(|| self.times[self.times.len() / 2])
     }
-    /// Half the min-max spread relative to the median.
+    /// The min-max spread relative to the median (the whole range: one slow
+    /// run widens the tie band by all of its excess).
     pub fn spread(&self) -> f64 {
         match (self.times.first(), self.times.last(), self.median()) {
             (Some(lo), Some(hi), Some(m)) if m > 0.0 => (hi - lo) / m,

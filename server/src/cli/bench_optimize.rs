@@ -114,6 +114,30 @@ struct Headroom {
     differences: Vec<String>,
 }
 
+/// The expert's measured score, 1.0x for its application: the median of
+/// its runs, and their spread.
+#[derive(Debug, serde::Serialize)]
+struct ExpertScore {
+    app: String,
+    /// Runs measured (one on a deterministic model).
+    runs: usize,
+    median: f64,
+    min: f64,
+    max: f64,
+}
+
+impl ExpertScore {
+    /// Half the min-max range relative to the median: a run figure within
+    /// 1.0x +- this is inside the expert's own noise.
+    fn spread(&self) -> f64 {
+        if self.median > 0.0 {
+            (self.max - self.min) / 2.0 / self.median
+        } else {
+            0.0
+        }
+    }
+}
+
 /// The name a feedback mode has on the command line and in the table.
 fn feedback_name(mode: FeedbackMode) -> &'static str {
     match mode {
@@ -205,9 +229,14 @@ fn median(xs: &[f64]) -> f64 {
     v[v.len() / 2]
 }
 
-/// The expert's score: the median of `repeats` runs (one on a
-/// deterministic model), or how its run ended.
-fn measured_expert(runner: &Runner<'_>, expert: &str, repeats: usize) -> Result<f64, String> {
+/// The expert's score over `repeats` runs (one on a deterministic model),
+/// or how its run ended.
+fn measured_expert(
+    runner: &Runner<'_>,
+    app: &str,
+    expert: &str,
+    repeats: usize,
+) -> Result<ExpertScore, String> {
     let mut scores = Vec::new();
     for seed in 0..repeats.max(1) as u64 {
         let e = runner.evaluate(expert, seed);
@@ -216,7 +245,13 @@ fn measured_expert(runner: &Runner<'_>, expert: &str, repeats: usize) -> Result<
         }
         scores.push(e.score());
     }
-    Ok(median(&scores))
+    Ok(ExpertScore {
+        app: app.to_string(),
+        runs: scores.len(),
+        median: median(&scores),
+        min: scores.iter().copied().fold(f64::INFINITY, f64::min),
+        max: scores.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+    })
 }
 
 pub fn bench(args: BenchOptimizeArgs) -> anyhow::Result<ExitCode> {
@@ -265,6 +300,7 @@ pub fn bench(args: BenchOptimizeArgs) -> anyhow::Result<ExitCode> {
     let mut rows = Vec::new();
     let mut series = Vec::new();
     let mut headroom: Vec<Headroom> = Vec::new();
+    let mut experts: Vec<ExpertScore> = Vec::new();
     for app_name in &apps {
         let app = Arc::new(match args.backend {
             // The program as built: CPU variants, its own problem size.
@@ -298,8 +334,12 @@ pub fn bench(args: BenchOptimizeArgs) -> anyhow::Result<ExitCode> {
         } else {
             1
         };
-        let expert = match measured_expert(&runner, &expert_text, repeats) {
-            Ok(score) => score,
+        let expert = match measured_expert(&runner, app_name, &expert_text, repeats) {
+            Ok(score) => {
+                let median = score.median;
+                experts.push(score);
+                median
+            }
             Err(status) if args.backend != BenchBackend::Sim => {
                 errln!(
                     "{app_name}: left out: its expert on CPUs does not run on {} ({status}; its \
@@ -460,17 +500,33 @@ pub fn bench(args: BenchOptimizeArgs) -> anyhow::Result<ExitCode> {
         struct Out<'a> {
             rows: &'a [BenchRow],
             headroom: &'a [Headroom],
+            experts: &'a [ExpertScore],
         }
         outln!(
             "{}",
             serde_json::to_string(&Out {
                 rows: &rows,
-                headroom: &headroom
+                headroom: &headroom,
+                experts: &experts
             })?
         )?;
         return Ok(ExitCode::SUCCESS);
     }
     print_rows(&rows, &args, &machine.name, starts.len())?;
+    if experts.iter().any(|e| e.runs > 1) {
+        outln!("\nthe experts (1.0x): median score over repeated runs, min-max, and the half-range a figure must exceed to differ from 1.0x:")?;
+        for e in &experts {
+            outln!(
+                "{:<10} {:>10.4} over {} runs, {:.4}-{:.4} (+-{:.1} %)",
+                e.app,
+                e.median,
+                e.runs,
+                e.min,
+                e.max,
+                100.0 * e.spread()
+            )?;
+        }
+    }
     let by_start = summarize(&rows, true);
     if starts.len() > 1 {
         outln!("\nper start, over apps and seeds (normalized to each app's expert mapper):")?;
