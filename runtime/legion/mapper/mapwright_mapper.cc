@@ -298,36 +298,22 @@ class MapwrightMapper : public DefaultMapper {
         stop(msg.c_str());
       }
       LayoutConstraintSet constraints = layout(ctx, req, r, memory);
-      if (req.privilege != LEGION_REDUCE &&
-          reuse_valid(ctx, task, i, output.chosen_variant, input.valid_instances[i], memory,
-                      constraints, output.chosen_instances[i])) {
-        m.instance = MW_INSTANCE_PHYSICAL;
-        m.memory = uint32_t(mem_code(memory.kind()));
+      bool reused = req.privilege != LEGION_REDUCE &&
+                    reuse_valid(ctx, task, i, output.chosen_variant, input.valid_instances[i],
+                                memory, constraints, output.chosen_instances[i]);
+      if (reused) {
         m.layout_holds = 1;
-        m.reused = 1;
-        continue;
+      } else {
+        PhysicalInstance instance = make_instance(ctx, task, i, target, memory, constraints);
+        output.chosen_instances[i].push_back(instance);
+        m.layout_holds = instance.entails(constraints) ? 1 : 0;
       }
-      PhysicalInstance instance;
-      bool created = false;
-      std::vector<LogicalRegion> lrs(1, req.region);
-      size_t footprint = 0;
-      if (!runtime->find_or_create_physical_instance(ctx, memory, constraints, lrs, instance,
-                                                     created, true, 0, false, &footprint)) {
-        char msg[512];
-        std::snprintf(msg, sizeof(msg),
-                      "Default mapper failed allocation of size %zd bytes for region  "
-                      "requirement %u of task %s (UID %lld) in memory %llx (%s) for "
-                      "processor %llx. instance allocation failed - out of memory",
-                      footprint, i, task.get_task_name(), (long long)task.get_unique_id(),
-                      (long long)memory.id, memory_name(memory.kind()), (long long)target.id);
-        stop(msg);
-      }
-      output.chosen_instances[i].push_back(instance);
+      // CollectMemory: reused instances too (reads are what gets reused).
       if (r.collect && flags_.untrack_valid_regions && req.privilege == LEGION_READ_ONLY)
         output.untracked_valid_regions.insert(i);
       m.instance = MW_INSTANCE_PHYSICAL;
-      m.memory = uint32_t(mem_code(instance.get_location().kind()));
-      m.layout_holds = instance.entails(constraints) ? 1 : 0;
+      m.memory = uint32_t(mem_code(memory.kind()));
+      m.reused = reused ? 1 : 0;
     }
 
     if (decision.instance_limit >= 0 && flags_.backpressure) {
@@ -570,6 +556,30 @@ class MapwrightMapper : public DefaultMapper {
     return 0;
   }
 
+  // Finds or makes an instance for requirement `index` in `memory`; stops
+  // the program with the reference's out-of-memory message if Legion
+  // cannot allocate it.
+  PhysicalInstance make_instance(MapperContext ctx, const Task &task, unsigned index,
+                                 Processor target, Memory memory,
+                                 const LayoutConstraintSet &constraints) {
+    PhysicalInstance instance;
+    bool created = false;
+    std::vector<LogicalRegion> lrs(1, task.regions[index].region);
+    size_t footprint = 0;
+    if (!runtime->find_or_create_physical_instance(ctx, memory, constraints, lrs, instance, created,
+                                                   true, 0, false, &footprint)) {
+      char msg[512];
+      std::snprintf(msg, sizeof(msg),
+                    "Default mapper failed allocation of size %zd bytes for region  "
+                    "requirement %u of task %s (UID %lld) in memory %llx (%s) for "
+                    "processor %llx. instance allocation failed - out of memory",
+                    footprint, index, task.get_task_name(), (long long)task.get_unique_id(),
+                    (long long)memory.id, memory_name(memory.kind()), (long long)target.id);
+      stop(msg);
+    }
+    return instance;
+  }
+
   // Maps requirement `index` onto the instances already valid for it in
   // `memory`, as the reference does (it takes any valid instance there that
   // the variant accepts), where they also hold the decided layout: then a
@@ -589,8 +599,7 @@ class MapwrightMapper : public DefaultMapper {
     if (found.empty()) return false;
     std::set<FieldID> missing;
     runtime->filter_instances(ctx, task, index, variant, found, missing);
-    if (!missing.empty() || !runtime->acquire_and_filter_instances(ctx, found) || found.empty())
-      return false;
+    if (!missing.empty() || !runtime->acquire_and_filter_instances(ctx, found)) return false;
     chosen = found;
     return true;
   }
