@@ -54,11 +54,12 @@ if [ ! -e "$stamp" ]; then
   mkdir -p "$sdk"
   dl="$(mktemp -d)"
   trap 'rm -rf "$dl"' EXIT
-  echo "fetching legate==$version (Legion's headers and libraries) ..." >&2
+  echo "mapwright: fetching Legion 25.12 (the legate==$version wheel, 87 MB; once, into $sdk)" >&2
   python3 -m pip download --quiet --no-deps --only-binary=:all: --python-version 3.11 \
     --platform manylinux_2_28_x86_64 "legate==$version" -d "$dl" >&2
   echo "$sha256  $dl/$wheel" | sha256sum -c --quiet - >&2 \
     || { echo "sha256 of $wheel does not match the pinned one" >&2; exit 1; }
+  echo "mapwright: unpacking Legion's headers and libraries" >&2
   rm -rf "$sdk/include" "$sdk/lib"
   mkdir -p "$sdk/unpack"
   python3 - "$dl/$wheel" "$sdk/unpack" <<'PY'

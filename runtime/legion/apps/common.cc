@@ -47,7 +47,8 @@ double uniform(uint64_t seed, uint64_t stream, uint64_t index) {
 void register_mapper_if_asked(TaskID top_level, int argc, char **argv) {
   Runtime::set_top_level_task_id(top_level);
   for (int i = 0; i < argc; i++)
-    if (std::strcmp(argv[i], "-mapping") == 0) {
+    if (std::strcmp(argv[i], "-mapping") == 0 ||
+        std::strcmp(argv[i], "-mapwright:default-mapper") == 0) {
       register_mappers();
       return;
     }

@@ -39,7 +39,8 @@ uint64_t mix(uint64_t seed, uint64_t stream, uint64_t index);
 double uniform(uint64_t seed, uint64_t stream, uint64_t index);  // [0, 1)
 
 // Registers mapwright's mapper when the program runs with `-mapping FILE`
-// (as Regent programs register the DSL mapper with -dslmapper), and sets
+// (as Regent programs register the DSL mapper with -dslmapper), or Legion's
+// DefaultMapper with its calls timed (`-mapwright:default-mapper`), and sets
 // the top-level task. Reads argv: Legion's input arguments exist only once
 // the runtime has started.
 void register_mapper_if_asked(Legion::TaskID top_level, int argc, char **argv);

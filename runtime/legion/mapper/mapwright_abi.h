@@ -175,10 +175,12 @@ int mw_decide(mw_session *session, const mw_launch *launch, mw_task_decision *ta
 int mw_place(mw_session *session, const mw_launch *launch, const int64_t *point, uint32_t dims,
              uint32_t *node, uint32_t *proc, char **error);
 
-/* Logs one mapped task (see runtime/src/legion/log.rs). */
+/* Logs one mapped task (see runtime/src/legion/log.rs): `proc` is its
+ * first target processor, `targets` how many it was given (Legion runs it
+ * on whichever of them is free first). */
 void mw_log_mapped(mw_session *session, const mw_launch *launch, const int64_t *point,
                    uint32_t dims, uint32_t proc_kind, uint32_t node, uint32_t proc,
-                   const mw_region_mapped *regions, size_t nregions);
+                   uint32_t targets, const mw_region_mapped *regions, size_t nregions);
 
 #ifdef __cplusplus
 }

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "call_stats.h"
 #include "legion.h"
 #include "mappers/default_mapper.h"
 #include "mappers/logging_wrapper.h"
@@ -35,12 +36,16 @@ struct Flags {
   std::string mapping;
   std::string decision_log;
   std::string machine_out;
+  std::string stats;
+  bool default_mapper = false;
   bool wrapper = false;
   bool machine_only = false;
   bool semantic_names = false;
   bool backpressure = true;
   bool untrack_valid_regions = true;
-  bool memoize = false;
+  // Legion 25.12's DefaultMapper memoizes, and traces replay, unless
+  // -mapwright:no-memoize says otherwise (see memoize_operation).
+  bool memoize = true;
 };
 
 Flags read_flags() {
@@ -57,6 +62,10 @@ Flags read_flags() {
       f.machine_out = args.argv[++i];
     else if (a == "-mapwright:machine-only")
       f.machine_only = true;
+    else if (a == "-mapwright:stats" && has_value)
+      f.stats = args.argv[++i];
+    else if (a == "-mapwright:default-mapper")
+      f.default_mapper = true;
     else if (a == "-wrapper")
       f.wrapper = true;
     else if (a == "-tm:use_semantic_name")
@@ -65,8 +74,8 @@ Flags read_flags() {
       f.backpressure = false;
     else if (a == "-tm:disable_untrack_valid_regions")
       f.untrack_valid_regions = false;
-    else if (a == "-dm:memoize")
-      f.memoize = true;
+    else if (a == "-mapwright:no-memoize")
+      f.memoize = false;
   }
   return f;
 }
@@ -215,6 +224,7 @@ class MapwrightMapper : public DefaultMapper {
 
   void select_task_options(const MapperContext ctx, const Task &task,
                            TaskOptions &output) override {
+    CallTimer timer(Call::SelectTaskOptions);
     LaunchDesc d;
     mw_task_decision decision;
     decide(ctx, task, d, decision, nullptr);
@@ -234,6 +244,7 @@ class MapwrightMapper : public DefaultMapper {
 
   void slice_task(const MapperContext ctx, const Task &task, const SliceTaskInput &input,
                   SliceTaskOutput &output) override {
+    CallTimer timer(Call::SliceTask);
     LaunchDesc d;
     mw_task_decision decision;
     decide(ctx, task, d, decision, nullptr);
@@ -254,6 +265,7 @@ class MapwrightMapper : public DefaultMapper {
 
   void map_task(const MapperContext ctx, const Task &task, const MapTaskInput &input,
                 MapTaskOutput &output) override {
+    CallTimer timer(Call::MapTask);
     LaunchDesc d;
     mw_task_decision decision;
     std::vector<mw_region_decision> regions(task.regions.size());
@@ -269,6 +281,7 @@ class MapwrightMapper : public DefaultMapper {
     VariantInfo variant = default_find_preferred_variant(task, ctx, true, true, kind);
     output.chosen_variant = variant.variant;
     output.target_procs.push_back(target);
+    if (!decision.has_map_rule) add_free_targets(task, target, output.target_procs);
     output.task_priority = 0;
     output.postmap_task = false;
 
@@ -332,8 +345,8 @@ class MapwrightMapper : public DefaultMapper {
       for (int k = 0; k < p->get_dim(); k++) point.push_back((*p)[k]);
     uint32_t node = target.address_space();
     mw_log_mapped(session_, &d.c, point.data(), uint32_t(point.size()),
-                  uint32_t(proc_code(target.kind())), node, index_of(target), mapped.data(),
-                  mapped.size());
+                  uint32_t(proc_code(target.kind())), node, index_of(target),
+                  uint32_t(output.target_procs.size()), mapped.data(), mapped.size());
   }
 
   void replicate_task(MapperContext ctx, const Task &task, const ReplicateTaskInput &input,
@@ -359,6 +372,7 @@ class MapwrightMapper : public DefaultMapper {
 
   void select_tasks_to_map(const MapperContext ctx, const SelectMappingInput &input,
                            SelectMappingOutput &output) override {
+    CallTimer timer(Call::SelectTasksToMap);
     // InstanceLimit: at most N of the task in flight (mapped, not done).
     std::map<std::string, long> taken;
     bool held_back = false;
@@ -393,19 +407,22 @@ class MapwrightMapper : public DefaultMapper {
 
   void memoize_operation(const MapperContext ctx, const Mappable &mappable,
                          const MemoizeInput &input, MemoizeOutput &output) override {
-    // Legion 25 memoizes by default; the reference's Legion did not,
-    // unless asked with -dm:memoize.
-    output.memoize = flags_.memoize;
+    // The reference inherits DefaultMapper's answer, which Legion 25.12
+    // turned to yes (-dm:memoize is its default there): traced loops
+    // replay their mapping instead of asking the mapper again.
+    if (flags_.memoize)
+      DefaultMapper::memoize_operation(ctx, mappable, input, output);
+    else
+      output.memoize = false;
   }
 
   void configure_context(const MapperContext ctx, const Task &task,
                          ContextConfigOutput &output) override {
     DefaultMapper::configure_context(ctx, task, output);
-    // Legion 25.03 turned on automatic tracing, which the reference's
-    // Legion did not have. Its traces cannot replay operations that are
-    // not memoized, and recording them anyway made pennant's loop 3x
-    // slower, so it goes with memoization.
-    output.auto_tracing_enabled = flags_.memoize;
+    // Automatic tracing (on since Legion 25.03) records traces it can
+    // replay only with memoization: recording them anyway made pennant's
+    // loop 3x slower, so -mapwright:no-memoize turns both off.
+    if (!flags_.memoize) output.auto_tracing_enabled = false;
   }
 
  private:
@@ -536,6 +553,20 @@ class MapwrightMapper : public DefaultMapper {
     return processor(kind, node, proc);
   }
 
+  // A task no IndexTaskMap/SingleTaskMap places may run on any processor
+  // of its kind on the node, whichever is free first: the reference falls
+  // back to DefaultMapper's target processors there, which are every local
+  // CPU (OpenMP, I/O, Python) processor, and only the chosen GPU.
+  void add_free_targets(const Task &task, Processor first, std::vector<Processor> &targets) {
+    Processor::Kind kind = first.kind();
+    if (kind == Processor::TOC_PROC || kind == Processor::UTIL_PROC ||
+        kind == Processor::PROC_SET || task.must_epoch_task ||
+        first.address_space() != local_proc.address_space())
+      return;
+    for (Processor p : procs_[proc_code(kind)][first.address_space()])
+      if (p != first) targets.push_back(p);
+  }
+
   Processor processor(Processor::Kind kind, uint32_t node, uint32_t proc) {
     const auto &by_node = procs_[proc_code(kind)];
     if (node >= by_node.size() || proc >= by_node[node].size()) {
@@ -564,7 +595,7 @@ class MapwrightMapper : public DefaultMapper {
                                  const LayoutConstraintSet &constraints) {
     PhysicalInstance instance;
     bool created = false;
-    std::vector<LogicalRegion> lrs(1, task.regions[index].region);
+    std::vector<LogicalRegion> lrs(1, instance_region(ctx, task.regions[index], memory, constraints));
     size_t footprint = 0;
     if (!runtime->find_or_create_physical_instance(ctx, memory, constraints, lrs, instance, created,
                                                    true, 0, false, &footprint)) {
@@ -578,6 +609,39 @@ class MapwrightMapper : public DefaultMapper {
       stop(msg);
     }
     return instance;
+  }
+
+  // The region an instance for `req` covers: the reference leaves this to
+  // DefaultMapper (default_policy_select_instance_region), which widens it
+  // to an ancestor so that the pieces of one region share an instance and
+  // a task reading a neighbour's piece needs no copy: on one node up to the
+  // root; on several, to the first ancestor that is about one node's share
+  // of the root. Exactly the requirement's region for reductions, GPU
+  // framebuffer and zero-copy memory, `Compact` with `Exact`, and under
+  // -dm:exact_region.
+  LogicalRegion instance_region(MapperContext ctx, const RegionRequirement &req, Memory memory,
+                                const LayoutConstraintSet &constraints) {
+    LogicalRegion region = req.region;
+    if (req.privilege == LEGION_REDUCE || exact_region ||
+        constraints.specialized_constraint.is_exact() || (req.tag & DefaultMapper::EXACT_REGION) ||
+        memory.kind() == Memory::GPU_FB_MEM || memory.kind() == Memory::Z_COPY_MEM)
+      return region;
+    std::vector<LogicalRegion> path(1, region);
+    while (runtime->has_parent_logical_partition(ctx, path.back())) {
+      LogicalPartition part = runtime->get_parent_logical_partition(ctx, path.back());
+      path.push_back(runtime->get_parent_logical_region(ctx, part));
+    }
+    if (total_nodes == 1 || path.size() == 1) return path.back();
+    // Several nodes: walk down from the root to the first region whose
+    // share of the root's volume reaches one node's.
+    size_t root_volume = runtime->get_index_space_domain(ctx, path.back().get_index_space())
+                             .get_volume();
+    for (size_t i = path.size() - 1; i-- > 0;) {
+      size_t volume =
+          runtime->get_index_space_domain(ctx, path[i].get_index_space()).get_volume();
+      if (volume > 0 && root_volume / volume >= total_nodes) return path[i];
+    }
+    return region;
   }
 
   // Maps requirement `index` onto the instances already valid for it in
@@ -673,15 +737,55 @@ class MapwrightMapper : public DefaultMapper {
   std::map<TaskID, Variants> variants_;
 };
 
+// Legion's DefaultMapper as it is, with its calls timed
+// (-mapwright:default-mapper with -mapwright:stats): what `mapwright bench
+// mapper` holds mapwright's mapping cost against. One call at a time, as
+// mapwright's mapper, so that no call's time includes another's.
+class TimedDefaultMapper : public DefaultMapper {
+ public:
+  TimedDefaultMapper(MapperRuntime *rt, Machine machine, Processor local)
+      : DefaultMapper(rt, machine, local, "timed_default_mapper") {}
+
+  MapperSyncModel get_mapper_sync_model() const override {
+    return SERIALIZED_NON_REENTRANT_MAPPER_MODEL;
+  }
+  void select_task_options(const MapperContext ctx, const Task &task,
+                           TaskOptions &output) override {
+    CallTimer timer(Call::SelectTaskOptions);
+    DefaultMapper::select_task_options(ctx, task, output);
+  }
+  void slice_task(const MapperContext ctx, const Task &task, const SliceTaskInput &input,
+                  SliceTaskOutput &output) override {
+    CallTimer timer(Call::SliceTask);
+    DefaultMapper::slice_task(ctx, task, input, output);
+  }
+  void map_task(const MapperContext ctx, const Task &task, const MapTaskInput &input,
+                MapTaskOutput &output) override {
+    CallTimer timer(Call::MapTask);
+    DefaultMapper::map_task(ctx, task, input, output);
+  }
+  void select_tasks_to_map(const MapperContext ctx, const SelectMappingInput &input,
+                           SelectMappingOutput &output) override {
+    CallTimer timer(Call::SelectTasksToMap);
+    DefaultMapper::select_tasks_to_map(ctx, input, output);
+  }
+};
+
 namespace {
 
 void create_mappers(Machine machine, Runtime *runtime, const std::set<Processor> &local_procs) {
   Flags flags = read_flags();
+  Processor local = *local_procs.begin();
+  if (flags.default_mapper) {
+    if (!flags.stats.empty()) enable_call_stats(flags.stats, "default");
+    runtime->replace_default_mapper(
+        new TimedDefaultMapper(runtime->get_mapper_runtime(), machine, local), Processor::NO_PROC);
+    return;
+  }
   if (flags.mapping.empty())
     stop("error: mapwright's mapper needs `-mapping FILE` (the mapper file to use)");
   HostFacts facts;
-  Processor first = *local_procs.begin();
-  describe_host(machine, first.address_space(), facts);
+  describe_host(machine, local.address_space(), facts);
   char *error = nullptr;
   char *warnings = nullptr;
   mw_session *session = mw_session_open(
@@ -699,9 +803,10 @@ void create_mappers(Machine machine, Runtime *runtime, const std::set<Processor>
     std::fprintf(stderr, "%s\n", warnings);
     mw_string_free(warnings);
   }
+  if (!flags.stats.empty()) enable_call_stats(flags.stats, "mapwright");
   // One mapper for every local processor, as the reference.
   Mapper *mapper =
-      new MapwrightMapper(runtime->get_mapper_runtime(), machine, first, session, flags);
+      new MapwrightMapper(runtime->get_mapper_runtime(), machine, local, session, flags);
   if (flags.wrapper) mapper = new LoggingWrapper(mapper);
   runtime->replace_default_mapper(mapper, Processor::NO_PROC);
 }

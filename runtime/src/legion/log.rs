@@ -49,7 +49,21 @@ pub struct MappedTask {
     /// processors of that kind, in Legion's processor-query order.
     pub node: u32,
     pub proc: u32,
+    /// How many processors of the node it was given as targets: 1 where a
+    /// statement or slicing placed it; all of the kind (as the reference
+    /// does for a task no `IndexTaskMap`/`SingleTaskMap` places) where
+    /// Legion may run it on whichever is free first. `proc` is the first.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub targets: u32,
     pub regions: Vec<MappedRegion>,
+}
+
+fn one() -> u32 {
+    1
+}
+
+fn is_one(n: &u32) -> bool {
+    *n == 1
 }
 
 /// The log file.

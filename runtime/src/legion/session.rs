@@ -224,6 +224,11 @@ impl MapperSession {
         Some(decision)
     }
 
+    /// Whether a decision log is being written.
+    pub fn logging(&self) -> bool {
+        self.log.is_some()
+    }
+
     /// Records what was realised for one mapped task.
     pub fn log_mapped(&mut self, mapped: &MappedTask) {
         if let Some(log) = &mut self.log {

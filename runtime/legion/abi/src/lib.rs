@@ -475,6 +475,7 @@ pub unsafe extern "C" fn mw_log_mapped(
     proc_kind: u32,
     node: u32,
     proc: u32,
+    targets: u32,
     regions: *const MwRegionMapped,
     nregions: usize,
 ) {
@@ -482,6 +483,10 @@ pub unsafe extern "C" fn mw_log_mapped(
         let (Some(session), Some(launch)) = (session.as_mut(), launch.as_ref()) else {
             return;
         };
+        // Every map_task calls this: without a log it costs nothing.
+        if !session.0.logging() {
+            return;
+        }
         let info = launch_info(launch);
         let decision = session.0.decide(&info);
         let mapped = MappedTask {
@@ -493,6 +498,7 @@ pub unsafe extern "C" fn mw_log_mapped(
                 .to_string(),
             node,
             proc,
+            targets: targets.max(1),
             regions: slice(regions, nregions)
                 .iter()
                 .map(|r| {
