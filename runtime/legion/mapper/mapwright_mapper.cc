@@ -595,7 +595,8 @@ class MapwrightMapper : public DefaultMapper {
                                  const LayoutConstraintSet &constraints) {
     PhysicalInstance instance;
     bool created = false;
-    std::vector<LogicalRegion> lrs(1, instance_region(ctx, task.regions[index], memory, constraints));
+    std::vector<LogicalRegion> lrs(1,
+                                   instance_region(ctx, task.regions[index], memory, constraints));
     size_t footprint = 0;
     if (!runtime->find_or_create_physical_instance(ctx, memory, constraints, lrs, instance, created,
                                                    true, 0, false, &footprint)) {
@@ -634,11 +635,10 @@ class MapwrightMapper : public DefaultMapper {
     if (total_nodes == 1 || path.size() == 1) return path.back();
     // Several nodes: walk down from the root to the first region whose
     // share of the root's volume reaches one node's.
-    size_t root_volume = runtime->get_index_space_domain(ctx, path.back().get_index_space())
-                             .get_volume();
+    size_t root_volume =
+        runtime->get_index_space_domain(ctx, path.back().get_index_space()).get_volume();
     for (size_t i = path.size() - 1; i-- > 0;) {
-      size_t volume =
-          runtime->get_index_space_domain(ctx, path[i].get_index_space()).get_volume();
+      size_t volume = runtime->get_index_space_domain(ctx, path[i].get_index_space()).get_volume();
       if (volume > 0 && root_volume / volume >= total_nodes) return path[i];
     }
     return region;
