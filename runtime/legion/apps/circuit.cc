@@ -464,6 +464,7 @@ void toplevel_task(const Task *, const std::vector<PhysicalRegion> &, Context ct
   LogicalRegion all_wires = make_region(rt, ctx, c.total_wires(), wire_fs, "all_wires");
   LogicalRegion all_times = make_region(rt, ctx, sp, time_fs, "all_times");
   LogicalRegion ghost_ranges = make_region(rt, ctx, sp, range_fs, "ghost_ranges");
+  for (LogicalRegion r : {all_nodes, all_wires, all_times, ghost_ranges}) fill_zero(rt, ctx, r);
 
   // all_nodes = all_private | all_shared (partition rp_all_nodes).
   IndexSpace halves = rt->create_index_space(ctx, Rect<1>(0, 1));

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <set>
 
 #include "mapwright_mapper.h"
 
@@ -102,6 +104,18 @@ TaskVariantRegistrar cpu_variant(TaskID id, const char *name, bool inner) {
   r.set_inner(inner);
   r.set_replicable(inner);
   return r;
+}
+
+void fill_zero(Runtime *rt, Context ctx, LogicalRegion region) {
+  FieldSpace fs = region.get_field_space();
+  std::vector<FieldID> fields;
+  rt->get_field_space_fields(ctx, fs, fields);
+  std::map<size_t, std::set<FieldID>> by_size;
+  for (FieldID f : fields) by_size[rt->get_field_size(ctx, fs, f)].insert(f);
+  for (const auto &group : by_size) {
+    std::vector<char> zeros(group.first, 0);
+    rt->fill_fields(ctx, region, region, group.second, zeros.data(), zeros.size());
+  }
 }
 
 FieldSpace time_field_space(Runtime *rt, Context ctx) {

@@ -206,6 +206,11 @@ Legion::LogicalRegion named_region(Legion::Runtime *rt, Legion::Context ctx, Leg
   return r;
 }
 
+// Fills every field of `region` with zero bytes: Regent zero-initialises
+// what a program reads before writing, so no task of ours reads
+// uninitialised data (which Legion warns about).
+void fill_zero(Legion::Runtime *rt, Legion::Context ctx, Legion::LogicalRegion region);
+
 // The timestamps a Regent benchmark keeps to time its loop: a 1-D region
 // with one (start, stop) pair per launch point, written by the first and
 // the last timed launch; get_elapsed reads the span.

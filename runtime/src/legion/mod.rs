@@ -16,7 +16,11 @@
 //! - [`log`]     the decision log (JSON lines) the mapper writes: what it
 //!   realised for every task, region argument and launch point, and how to
 //!   hold such a log against `explain`.
+//! - [`bench`]   mapwright's mapper against Legion's `DefaultMapper` (and
+//!   any other build of the mapper library) on the same program: elapsed
+//!   times and the cost of each mapper call (`mapwright bench mapper`).
 
+pub mod bench;
 pub mod host;
 pub mod launch;
 pub mod log;

@@ -492,6 +492,7 @@ pub fn bench(args: BenchOptimizeArgs) -> anyhow::Result<ExitCode> {
             trajectory_svg(
                 &format!("mapwright bench optimize on {}", machine.name),
                 &series,
+                "expert",
             ),
         )?;
     }

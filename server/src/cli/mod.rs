@@ -12,6 +12,7 @@ mod app;
 mod apps;
 mod backend_args;
 mod bench_external;
+mod bench_mapper;
 mod bench_optimize;
 mod bench_validate;
 mod calibrate;
@@ -93,6 +94,10 @@ pub enum BenchCommand {
     /// paper's relative results, the wrapper logs' timing lines): predicted
     /// vs measured, ratio, whether the ordering of variants matches.
     SimValidate(bench_validate::SimValidateArgs),
+    /// mapwright's Legion mapper against Legion's DefaultMapper on the same
+    /// programs: median and min-max of repeated real runs, the ratio, and
+    /// microseconds per mapper call.
+    Mapper(bench_mapper::BenchMapperArgs),
 }
 
 /// Runs a parsed command line.
@@ -112,6 +117,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Bench(BenchCommand::Space(args)) => bench_external::space(args),
         Command::Bench(BenchCommand::Evaluate(args)) => bench_external::evaluate(args),
         Command::Bench(BenchCommand::SimValidate(args)) => bench_validate::run(args),
+        Command::Bench(BenchCommand::Mapper(args)) => bench_mapper::run(args),
     }
 }
 

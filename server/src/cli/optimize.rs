@@ -382,12 +382,14 @@ pub fn run(args: OptimizeArgs) -> anyhow::Result<ExitCode> {
             label: format!("{} (seed {}, this run)", report.proposer, report.seed),
             values: report.trajectory.clone(),
         });
+        let (measure, reference) = match report.trajectory_basis.relative_to.as_str() {
+            "expert" => ("best normalized throughput", "expert"),
+            _ => ("best speed relative to your mapper", "your mapper"),
+        };
         let svg = trajectory_svg(
-            &format!(
-                "{} on {}: best normalized throughput",
-                app.name, machine.name
-            ),
+            &format!("{} on {}: {measure}", app.name, machine.name),
             &series,
+            reference,
         );
         std::fs::write(path, svg).with_context(|| format!("cannot write {}", path.display()))?;
     }

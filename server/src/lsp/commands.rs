@@ -457,10 +457,30 @@ pub struct Step {
     pub normalized: Option<f64>,
     pub best: Option<f64>,
     pub rationale: String,
+    /// The candidate's own measured figure (`0.84 s`), where it ran.
+    pub measured: Option<String>,
+    /// The candidate's and the best speed relative to the first mapper
+    /// that ran (the user's, where it runs): what progress shows where no
+    /// expert figure exists.
+    pub relative: Option<f64>,
+    pub best_relative: Option<f64>,
 }
 
 impl Step {
-    fn of(r: &Record, best: Option<f64>, total: usize) -> Step {
+    fn of(r: &Record, best: Option<f64>, total: usize, start: &mut StartScore) -> Step {
+        let ok = r.evaluation.ok() && r.score > 0.0;
+        if ok && start.score.is_none() {
+            start.score = Some(r.score);
+        }
+        let relative = start.score.filter(|_| ok).map(|s| r.score / s);
+        if let Some(x) = relative {
+            start.best = Some(start.best.map_or(x, |b: f64| b.max(x)));
+        }
+        let measured = ok.then(|| match (r.evaluation.throughput, r.evaluation.elapsed_s) {
+            (Some(t), _) if t > 0.0 => format!("throughput {t:.4}"),
+            (_, Some(e)) => format!("{e:.3} s"),
+            _ => format!("score {:.4}", r.score),
+        });
         Step {
             iteration: r.iteration,
             total,
@@ -468,25 +488,53 @@ impl Step {
             normalized: r.normalized,
             best,
             rationale: r.rationale.clone(),
+            measured,
+            relative,
+            best_relative: start.best,
         }
     }
 
-    /// `iteration 3/10: ok 0.95x · best 1.00x`
+    /// `iteration 3/10: ok 0.95x · best 1.00x` against the expert; where
+    /// there is no expert figure, `iteration 3/10: ok 0.84 s (1.82x yours)
+    /// · best 1.82x yours`. Never a dash where a figure belongs.
     pub fn message(&self) -> String {
-        let x = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.2}x"));
+        let x = |v: f64| format!("{v:.2}x");
+        let (own, best) = match (self.best, self.best_relative) {
+            (Some(b), _) => (
+                self.normalized.map(x).unwrap_or_default(),
+                format!("best {}", x(b)),
+            ),
+            (None, Some(b)) => (
+                match (&self.measured, self.relative) {
+                    (Some(m), Some(r)) => format!("{m} ({} yours)", x(r)),
+                    (Some(m), None) => m.clone(),
+                    _ => String::new(),
+                },
+                format!("best {} yours", x(b)),
+            ),
+            (None, None) => (String::new(), "nothing has run yet".to_string()),
+        };
+        let own = if own.is_empty() {
+            String::new()
+        } else {
+            format!(" {own}")
+        };
         format!(
-            "iteration {}/{}: {} {} · best {}",
-            self.iteration,
-            self.total,
-            self.status,
-            x(self.normalized),
-            x(self.best)
+            "iteration {}/{}: {}{own} · {best}",
+            self.iteration, self.total, self.status
         )
     }
 
     pub fn percentage(&self) -> u32 {
         ((self.iteration * 100) / self.total.max(1)).min(100) as u32
     }
+}
+
+/// The first score that ran and the best relative to it, as progress goes.
+#[derive(Debug, Default)]
+struct StartScore {
+    score: Option<f64>,
+    best: Option<f64>,
 }
 
 /// The outcome of the optimizer loop.
@@ -526,8 +574,9 @@ pub fn optimize_blocking(
         repeats: crate::optimize::verdict::DEFAULT_REPEATS,
     };
     let delay = Duration::from_millis(setup.optimize.delay_ms);
+    let mut start = StartScore::default();
     let mut progress = |r: &Record, best: Option<f64>, total: usize| {
-        step(Step::of(r, best, total));
+        step(Step::of(r, best, total, &mut start));
         if !delay.is_zero() {
             std::thread::sleep(delay);
         }
@@ -554,11 +603,6 @@ pub fn optimized_path(path: &Path) -> PathBuf {
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "mapper".into());
     path.with_file_name(format!("{stem}.optimized.mapper"))
-}
-
-/// `0.95x` or `-`.
-pub fn times(v: Option<f64>) -> String {
-    v.map_or("-".to_string(), |v| format!("{v:.2}x"))
 }
 
 #[cfg(test)]

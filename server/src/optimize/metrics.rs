@@ -66,13 +66,74 @@ pub fn success_rate(records: &[Record]) -> f64 {
     proposals.iter().filter(|r| r.evaluation.ok()).count() as f64 / proposals.len() as f64
 }
 
-/// Best normalized score after each iteration (0 before any success).
-pub fn trajectory(records: &[Record]) -> Vec<f64> {
+/// What a trajectory is relative to.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct TrajectoryBasis {
+    /// `expert`: the expert mapper's score on the same machine (1.0 = the
+    /// expert; `best_normalized` is on the same scale). `start`: no expert
+    /// figure exists here (no expert mapper runs on this host), so 1.0 is
+    /// the mapper as written, or, where that failed, the first candidate
+    /// that ran (`iteration`). `none`: nothing ran.
+    pub relative_to: String,
+    /// The record whose score is 1.0 (`start` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iteration: Option<usize>,
+    /// The score that is 1.0 (higher is better: a throughput, or one over
+    /// the elapsed seconds).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub score: Option<f64>,
+}
+
+impl Default for TrajectoryBasis {
+    fn default() -> Self {
+        TrajectoryBasis {
+            relative_to: "expert".into(),
+            iteration: None,
+            score: None,
+        }
+    }
+}
+
+/// The basis of a run's trajectory: the expert where its score is known,
+/// else the first record that ran (the user's mapper where it runs).
+pub fn trajectory_basis(records: &[Record], expert_score: Option<f64>) -> TrajectoryBasis {
+    if let Some(e) = expert_score.filter(|e| *e > 0.0) {
+        return TrajectoryBasis {
+            relative_to: "expert".into(),
+            iteration: None,
+            score: Some(e),
+        };
+    }
+    match records.iter().find(|r| r.evaluation.ok() && r.score > 0.0) {
+        Some(r) => TrajectoryBasis {
+            relative_to: "start".into(),
+            iteration: Some(r.iteration),
+            score: Some(r.score),
+        },
+        None => TrajectoryBasis {
+            relative_to: "none".into(),
+            iteration: None,
+            score: None,
+        },
+    }
+}
+
+/// Best score after each iteration relative to `basis` (0 before any
+/// success): the normalized score where the basis is the expert, the
+/// start-relative one otherwise, never a line of zeros because no expert
+/// figure exists.
+pub fn trajectory(records: &[Record], basis: &TrajectoryBasis) -> Vec<f64> {
+    let reference = basis.score.filter(|s| *s > 0.0);
     let mut best = 0.0f64;
     records
         .iter()
         .map(|r| {
-            best = best.max(r.normalized.unwrap_or(0.0));
+            let value = match (basis.relative_to.as_str(), reference) {
+                ("expert", _) => r.normalized.unwrap_or(0.0),
+                (_, Some(s)) if r.evaluation.ok() => r.score / s,
+                _ => 0.0,
+            };
+            best = best.max(value);
             best
         })
         .collect()
@@ -153,7 +214,31 @@ mod tests {
         ];
         assert!((parameter_entropy(&rs) - 1.0).abs() < 1e-9);
         assert!((feedback_sensitivity(&rs) - 0.5).abs() < 1e-9);
-        assert_eq!(trajectory(&rs), vec![0.0, 1.0, 2.0]);
+        assert_eq!(
+            trajectory(&rs, &TrajectoryBasis::default()),
+            vec![0.0, 1.0, 2.0]
+        );
+    }
+
+    #[test]
+    fn without_an_expert_the_trajectory_is_relative_to_the_start() {
+        // The user's mapper fails; the first run (iteration 1) is 1.0.
+        let rs = vec![
+            Record::scored(0, 0.0, &[]),
+            Record::scored(1, 2.0, &[]),
+            Record::scored(2, 1.0, &[]),
+            Record::scored(3, 3.0, &[]),
+        ];
+        let basis = trajectory_basis(&rs, None);
+        assert_eq!(basis.relative_to, "start");
+        assert_eq!(basis.iteration, Some(1));
+        assert_eq!(trajectory(&rs, &basis), vec![0.0, 1.0, 1.0, 1.5]);
+        // With an expert figure nothing changes.
+        let expert = trajectory_basis(&rs, Some(4.0));
+        assert_eq!(expert.relative_to, "expert");
+        // Nothing ran: an honest none, all zeros.
+        let failed = vec![Record::scored(0, 0.0, &[])];
+        assert_eq!(trajectory_basis(&failed, None).relative_to, "none");
     }
 
     #[test]

@@ -117,8 +117,13 @@ pub struct Report {
     pub best_score: f64,
     pub best_normalized: Option<f64>,
     pub best_mapper: String,
-    /// Best normalized score after each iteration (index 0: the user's mapper).
+    /// Best score after each iteration (index 0: the user's mapper),
+    /// relative to `trajectory_basis`: the expert's score where it is
+    /// known (the normalized score), else the start's.
     pub trajectory: Vec<f64>,
+    /// What `trajectory` is relative to.
+    #[serde(default)]
+    pub trajectory_basis: metrics::TrajectoryBasis,
     pub success_rate: f64,
     pub parameter_entropy: f64,
     pub feedback_sensitivity: f64,
@@ -168,7 +173,8 @@ impl Report {
             self.best_normalized = r.normalized;
             self.best_mapper = r.source.clone();
         }
-        self.trajectory = metrics::trajectory(&self.records);
+        self.trajectory_basis = metrics::trajectory_basis(&self.records, self.expert_score);
+        self.trajectory = metrics::trajectory(&self.records, &self.trajectory_basis);
         self.success_rate = metrics::success_rate(&self.records);
     }
 
@@ -250,6 +256,7 @@ pub fn optimize(
         best_normalized: None,
         best_mapper: source.to_string(),
         trajectory: Vec::new(),
+        trajectory_basis: metrics::TrajectoryBasis::default(),
         success_rate: 0.0,
         parameter_entropy: 0.0,
         feedback_sensitivity: 0.0,

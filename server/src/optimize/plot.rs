@@ -18,8 +18,9 @@ fn escape(s: &str) -> String {
         .replace('"', "&quot;")
 }
 
-/// A self-contained SVG document.
-pub fn trajectory_svg(title: &str, series: &[Series]) -> String {
+/// A self-contained SVG document; `reference` names what 1.0x is (`expert`,
+/// or `your mapper` for a trajectory relative to the start).
+pub fn trajectory_svg(title: &str, series: &[Series], reference: &str) -> String {
     let (w, h, left, right, top, bottom) = (720.0, 420.0, 60.0, 190.0, 40.0, 50.0);
     let plot_w = w - left - right;
     let plot_h = h - top - bottom;
@@ -75,12 +76,13 @@ pub fn trajectory_svg(title: &str, series: &[Series]) -> String {
         left + plot_w / 2.0,
         h - 10.0
     ));
-    // The expert's 1.0x.
+    // What 1.0x is.
     svg.push_str(&format!(
-        "<line x1=\"{left}\" y1=\"{y1:.1}\" x2=\"{}\" y2=\"{y1:.1}\" stroke=\"black\" stroke-dasharray=\"5,4\"/><text x=\"{}\" y=\"{:.1}\">expert 1.0x</text>\n",
+        "<line x1=\"{left}\" y1=\"{y1:.1}\" x2=\"{}\" y2=\"{y1:.1}\" stroke=\"black\" stroke-dasharray=\"5,4\"/><text x=\"{}\" y=\"{:.1}\">{} 1.0x</text>\n",
         left + plot_w,
         left + plot_w + 6.0,
         y(1.0) + 4.0,
+        escape(reference),
         y1 = y(1.0)
     ));
     for (n, s) in series.iter().enumerate() {
@@ -127,6 +129,7 @@ mod tests {
                     values: vec![0.1],
                 },
             ],
+            "expert",
         );
         assert_eq!(svg.matches("<polyline").count(), 2);
         assert!(svg.contains("a&lt;b"));

@@ -151,6 +151,56 @@ pub fn judge(
     v
 }
 
+/// What the run measured for the best candidate against the mapper as
+/// written, in the user's units: `1.82x faster than yours (1.53 s → 0.84 s,
+/// medians of 3 runs)`, or for a program that reports a throughput `1.82x
+/// the throughput of yours (12.1 → 22.0, ...)`. From the verdict's repeated
+/// runs where there are some, else from the one run of each. None where
+/// the best is the start or nothing ran.
+pub fn measured_gain(start: &Record, best: &Record, verdict: Option<&Verdict>) -> Option<String> {
+    if best.score <= 0.0 || std::ptr::eq(start, best) {
+        return None;
+    }
+    let runs = verdict.filter(|v| !v.start_runs.is_empty() && !v.best_runs.is_empty());
+    let (start_score, best_score, how) = match runs {
+        Some(v) => (
+            median(&v.start_runs),
+            median(&v.best_runs),
+            format!("medians of {} runs", v.best_runs.len()),
+        ),
+        None => (start.score, best.score, "one run each".to_string()),
+    };
+    let by_time = best.evaluation.throughput.is_none_or(|t| t <= 0.0);
+    if start_score <= 0.0 {
+        let figure = if by_time {
+            format!("{:.3} s", 1.0 / best_score)
+        } else {
+            format!("throughput {best_score:.4}")
+        };
+        return Some(format!(
+            "runs in {figure} where yours fails ({})",
+            start.evaluation.status
+        ));
+    }
+    let gain = best_score / start_score;
+    Some(if by_time {
+        format!(
+            "{gain:.2}x faster than yours ({:.3} s → {:.3} s, {how})",
+            1.0 / start_score,
+            1.0 / best_score
+        )
+    } else {
+        format!("{gain:.2}x the throughput of yours ({start_score:.4} → {best_score:.4}, {how})")
+    })
+}
+
+/// The median of `xs` (the upper one of an even count), failures as 0.
+fn median(xs: &[f64]) -> f64 {
+    let mut v = xs.to_vec();
+    v.sort_by(f64::total_cmp);
+    v.get(v.len() / 2).copied().unwrap_or(0.0)
+}
+
 fn min_percent(min_gain: f64) -> String {
     format!("{:.2} %", min_gain * 100.0).replace(".00 %", " %")
 }
@@ -184,6 +234,36 @@ mod tests {
 
     fn no_rerun(_: &str, _: usize) -> f64 {
         panic!("a deterministic model is not run again")
+    }
+
+    #[test]
+    fn the_measured_gain_is_told_in_seconds_from_the_repeated_runs() {
+        let mut start = record(1.0 / 1.53, "ok");
+        start.evaluation.elapsed_s = Some(1.53);
+        start.evaluation.throughput = None;
+        let mut best = record(1.0 / 0.84, "ok");
+        best.evaluation.elapsed_s = Some(0.84);
+        best.evaluation.throughput = None;
+        let v = Verdict {
+            apply: true,
+            gain: Some(1.82),
+            min_gain: 0.02,
+            start_runs: vec![1.0 / 1.53, 1.0 / 1.6, 1.0 / 1.5],
+            best_runs: vec![1.0 / 0.84, 1.0 / 0.80, 1.0 / 0.9],
+            reason: String::new(),
+        };
+        let text = measured_gain(&start, &best, Some(&v)).unwrap();
+        assert_eq!(
+            text,
+            "1.82x faster than yours (1.530 s → 0.840 s, medians of 3 runs)"
+        );
+        let one = measured_gain(&start, &best, None).unwrap();
+        assert!(one.ends_with("one run each)"), "{one}");
+        assert!(!one.contains('-'), "{one}");
+        let failed = record(0.0, "out_of_memory");
+        let text = measured_gain(&failed, &best, None).unwrap();
+        assert_eq!(text, "runs in 0.840 s where yours fails (out_of_memory)");
+        assert_eq!(measured_gain(&start, &start, None), None);
     }
 
     #[test]

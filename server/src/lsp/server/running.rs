@@ -481,14 +481,26 @@ impl Backend {
         let mut new_document: Option<Url> = None;
         let mut applied = false;
         let summary = if report.cancelled {
+            let best_so_far = match (
+                report.trajectory.last(),
+                report.trajectory_basis.relative_to.as_str(),
+            ) {
+                (Some(x), "expert") if *x > 0.0 => {
+                    format!(" (best so far {x:.2}x the expert mapper)")
+                }
+                (Some(x), "start") if *x > 0.0 => format!(" (best so far {x:.2}x yours)"),
+                _ => String::new(),
+            };
             format!(
-                "cancelled after {candidates} candidate(s); the mapper was left unchanged (best so far {})",
-                commands::times(report.best_normalized)
+                "cancelled after {candidates} candidate(s); the mapper was left unchanged{best_so_far}"
             )
         } else if !report.improved() || best == *doc.text {
+            let against = match initial {
+                Some(x) => format!(" ({x:.2}x the expert mapper)"),
+                None => String::new(),
+            };
             format!(
-                "no candidate beat the mapper as written ({} the expert mapper after {candidates} candidate(s)); nothing to apply",
-                commands::times(initial)
+                "no candidate beat the mapper as written{against} after {candidates} candidate(s); nothing to apply"
             )
         } else if !report.worth_applying() {
             format!(
@@ -515,10 +527,9 @@ impl Backend {
                         format!(". Changes (gain when first made): {}", changes.join(" · "))
                     };
                     format!(
-                        "applied the best mapper (iteration {}): {} the expert mapper, was {}{listed}",
+                        "applied the best mapper (iteration {}): {}{listed}",
                         report.best_iteration,
-                        commands::times(report.best_normalized),
-                        commands::times(initial)
+                        gain_text(report, initial)
                     )
                 }
                 Err(why) => {
@@ -528,9 +539,9 @@ impl Backend {
                         None => "; it is in the command's result".to_string(),
                     };
                     format!(
-                        "{why}, so the best mapper (iteration {}, {} the expert mapper) was not applied{offered}",
+                        "{why}, so the best mapper (iteration {}: {}) was not applied{offered}",
                         report.best_iteration,
-                        commands::times(report.best_normalized)
+                        gain_text(report, initial)
                     )
                 }
             }
@@ -700,6 +711,30 @@ pub(super) fn token_key(t: &ProgressToken) -> String {
 /// in `.mapwright/` beside the mapper file, or (an unsaved buffer, a
 /// read-only folder) `mapwright-<stem>.<name>.txt` in the temporary
 /// directory. The path and its URI, or `None` when neither can be written.
+/// What applying the best mapper gains, as the run measured it: over the
+/// user's mapper (`1.82x faster than yours (1.53 s → 0.84 s, medians of 3
+/// runs)`) and, where an expert figure exists, against the expert mapper.
+fn gain_text(report: &crate::optimize::Report, initial: Option<f64>) -> String {
+    let measured = report
+        .records
+        .first()
+        .zip(report.records.get(report.best_iteration))
+        .and_then(|(start, best)| {
+            crate::optimize::verdict::measured_gain(start, best, report.verdict.as_ref())
+        });
+    let expert = match (report.best_normalized, initial) {
+        (Some(b), Some(i)) => Some(format!("{b:.2}x the expert mapper, was {i:.2}x")),
+        (Some(b), None) => Some(format!("{b:.2}x the expert mapper")),
+        _ => None,
+    };
+    match (measured, expert) {
+        (Some(m), Some(e)) => format!("{m}; {e}"),
+        (Some(m), None) => m,
+        (None, Some(e)) => e,
+        (None, None) => "no run measured it".into(),
+    }
+}
+
 fn write_shown_text(uri: &Url, name: &str, text: &str) -> Option<(std::path::PathBuf, Url)> {
     let path = uri.to_file_path().ok();
     let stem = path

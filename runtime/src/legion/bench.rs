@@ -1,0 +1,366 @@
+//! mapwright's Legion mapper against Legion's own (`mapwright bench
+//! mapper`): the same program binary run with Legion's `DefaultMapper` (no
+//! `-mapping`), with mapwright's mapper and a given mapper file, and with
+//! any other build of `libmapwright_mapper.so` a user names (the reference
+//! DSL mapper, built by hand), in interleaved rounds so that a noisy host
+//! slows every contender alike.
+//!
+//! Besides the program's elapsed time, each contender's mapper calls are
+//! timed (`-mapwright:stats`, written by the mapper at exit): calls and
+//! microseconds per `select_task_options`, `slice_task`, `map_task` and
+//! `select_tasks_to_map`. For `DefaultMapper` one extra run times its
+//! calls (`-mapwright:default-mapper`, Legion's DefaultMapper with a timer
+//! around each call) apart from the timed rounds, whose runs have no
+//! mapwright code in them.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+use crate::app::App;
+use crate::backend::command::{CommandBackend, CommandConfig};
+use crate::backend::legion::LegionBackend;
+use crate::backend::{Backend, RunRequest, RunStatus};
+use crate::machine::Machine;
+
+/// Who maps the program.
+#[derive(Debug, Clone, PartialEq)]
+pub enum MapperUnderTest {
+    /// Legion's `DefaultMapper`: the program without `-mapping`.
+    LegionDefault,
+    /// Legion's `DefaultMapper` with a timer around each call
+    /// (`-mapwright:default-mapper`): the run that measures its call cost.
+    LegionDefaultTimed,
+    /// mapwright's mapper with this mapper file.
+    Mapwright { mapper: String },
+    /// Another `libmapwright_mapper.so` (a folder holding it, put first on
+    /// the library path, so that the program loads it instead of ours),
+    /// with this mapper file: how the reference DSL mapper joins in.
+    Library { dir: PathBuf, mapper: String },
+}
+
+/// One row's contender: its name and mapper.
+#[derive(Debug, Clone)]
+pub struct Contender {
+    pub name: String,
+    pub mapper: MapperUnderTest,
+}
+
+/// Calls of one mapper callback and their cost.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct CallCost {
+    pub calls: u64,
+    /// Microseconds spent in those calls, in all.
+    pub us: f64,
+}
+
+impl CallCost {
+    /// Microseconds per call (None without calls).
+    pub fn per_call(&self) -> Option<f64> {
+        (self.calls > 0).then(|| self.us / self.calls as f64)
+    }
+}
+
+/// What `-mapwright:stats` writes.
+#[derive(Debug, Clone, Default, Deserialize)]
+struct StatsFile {
+    calls: BTreeMap<String, CallCost>,
+}
+
+/// A contender's runs.
+#[derive(Debug, Clone, Serialize)]
+pub struct Measured {
+    pub name: String,
+    /// Elapsed times of the runs that succeeded, sorted.
+    pub times: Vec<f64>,
+    /// How the first failed run ended, with the end of its output.
+    pub failure: Option<String>,
+    /// Per callback, summed over the timed runs (calls per run: divide by
+    /// `stats_runs`).
+    pub calls: BTreeMap<String, CallCost>,
+    /// Runs whose call stats were read.
+    pub stats_runs: u32,
+}
+
+impl Measured {
+    pub fn median(&self) -> Option<f64> {
+        (!self.times.is_empty()).then(|| self.times[self.times.len() / 2])
+    }
+    pub fn min(&self) -> Option<f64> {
+        self.times.first().copied()
+    }
+    pub fn max(&self) -> Option<f64> {
+        self.times.last().copied()
+    }
+    /// Microseconds per call of `callback`.
+    pub fn per_call(&self, callback: &str) -> Option<f64> {
+        self.calls.get(callback).and_then(CallCost::per_call)
+    }
+    /// Calls of `callback` in one run.
+    pub fn calls_per_run(&self, callback: &str) -> Option<f64> {
+        let c = self.calls.get(callback)?;
+        (self.stats_runs > 0).then(|| c.calls as f64 / f64::from(self.stats_runs))
+    }
+}
+
+/// One application's comparison.
+#[derive(Debug, Clone, Serialize)]
+pub struct AppComparison {
+    pub app: String,
+    pub contenders: Vec<Measured>,
+}
+
+impl AppComparison {
+    /// `index`'s median over the best median of the other contenders.
+    pub fn ratio_to_best_other(&self, index: usize) -> Option<f64> {
+        let own = self.contenders.get(index)?.median()?;
+        let best_other = self
+            .contenders
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i != index)
+            .filter_map(|(_, m)| m.median())
+            .min_by(f64::total_cmp)?;
+        Some(own / best_other)
+    }
+}
+
+/// The three contenders of every program: Legion's `DefaultMapper`,
+/// mapwright's mapper with the expert adapted to CPUs, and mapwright's
+/// mapper with a mapper that asks for what the default does.
+pub fn standard_contenders(expert_on_cpus: &str) -> Vec<Contender> {
+    vec![
+        Contender {
+            name: "Legion's DefaultMapper".into(),
+            mapper: MapperUnderTest::LegionDefault,
+        },
+        Contender {
+            name: "mapwright, expert on CPUs".into(),
+            mapper: MapperUnderTest::Mapwright {
+                mapper: expert_on_cpus.to_string(),
+            },
+        },
+        Contender {
+            name: "mapwright, Task * CPU;".into(),
+            mapper: MapperUnderTest::Mapwright {
+                mapper: "Task * CPU;\n".into(),
+            },
+        },
+    ]
+}
+
+/// Runs `app`'s program `repeats` times per contender, round after round.
+/// `progress` hears each run's outcome.
+/// `host` names the machine in the requests (the programs describe the
+/// host to the mapper themselves).
+pub fn compare(
+    backend: &LegionBackend,
+    app: &App,
+    host: &Machine,
+    contenders: &[Contender],
+    repeats: usize,
+    progress: &mut dyn FnMut(&str, &str),
+) -> AppComparison {
+    let app_arc = Arc::new(app.clone());
+    let machine = Arc::new(host.clone());
+    let scratch =
+        std::env::temp_dir().join(format!("mapwright-bench-mapper-{}", std::process::id()));
+    let _ = std::fs::create_dir_all(&scratch);
+    let mut measured: Vec<Measured> = contenders
+        .iter()
+        .map(|c| Measured {
+            name: c.name.clone(),
+            times: Vec::new(),
+            failure: None,
+            calls: BTreeMap::new(),
+            stats_runs: 0,
+        })
+        .collect();
+    for round in 0..repeats.max(1) {
+        for (c, m) in contenders.iter().zip(measured.iter_mut()) {
+            if m.failure.is_some() {
+                continue;
+            }
+            let stats = scratch.join(format!("stats-{round}.json"));
+            let _ = std::fs::remove_file(&stats);
+            // DefaultMapper's timed rounds run the program as it is.
+            let timed = !matches!(c.mapper, MapperUnderTest::LegionDefault);
+            let outcome = run_once(
+                backend,
+                &app_arc,
+                &machine,
+                &c.mapper,
+                timed.then_some(&stats),
+            );
+            match outcome {
+                Ok(t) => {
+                    m.times.push(t);
+                    progress(&c.name, &format!("{t:.3} s"));
+                    if timed {
+                        add_stats(m, &stats);
+                    }
+                }
+                Err(why) => {
+                    progress(&c.name, &format!("failed: {}", first_line(&why)));
+                    m.failure = Some(why);
+                }
+            }
+        }
+    }
+    // DefaultMapper's calls, timed in one run of their own.
+    for (c, m) in contenders.iter().zip(measured.iter_mut()) {
+        if c.mapper == MapperUnderTest::LegionDefault && m.failure.is_none() {
+            let stats = scratch.join("stats-default.json");
+            let timed = MapperUnderTest::LegionDefaultTimed;
+            if run_once(backend, &app_arc, &machine, &timed, Some(&stats)).is_ok() {
+                add_stats(m, &stats);
+            }
+        }
+        m.times.sort_by(f64::total_cmp);
+    }
+    let _ = std::fs::remove_dir_all(&scratch);
+    AppComparison {
+        app: app.name.clone(),
+        contenders: measured,
+    }
+}
+
+fn add_stats(m: &mut Measured, path: &Path) {
+    let Some(stats) = std::fs::read_to_string(path)
+        .ok()
+        .and_then(|t| serde_json::from_str::<StatsFile>(&t).ok())
+    else {
+        return;
+    };
+    for (name, cost) in stats.calls {
+        let total = m.calls.entry(name).or_default();
+        total.calls += cost.calls;
+        total.us += cost.us;
+    }
+    m.stats_runs += 1;
+}
+
+fn first_line(text: &str) -> &str {
+    text.lines().find(|l| !l.trim().is_empty()).unwrap_or("")
+}
+
+/// One run: its elapsed time, or why it failed.
+fn run_once(
+    backend: &LegionBackend,
+    app: &Arc<App>,
+    machine: &Arc<Machine>,
+    mapper: &MapperUnderTest,
+    stats: Option<&Path>,
+) -> Result<f64, String> {
+    let request_mapper = match mapper {
+        MapperUnderTest::LegionDefault | MapperUnderTest::LegionDefaultTimed => "",
+        MapperUnderTest::Mapwright { mapper } | MapperUnderTest::Library { mapper, .. } => mapper,
+    };
+    let request = RunRequest::new(request_mapper, app.clone(), machine.clone());
+    let mut template = backend.template(&request)?;
+    let stats_flag = stats
+        .map(|p| format!(" -mapwright:stats {}", quote(&p.to_string_lossy())))
+        .unwrap_or_default();
+    match mapper {
+        MapperUnderTest::LegionDefault => {
+            template = without_mapper(&template);
+        }
+        MapperUnderTest::LegionDefaultTimed => {
+            template = format!("{} -mapwright:default-mapper", without_mapper(&template));
+        }
+        MapperUnderTest::Library { dir, .. } => {
+            // The folder first on the template's library path.
+            let dir = dir.to_string_lossy().replace('\'', "'\\''");
+            template =
+                template.replacen("LD_LIBRARY_PATH='", &format!("LD_LIBRARY_PATH='{dir}:"), 1);
+        }
+        MapperUnderTest::Mapwright { .. } => {}
+    }
+    template.push_str(&stats_flag);
+    let mut config = CommandConfig::new(template);
+    config.timeout = backend.config.timeout;
+    let out = CommandBackend::new(config).run(&request);
+    match (&out.status, out.elapsed_s) {
+        (RunStatus::Ok, Some(t)) => Ok(t),
+        (status, _) => Err(format!("{}: {}", status.as_str(), tail(&out.raw_output))),
+    }
+}
+
+/// The template without its `-mapping {mapper}` (and the semantic-name
+/// flag, which only mapwright's mapper reads).
+fn without_mapper(template: &str) -> String {
+    template
+        .replace(" -tm:use_semantic_name", "")
+        .replace(" -mapping {mapper}", "")
+}
+
+fn quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
+}
+
+/// The last lines of a failed run's output.
+fn tail(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    lines[lines.len().saturating_sub(3)..].join(" | ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn measured(name: &str, times: &[f64]) -> Measured {
+        Measured {
+            name: name.into(),
+            times: times.to_vec(),
+            failure: None,
+            calls: BTreeMap::new(),
+            stats_runs: 0,
+        }
+    }
+
+    #[test]
+    fn the_ratio_is_to_the_best_of_the_others() {
+        let c = AppComparison {
+            app: "pennant".into(),
+            contenders: vec![
+                measured("default", &[0.30, 0.32, 0.40]),
+                measured("ours", &[0.31, 0.33, 0.35]),
+                measured("task cpu", &[0.20, 0.50, 0.60]),
+            ],
+        };
+        // Medians 0.32, 0.33, 0.50: ours over the default's.
+        assert!((c.ratio_to_best_other(1).unwrap() - 0.33 / 0.32).abs() < 1e-12);
+        assert!((c.ratio_to_best_other(0).unwrap() - 0.32 / 0.33).abs() < 1e-12);
+    }
+
+    #[test]
+    fn stats_files_add_up_per_callback() {
+        let dir = std::env::temp_dir().join(format!("mapwright-stats-t-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("s.json");
+        std::fs::write(
+            &path,
+            r#"{"mapper":"mapwright","calls":{"map_task":{"calls":4,"us":20.0},"slice_task":{"calls":0,"us":0.0}}}"#,
+        )
+        .unwrap();
+        let mut m = measured("ours", &[]);
+        add_stats(&mut m, &path);
+        add_stats(&mut m, &path);
+        assert_eq!(m.stats_runs, 2);
+        assert_eq!(m.per_call("map_task"), Some(5.0));
+        assert_eq!(m.calls_per_run("map_task"), Some(4.0));
+        assert_eq!(m.per_call("slice_task"), None);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn the_default_mappers_command_has_no_mapper_flags() {
+        let t = "LD_LIBRARY_PATH='/x' exec '/b/circuit' -ll:cpu 4 -tm:use_semantic_name -mapping {mapper}";
+        assert_eq!(
+            without_mapper(t),
+            "LD_LIBRARY_PATH='/x' exec '/b/circuit' -ll:cpu 4"
+        );
+    }
+}
