@@ -9,6 +9,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -191,6 +192,7 @@ void describe_host(Machine machine, AddressSpace here, HostFacts &out) {
 
 // One launch, described for mw_decide / mw_place (owns its strings).
 struct LaunchDesc {
+  bool described = false;
   std::string task, parent;
   std::vector<int64_t> lo, hi;
   std::vector<std::vector<std::string>> names;
@@ -256,6 +258,7 @@ class MapwrightMapper : public DefaultMapper {
       for (int i = 0; i < p.get_dim(); i++) point[i] = p[i];
       uint32_t node = 0, proc = 0;
       char *error = nullptr;
+      describe(ctx, task, d);
       if (mw_place(session_, &d.c, point.data(), uint32_t(point.size()), &node, &proc, &error) != 0)
         stop(error);
       output.slices.push_back(TaskSlice(Domain(p, p), processor(kind, node, proc),
@@ -344,6 +347,8 @@ class MapwrightMapper : public DefaultMapper {
     if (p != nullptr)
       for (int k = 0; k < p->get_dim(); k++) point.push_back((*p)[k]);
     uint32_t node = target.address_space();
+    if (flags_.decision_log.empty()) return;
+    describe(ctx, task, d);
     mw_log_mapped(session_, &d.c, point.data(), uint32_t(point.size()),
                   uint32_t(proc_code(target.kind())), node, index_of(target),
                   uint32_t(output.target_procs.size()), mapped.data(), mapped.size());
@@ -427,20 +432,67 @@ class MapwrightMapper : public DefaultMapper {
 
  private:
   // Describes `task` and asks Rust for its decisions.
+  // A launch that was decided before (same task, parent, domain and
+  // requirements on the same regions) is answered from decided_ without
+  // describing it again: `d` is then filled only where a caller needs it
+  // (describe). Rust caches per launch description too; this saves the
+  // semantic-name lookups and the crossing, which were most of a call.
   void decide(MapperContext ctx, const Task &task, LaunchDesc &d, mw_task_decision &decision,
               mw_region_decision *regions) {
-    describe(ctx, task, d);
-    std::vector<mw_region_decision> scratch;
-    if (regions == nullptr) {
-      scratch.resize(task.regions.size());
-      regions = scratch.data();
+    std::vector<int64_t> key = launch_key(task);
+    auto hit = decided_.find(key);
+    if (hit != decided_.end()) {
+      decision = hit->second.task;
+      if (regions != nullptr)
+        std::copy(hit->second.regions.begin(), hit->second.regions.end(), regions);
+      return;
     }
+    describe(ctx, task, d);
+    std::vector<mw_region_decision> decided(task.regions.size());
     char *error = nullptr;
-    if (mw_decide(session_, &d.c, &decision, regions, &error) != 0) stop(error);
+    if (mw_decide(session_, &d.c, &decision, decided.data(), &error) != 0) stop(error);
     limits_[task.get_task_name()] = decision.instance_limit;
+    if (regions != nullptr) std::copy(decided.begin(), decided.end(), regions);
+    decided_.emplace(std::move(key), Decided{decision, std::move(decided)});
   }
 
+  // What identifies a launch for decide: the task, its parent task, the
+  // launch domain and, per requirement, its region (or partition), its
+  // privilege parent, privilege and field count: everything the launch
+  // description is made of (names are those of the handles).
+  static std::vector<int64_t> launch_key(const Task &task) {
+    std::vector<int64_t> k;
+    k.push_back(task.task_id);
+    k.push_back(task.parent_task != nullptr ? int64_t(task.parent_task->task_id) : -1);
+    k.push_back(task.is_index_space ? 1 : 0);
+    if (task.is_index_space) {
+      const Domain &dom = task.index_domain;
+      k.push_back(dom.get_dim());
+      for (int i = 0; i < dom.get_dim(); i++) {
+        k.push_back(dom.lo()[i]);
+        k.push_back(dom.hi()[i]);
+      }
+    }
+    for (const RegionRequirement &req : task.regions) {
+      if (req.region.exists()) {
+        k.push_back(req.region.get_tree_id());
+        k.push_back(req.region.get_index_space().get_id());
+      } else {
+        k.push_back(-int64_t(req.partition.get_tree_id()) - 1);
+        k.push_back(req.partition.get_index_partition().get_id());
+      }
+      k.push_back(req.parent.get_index_space().get_id());
+      k.push_back(req.parent.get_field_space().get_id());
+      k.push_back(req.privilege);
+      k.push_back(int64_t(req.privilege_fields.size()));
+    }
+    return k;
+  }
+
+  // Fills `d` (once) for the calls that hand the launch to Rust.
   void describe(MapperContext ctx, const Task &task, LaunchDesc &d) {
+    if (d.described) return;
+    d.described = true;
     d.task = task.get_task_name();
     bool has_parent = task.parent_task != nullptr;
     if (has_parent) d.parent = task.parent_task->get_task_name();
@@ -546,11 +598,19 @@ class MapwrightMapper : public DefaultMapper {
       const DomainPoint &p = task.parent_task->index_point;
       for (int k = 0; k < p.get_dim(); k++) point.push_back(p[k]);
     }
+    // The same launch from the same parent point is placed as before.
+    std::vector<int64_t> key = launch_key(task);
+    key.insert(key.end(), point.begin(), point.end());
+    key.push_back(int64_t(point.size()));
+    key.push_back(int64_t(kind));
+    auto hit = placed_.find(key);
+    if (hit != placed_.end()) return hit->second;
     uint32_t node = 0, proc = 0;
     char *error = nullptr;
+    describe(ctx, task, d);
     if (mw_place(session_, &d.c, point.data(), uint32_t(point.size()), &node, &proc, &error) != 0)
       stop(error);
-    return processor(kind, node, proc);
+    return placed_[key] = processor(kind, node, proc);
   }
 
   // A task no IndexTaskMap/SingleTaskMap places may run on any processor
@@ -627,6 +687,12 @@ class MapwrightMapper : public DefaultMapper {
         constraints.specialized_constraint.is_exact() || (req.tag & DefaultMapper::EXACT_REGION) ||
         memory.kind() == Memory::GPU_FB_MEM || memory.kind() == Memory::Z_COPY_MEM)
       return region;
+    auto hit = widened_.find(region);
+    if (hit != widened_.end()) return hit->second;
+    return widened_[region] = widen(ctx, region);
+  }
+
+  LogicalRegion widen(MapperContext ctx, LogicalRegion region) {
     std::vector<LogicalRegion> path(1, region);
     while (runtime->has_parent_logical_partition(ctx, path.back())) {
       LogicalPartition part = runtime->get_parent_logical_partition(ctx, path.back());
@@ -671,9 +737,12 @@ class MapwrightMapper : public DefaultMapper {
   // The first memory of `kind` with affinity to `proc` (the reference's
   // query_best_memory_for_proc takes the first, not the best).
   Memory memory_for(Processor proc, Memory::Kind kind) {
+    auto key = std::make_pair(proc, kind);
+    auto hit = memories_.find(key);
+    if (hit != memories_.end()) return hit->second;
     Machine::MemoryQuery mq(machine);
     mq.has_affinity_to(proc).only_kind(kind);
-    return mq.first();
+    return memories_[key] = mq.first();
   }
 
   static const char *memory_name(Memory::Kind k) {
@@ -728,8 +797,17 @@ class MapwrightMapper : public DefaultMapper {
     return cs;
   }
 
+  struct Decided {
+    mw_task_decision task;
+    std::vector<mw_region_decision> regions;
+  };
+
   mw_session *session_;
   Flags flags_;
+  std::map<std::vector<int64_t>, Decided> decided_;
+  std::map<std::vector<int64_t>, Processor> placed_;
+  std::map<std::pair<Processor, Memory::Kind>, Memory> memories_;
+  std::map<LogicalRegion, LogicalRegion> widened_;
   std::map<int, std::vector<std::vector<Processor>>> procs_;
   std::map<std::string, long> in_flight_;
   std::map<std::string, int64_t> limits_;
