@@ -315,6 +315,54 @@ fn the_expert_mapper_runs_and_its_decision_log_equals_explain() {
     assert_eq!(on("init_piece", 3), Some(0));
 }
 
+/// A single task that no `SingleTaskMap` places (circuit's `init_nodes`
+/// and `init_wires`, launched by `init_piece`) gets every CPU of the node
+/// as targets, as the reference gives it DefaultMapper's: it starts on the
+/// first CPU, as `explain` says, and runs on another one when that one is
+/// busy. Where a statement placed a task it ran there, on that one target.
+/// Realm's measurements (the log's `ran` lines) say where each ran.
+#[test]
+fn an_unplaced_single_task_runs_on_another_cpu_when_the_first_is_busy() {
+    let Some(b) = built() else { return };
+    let _one = serial();
+    let dir = scratch("unplaced");
+    let (out, log_text, _) = run_circuit(b, &dir, &expert_on_cpus());
+    assert!(out.status.success(), "{}", text(&out));
+    let mapped = read_log(&log_text).unwrap();
+    let ran = mapwright_runtime::legion::log::read_ran(&log_text).unwrap();
+    let ran_on = |uid: u64| ran.iter().find(|r| r.uid == uid).map(|r| r.proc);
+    let unplaced: Vec<&MappedTask> = mapped
+        .iter()
+        .filter(|m| m.task == "init_nodes" || m.task == "init_wires")
+        .collect();
+    assert!(unplaced.len() >= 8, "{unplaced:?}");
+    for m in &unplaced {
+        assert_eq!((m.targets, m.proc), (4, 0), "{m:?}");
+    }
+    let elsewhere = unplaced
+        .iter()
+        .filter(|m| ran_on(m.uid).is_some_and(|p| p != 0))
+        .count();
+    assert!(
+        elsewhere > 0,
+        "every unplaced single task waited for CPU 0: {:?}",
+        unplaced.iter().map(|m| ran_on(m.uid)).collect::<Vec<_>>()
+    );
+    // Placed by linearblock: one target, and it ran there.
+    let placed: Vec<&MappedTask> = mapped
+        .iter()
+        .filter(|m| m.task == "calculate_new_currents")
+        .collect();
+    assert!(!placed.is_empty());
+    for m in placed {
+        assert_eq!(m.targets, 1, "{m:?}");
+        assert_eq!(ran_on(m.uid), Some(m.proc), "{m:?}");
+    }
+    // Every mapped task was measured, within the run.
+    assert_eq!(ran.len(), mapped.len(), "one ran line per mapped task");
+    assert!(ran.iter().all(|r| r.ready_ns <= r.start_ns && r.start_ns <= r.end_ns));
+}
+
 #[test]
 fn the_expert_as_written_stops_where_explain_says_the_reference_stops() {
     let Some(b) = built() else { return };

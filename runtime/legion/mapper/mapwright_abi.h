@@ -178,9 +178,16 @@ int mw_place(mw_session *session, const mw_launch *launch, const int64_t *point,
 /* Logs one mapped task (see runtime/src/legion/log.rs): `proc` is its
  * first target processor, `targets` how many it was given (Legion runs it
  * on whichever of them is free first). */
-void mw_log_mapped(mw_session *session, const mw_launch *launch, const int64_t *point,
+void mw_log_mapped(mw_session *session, const mw_launch *launch, uint64_t uid, const int64_t *point,
                    uint32_t dims, uint32_t proc_kind, uint32_t node, uint32_t proc,
                    uint32_t targets, const mw_region_mapped *regions, size_t nregions);
+
+/* Logs where and when the task `uid` (logged by mw_log_mapped) ran, as
+ * Realm measured it: the processor, and its ready, start and end times in
+ * nanoseconds from the start of the program. */
+void mw_log_ran(mw_session *session, const char *task, uint64_t uid, const int64_t *point,
+                uint32_t dims, uint32_t proc_kind, uint32_t node, uint32_t proc, int64_t ready_ns,
+                int64_t start_ns, int64_t end_ns);
 
 #ifdef __cplusplus
 }

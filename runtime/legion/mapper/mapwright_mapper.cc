@@ -338,20 +338,18 @@ class MapwrightMapper : public DefaultMapper {
       in_flight_[task.get_task_name()]++;
     }
 
-    std::vector<int64_t> point;
-    const DomainPoint *p = nullptr;
-    if (task.is_index_space)
-      p = &task.index_point;
-    else if (task.parent_task != nullptr && task.parent_task->is_index_space)
-      p = &task.parent_task->index_point;
-    if (p != nullptr)
-      for (int k = 0; k < p->get_dim(); k++) point.push_back((*p)[k]);
-    uint32_t node = target.address_space();
     if (flags_.decision_log.empty()) return;
+    // With a decision log, Realm reports where and when the task ran
+    // (report_profiling): with several targets Legion picks one.
+    output.task_prof_requests.add_measurement<ProfilingMeasurements::OperationProcessorUsage>();
+    output.task_prof_requests.add_measurement<ProfilingMeasurements::OperationTimeline>();
+    std::vector<int64_t> point = log_point(task);
+    uint32_t node = target.address_space();
     describe(ctx, task, d);
-    mw_log_mapped(session_, &d.c, point.data(), uint32_t(point.size()),
-                  uint32_t(proc_code(target.kind())), node, index_of(target),
-                  uint32_t(output.target_procs.size()), mapped.data(), mapped.size());
+    mw_log_mapped(session_, &d.c, uint64_t(task.get_unique_id()), point.data(),
+                  uint32_t(point.size()), uint32_t(proc_code(target.kind())), node,
+                  index_of(target), uint32_t(output.target_procs.size()), mapped.data(),
+                  mapped.size());
   }
 
   void replicate_task(MapperContext ctx, const Task &task, const ReplicateTaskInput &input,
@@ -408,6 +406,30 @@ class MapwrightMapper : public DefaultMapper {
       deferral_ = MapperEvent();
       runtime->trigger_mapper_event(ctx, e);
     }
+    ProfilingMeasurements::OperationProcessorUsage usage;
+    ProfilingMeasurements::OperationTimeline timeline;
+    if (flags_.decision_log.empty() || !input.profiling_responses.get_measurement(usage) ||
+        !input.profiling_responses.get_measurement(timeline) || proc_code(usage.proc.kind()) < 0)
+      return;
+    std::vector<int64_t> point = log_point(task);
+    mw_log_ran(session_, task.get_task_name(), uint64_t(task.get_unique_id()), point.data(),
+               uint32_t(point.size()), uint32_t(proc_code(usage.proc.kind())),
+               usage.proc.address_space(), index_of(usage.proc), timeline.ready_time,
+               timeline.start_time, timeline.end_time);
+  }
+
+  // The point a task is logged under: its own (index launches), its
+  // parent's (single tasks launched from an index point), or none.
+  static std::vector<int64_t> log_point(const Task &task) {
+    std::vector<int64_t> point;
+    const DomainPoint *p = nullptr;
+    if (task.is_index_space)
+      p = &task.index_point;
+    else if (task.parent_task != nullptr && task.parent_task->is_index_space)
+      p = &task.parent_task->index_point;
+    if (p != nullptr)
+      for (int k = 0; k < p->get_dim(); k++) point.push_back((*p)[k]);
+    return point;
   }
 
   void memoize_operation(const MapperContext ctx, const Mappable &mappable,

@@ -40,6 +40,10 @@ pub struct MappedRegion {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MappedTask {
     pub task: String,
+    /// Legion's unique id of the task: the [`RanTask`] line with the same
+    /// id says where and when it ran.
+    #[serde(default)]
+    pub uid: u64,
     /// The launch point (index launches) or the parent's point (single
     /// tasks launched from an index point); empty otherwise.
     pub point: Vec<i64>,
@@ -56,6 +60,37 @@ pub struct MappedTask {
     #[serde(default = "one", skip_serializing_if = "is_one")]
     pub targets: u32,
     pub regions: Vec<MappedRegion>,
+}
+
+/// Where and when a mapped task ran, as Realm measured it for the mapper
+/// (`report_profiling`): one line per task, after the task ended, in a log
+/// written with `-mapwright:log`. A task Legion replays from a trace (it
+/// memoizes by default, as the reference's Legion 25.12 does) is neither
+/// mapped nor measured again.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RanTask {
+    /// The task's name.
+    pub ran: String,
+    /// Its [`MappedTask::uid`].
+    pub uid: u64,
+    pub point: Vec<i64>,
+    pub proc_kind: String,
+    /// The processor it ran on: node, and index among the node's
+    /// processors of its kind (as [`MappedTask::proc`]).
+    pub node: u32,
+    pub proc: u32,
+    /// Nanoseconds from the start of the program (Realm's clock): when it
+    /// was ready to run, when it started and when it ended.
+    pub ready_ns: i64,
+    pub start_ns: i64,
+    pub end_ns: i64,
+}
+
+impl RanTask {
+    /// Seconds it ran.
+    pub fn seconds(&self) -> f64 {
+        (self.end_ns - self.start_ns).max(0) as f64 * 1e-9
+    }
 }
 
 fn one() -> u32 {
@@ -87,7 +122,7 @@ impl DecisionLog {
 
     /// Appends one line and flushes it, so that a run that aborts later
     /// still leaves everything it mapped.
-    pub fn write(&mut self, mapped: &MappedTask) {
+    pub fn write(&mut self, mapped: &impl Serialize) {
         if let Ok(line) = serde_json::to_string(mapped) {
             // A full disk must not abort the program being mapped.
             let _ = writeln!(self.out, "{line}");
@@ -96,11 +131,27 @@ impl DecisionLog {
     }
 }
 
-/// Reads a decision log's lines (blank lines skipped).
+/// Whether a log line is a [`RanTask`].
+fn is_ran(line: &str) -> bool {
+    line.trim_start().starts_with("{\"ran\"")
+}
+
+/// Reads a decision log's mapped tasks (blank lines and [`RanTask`] lines
+/// skipped).
 pub fn read_log(text: &str) -> Result<Vec<MappedTask>, String> {
     text.lines()
-        .filter(|l| !l.trim().is_empty())
         .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty() && !is_ran(l))
+        .map(|(i, l)| serde_json::from_str(l).map_err(|e| format!("line {}: {e}", i + 1)))
+        .collect()
+}
+
+/// Reads a decision log's [`RanTask`] lines: where and when each mapped
+/// task ran.
+pub fn read_ran(text: &str) -> Result<Vec<RanTask>, String> {
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| is_ran(l))
         .map(|(i, l)| serde_json::from_str(l).map_err(|e| format!("line {}: {e}", i + 1)))
         .collect()
 }
@@ -193,4 +244,33 @@ pub fn compare_with_decisions(log: &[MappedTask], decisions: &Decisions) -> Vec<
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mapped_and_ran_lines_are_read_apart() {
+        let text = concat!(
+            r#"{"task":"init_nodes","uid":7,"point":[3],"proc_kind":"CPU","node":0,"proc":0,"targets":4,"regions":[]}"#,
+            "\n",
+            r#"{"ran":"init_nodes","uid":7,"point":[3],"proc_kind":"CPU","node":0,"proc":2,"ready_ns":10,"start_ns":20,"end_ns":1000020}"#,
+            "\n\n",
+            r#"{"task":"old_log_line","point":[],"proc_kind":"CPU","node":0,"proc":1,"regions":[]}"#,
+            "\n"
+        );
+        let mapped = read_log(text).unwrap();
+        assert_eq!(mapped.len(), 2);
+        assert_eq!((mapped[0].uid, mapped[0].targets), (7, 4));
+        // A log from before targets and uids were logged still reads.
+        assert_eq!((mapped[1].uid, mapped[1].targets), (0, 1));
+        let ran = read_ran(text).unwrap();
+        assert_eq!(ran.len(), 1);
+        assert_eq!((ran[0].uid, ran[0].proc), (7, 2));
+        assert!((ran[0].seconds() - 1e-3).abs() < 1e-12);
+        // One target is not written.
+        let line = serde_json::to_string(&mapped[1]).unwrap();
+        assert!(!line.contains("targets"), "{line}");
+    }
 }

@@ -229,6 +229,13 @@ impl MapperSession {
         self.log.is_some()
     }
 
+    /// Records where and when one mapped task ran.
+    pub fn log_ran(&mut self, ran: &crate::legion::log::RanTask) {
+        if let Some(log) = &mut self.log {
+            log.write(ran);
+        }
+    }
+
     /// Records what was realised for one mapped task.
     pub fn log_mapped(&mut self, mapped: &MappedTask) {
         if let Some(log) = &mut self.log {

@@ -16,7 +16,7 @@ use mapwright_grammar::ast::AlignOp;
 use mapwright_runtime::app::{Launch, Privilege};
 use mapwright_runtime::decisions::{InstanceKind, Order};
 use mapwright_runtime::legion::host::HostAffinity;
-use mapwright_runtime::legion::log::{MappedRegion, MappedTask};
+use mapwright_runtime::legion::log::{MappedRegion, MappedTask, RanTask};
 use mapwright_runtime::legion::{
     HostFacts, HostMemory, HostProcessors, LaunchInfo, MapperSession, RegionInfo, SessionOptions,
 };
@@ -470,6 +470,7 @@ pub unsafe extern "C" fn mw_place(
 pub unsafe extern "C" fn mw_log_mapped(
     session: *mut MwSession,
     launch: *const MwLaunch,
+    uid: u64,
     point: *const i64,
     dims: u32,
     proc_kind: u32,
@@ -491,6 +492,7 @@ pub unsafe extern "C" fn mw_log_mapped(
         let decision = session.0.decide(&info);
         let mapped = MappedTask {
             task: info.task.clone(),
+            uid,
             point: slice(point, dims as usize).to_vec(),
             proc_kind: PROC_KINDS
                 .get(proc_kind as usize)
@@ -531,6 +533,50 @@ pub unsafe extern "C" fn mw_log_mapped(
                 .collect(),
         };
         session.0.log_mapped(&mapped);
+    })
+}
+
+/// See `mw_log_ran` in the header.
+///
+/// # Safety
+/// Arguments as the header describes them.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn mw_log_ran(
+    session: *mut MwSession,
+    task: *const c_char,
+    uid: u64,
+    point: *const i64,
+    dims: u32,
+    proc_kind: u32,
+    node: u32,
+    proc: u32,
+    ready_ns: i64,
+    start_ns: i64,
+    end_ns: i64,
+) {
+    guarded(std::ptr::null_mut(), (), || {
+        let Some(session) = session.as_mut() else {
+            return;
+        };
+        if !session.0.logging() {
+            return;
+        }
+        let ran = RanTask {
+            ran: text(task).unwrap_or_default(),
+            uid,
+            point: slice(point, dims as usize).to_vec(),
+            proc_kind: PROC_KINDS
+                .get(proc_kind as usize)
+                .map_or("?", |k| k.dsl_name())
+                .to_string(),
+            node,
+            proc,
+            ready_ns,
+            start_ns,
+            end_ns,
+        };
+        session.0.log_ran(&ran);
     })
 }
 
