@@ -44,6 +44,10 @@ pub struct RunRequest {
     /// Relative standard deviation of the measurement noise (0 = none;
     /// 0.01 = 1 %). Backends that measure real runs ignore it.
     pub noise: f64,
+    /// The name the user knows the mapper by (their file's path): a
+    /// backend that runs a temporary copy of it shows this name wherever
+    /// the program's output names the copy (diagnostics, errors).
+    pub source_name: Option<String>,
 }
 
 impl RunRequest {
@@ -55,6 +59,7 @@ impl RunRequest {
             machine,
             seed: 0,
             noise: 0.0,
+            source_name: None,
         }
     }
 }

@@ -360,7 +360,9 @@ fn an_unplaced_single_task_runs_on_another_cpu_when_the_first_is_busy() {
     }
     // Every mapped task was measured, within the run.
     assert_eq!(ran.len(), mapped.len(), "one ran line per mapped task");
-    assert!(ran.iter().all(|r| r.ready_ns <= r.start_ns && r.start_ns <= r.end_ns));
+    assert!(ran
+        .iter()
+        .all(|r| r.ready_ns <= r.start_ns && r.start_ns <= r.end_ns));
 }
 
 #[test]

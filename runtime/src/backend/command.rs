@@ -384,6 +384,10 @@ impl Backend for CommandBackend {
             Ok(c) => c,
             Err(text) => return RunOutcome::failure("error", text),
         };
+        // The mapper's own diagnostics name the file it read: the user's.
+        if let Some(name) = &request.source_name {
+            c.text = c.text.replace(path.to_string_lossy().as_ref(), name);
+        }
         if c.truncated {
             c.text.push_str(&format!(
                 "\n[mapwright] output truncated to {} bytes\n",
@@ -499,6 +503,27 @@ mod tests {
         assert_eq!(o.status.as_str(), "error");
         assert!(o.raw_output.starts_with("no mapper\n"), "{}", o.raw_output);
         assert!(o.raw_output.contains("exited with status 3"));
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn the_programs_output_names_the_users_file_not_the_copy() {
+        let (dir, prog) = script(
+            "#!/bin/sh\necho \"warning: $1:2:1: this statement never applies\"\necho 'ELAPSED TIME = 1 s'\n",
+        );
+        let b = CommandBackend::new(CommandConfig::new(format!(
+            "sh {} {{mapper}}",
+            prog.display()
+        )));
+        let mut r = request("Task * GPU;\n");
+        r.source_name = Some("my.mapper".into());
+        let o = b.run(&r);
+        assert!(
+            o.raw_output.starts_with("warning: my.mapper:2:1: "),
+            "{}",
+            o.raw_output
+        );
+        assert!(!o.raw_output.contains("candidate.mapper"));
         let _ = std::fs::remove_dir_all(dir);
     }
 

@@ -42,6 +42,17 @@ impl LegionConfig {
     /// this source tree's `runtime/legion/build.sh` (which builds what is
     /// missing and installs the SDK on first use).
     pub fn locate(cpus: u32, gpus: u32) -> Result<LegionConfig, String> {
+        LegionConfig::locate_with_progress(cpus, gpus, &mut |_| {})
+    }
+
+    /// [`LegionConfig::locate`], telling `progress` what the set-up does
+    /// as it goes (one line per step: what is fetched and its size, what is
+    /// compiled and built). Nothing is told when everything is in place.
+    pub fn locate_with_progress(
+        cpus: u32,
+        gpus: u32,
+        progress: &mut dyn FnMut(&str),
+    ) -> Result<LegionConfig, String> {
         let build = match std::env::var_os("MAPWRIGHT_LEGION_BUILD") {
             Some(dir) => PathBuf::from(dir),
             None => {
@@ -53,14 +64,14 @@ impl LegionConfig {
                         source_dir().display()
                     ));
                 }
-                PathBuf::from(run_script(&script, &[])?)
+                PathBuf::from(run_script(&script, &[], progress)?)
             }
         };
         let library_path = match std::env::var("MAPWRIGHT_LEGION_LIBRARY_PATH") {
             Ok(p) => p,
             Err(_) => {
                 let script = source_dir().join("sdk.sh");
-                let env = run_script(&script, &["--env"])?;
+                let env = run_script(&script, &["--env"], progress)?;
                 env.lines()
                     .find_map(|l| l.strip_prefix("export LD_LIBRARY_PATH='"))
                     .and_then(|rest| rest.split('\'').next())
@@ -116,22 +127,51 @@ fn source_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("legion")
 }
 
-/// Runs a set-up script and returns its last line of output.
-fn run_script(script: &Path, args: &[&str]) -> Result<String, String> {
-    let out = Command::new("bash")
+/// Runs a set-up script and returns its last line of output (all of it
+/// with arguments). Its `mapwright: ...` lines on stderr are progress, told
+/// to `progress` as they come; the rest of stderr is kept for the error.
+fn run_script(
+    script: &Path,
+    args: &[&str],
+    progress: &mut dyn FnMut(&str),
+) -> Result<String, String> {
+    use std::io::{BufRead, BufReader, Read};
+    let mut child = Command::new("bash")
         .arg(script)
         .args(args)
         .stdin(Stdio::null())
-        .output()
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
         .map_err(|e| format!("cannot run {}: {e}", script.display()))?;
-    if !out.status.success() {
-        return Err(format!(
-            "{} failed:\n{}",
-            script.display(),
-            String::from_utf8_lossy(&out.stderr)
-        ));
+    // stdout is one short line: read it on a thread while stderr streams.
+    let mut stdout = child.stdout.take();
+    let reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        if let Some(out) = stdout.as_mut() {
+            let _ = out.read_to_string(&mut text);
+        }
+        text
+    });
+    let mut errors = String::new();
+    if let Some(err) = child.stderr.take() {
+        for line in BufReader::new(err).lines().map_while(Result::ok) {
+            match line.strip_prefix("mapwright: ") {
+                Some(step) => progress(step),
+                None => {
+                    errors.push_str(&line);
+                    errors.push('\n');
+                }
+            }
+        }
     }
-    let text = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let status = child
+        .wait()
+        .map_err(|e| format!("cannot run {}: {e}", script.display()))?;
+    let text = reader.join().unwrap_or_default().trim().to_string();
+    if !status.success() {
+        return Err(format!("{} failed:\n{errors}", script.display()));
+    }
     if args.is_empty() {
         Ok(text.lines().last().unwrap_or_default().to_string())
     } else {
@@ -142,6 +182,46 @@ fn run_script(script: &Path, args: &[&str]) -> Result<String, String> {
 /// `s` quoted for `sh`.
 fn quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', "'\\''"))
+}
+
+/// Realm's start-up lines that say nothing about the run itself (the libcuda
+/// stub's "no device", thread reservations that more processors than
+/// cores cannot get), taken out of `raw` for a person to read, with one
+/// line each saying what they mean. `raw` itself (`--json`'s `raw_output`)
+/// keeps them.
+pub fn quiet_startup(raw: &str, cpus: u32) -> (String, Vec<String>) {
+    let mut kept = String::new();
+    let (mut no_gpu, mut reservations) = (false, 0usize);
+    for line in raw.lines() {
+        let realm = line.starts_with("[0 - ") || line.starts_with('[');
+        if realm
+            && (line.contains("{gpu}: cuInit(") || line.contains("not able to discover the CUDA"))
+        {
+            no_gpu = true;
+        } else if realm
+            && line.contains("{threads}: reservation")
+            && line.contains("cannot be satisfied")
+        {
+            reservations += 1;
+        } else {
+            kept.push_str(line);
+            kept.push('\n');
+        }
+    }
+    let mut notes = Vec::new();
+    if no_gpu {
+        notes.push(format!(
+            "no GPU driver: running on {cpus} CPU processor{}",
+            if cpus == 1 { "" } else { "s" }
+        ));
+    }
+    if reservations > 0 {
+        notes.push(format!(
+            "{cpus} Legion processors on {} core(s): Realm could not give {reservations} of its threads a core of their own, so they share",
+            default_cpus()
+        ));
+    }
+    (kept, notes)
 }
 
 /// Runs the benchmark programs on real Legion.
@@ -253,6 +333,27 @@ mod tests {
         assert!(out
             .raw_output
             .contains("no real Legion program for `solomonik`"));
+    }
+
+    #[test]
+    fn realms_start_up_noise_becomes_one_line_each() {
+        let raw = "[0 - 7f] 0.000000 {4}{gpu}: cuInit(0) returned 100 (CUDA_ERROR_NO_DEVICE)\n\
+                   [0 - 7f] 0.000000 {5}{gpu}: We are not able to discover the CUDA resources.\n\
+                   [0 - 7f] 0.000059 {4}{threads}: reservation ('CPU proc 1d00000000000003') cannot be satisfied\n\
+                   ELAPSED TIME =   0.682 s\n\
+                   [0 - 7f] 0.7 {4}{legion}: LEGION WARNING: something real\n";
+        let (kept, notes) = quiet_startup(raw, 4);
+        assert_eq!(
+            kept,
+            "ELAPSED TIME =   0.682 s\n[0 - 7f] 0.7 {4}{legion}: LEGION WARNING: something real\n"
+        );
+        assert_eq!(notes[0], "no GPU driver: running on 4 CPU processors");
+        assert!(
+            notes[1].contains("could not give 1 of its threads a core"),
+            "{notes:?}"
+        );
+        let (kept, notes) = quiet_startup("CHECK PASSED\n", 2);
+        assert_eq!((kept.as_str(), notes.len()), ("CHECK PASSED\n", 0));
     }
 
     #[test]

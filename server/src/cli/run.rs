@@ -173,6 +173,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     let mut request = RunRequest::new(source, app.clone(), machine.clone());
     request.seed = args.seed;
     request.noise = args.noise;
+    request.source_name = mapper_path.map(|p| p.display().to_string());
     let (outcome, predicted) = backend.run(&request);
 
     let expert = if args.no_normalize {
@@ -181,6 +182,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         expert_mapper_text(&app.name).map(|text| {
             let mut r = request.clone();
             r.mapper = text.to_string();
+            r.source_name = None;
             backend.run(&r)
         })
     };
@@ -219,9 +221,21 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         }
         outln!("{}", serde_json::to_string_pretty(&v)?)?;
     } else {
-        let mut text = outcome.raw_output.clone();
+        // Real Legion's start-up noise says one thing each: that, in one
+        // line (the whole output stays in --json's raw_output).
+        let (mut text, notes) = if backend.name() == "legion" {
+            mapwright_runtime::backend::legion::quiet_startup(
+                &outcome.raw_output,
+                args.backend_args.legion_cpus,
+            )
+        } else {
+            (outcome.raw_output.clone(), Vec::new())
+        };
         if !text.is_empty() && !text.ends_with('\n') {
             text.push('\n');
+        }
+        for note in notes {
+            text.push_str(&format!("mapwright: {note}\n"));
         }
         text.push_str(&summary(
             &outcome,

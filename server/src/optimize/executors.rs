@@ -56,7 +56,12 @@ pub fn legion_backend(
     timeout_s: Option<f64>,
 ) -> Result<mapwright_runtime::backend::legion::LegionBackend, String> {
     use mapwright_runtime::backend::legion::{LegionBackend, LegionConfig};
-    let mut config = LegionConfig::locate(cpus, gpus)?;
+    // The first use fetches Legion and builds the mapper and the programs
+    // (a minute or two): say so as it goes. The language server's stderr
+    // is its log; it shows set-up as progress itself (legion_setup).
+    let mut config = LegionConfig::locate_with_progress(cpus, gpus, &mut |step| {
+        eprintln!("mapwright: {step}");
+    })?;
     if let Some(t) = timeout_s {
         if !(t.is_finite() && t > 0.0) {
             return Err("the timeout must be a positive number of seconds".into());

@@ -133,6 +133,69 @@ impl Backend {
         .map_err(Error::invalid_params)
     }
 
+    /// With `runtime = "legion"`, makes sure real Legion is set up before a
+    /// run: the first time, it is fetched and the mapper and the programs
+    /// are built (a minute or two), which the editor shows as progress, one
+    /// message per step. Afterwards this finds everything in place.
+    pub(super) async fn legion_setup(&self, uri: &Url) -> Result<()> {
+        let legion = self
+            .state
+            .project(uri)
+            .is_some_and(|p| p.runtime.as_deref().map(str::trim) == Some("legion"));
+        if !legion {
+            return Ok(());
+        }
+        let cancel = Arc::new(AtomicBool::new(false));
+        let token = self.progress_token(None, &cancel).await;
+        self.progress(
+            &token,
+            WorkDoneProgress::Begin(WorkDoneProgressBegin {
+                title: "Setting up real Legion".into(),
+                cancellable: Some(false),
+                message: Some("checking the Legion SDK, the mapper and the programs".into()),
+                percentage: None,
+            }),
+        )
+        .await;
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<String>();
+        let handle = tokio::task::spawn_blocking(move || {
+            mapwright_runtime::backend::legion::LegionConfig::locate_with_progress(
+                mapwright_runtime::backend::legion::default_cpus(),
+                0,
+                &mut |step| {
+                    let _ = tx.send(step.to_string());
+                },
+            )
+            .map(|_| ())
+        });
+        while let Some(step) = rx.recv().await {
+            self.progress(
+                &token,
+                WorkDoneProgress::Report(WorkDoneProgressReport {
+                    cancellable: Some(false),
+                    message: Some(step),
+                    percentage: None,
+                }),
+            )
+            .await;
+        }
+        let result = match handle.await {
+            Ok(r) => r,
+            Err(e) => Err(e.to_string()),
+        };
+        self.progress(
+            &token,
+            WorkDoneProgress::End(WorkDoneProgressEnd {
+                message: Some(match &result {
+                    Ok(()) => "real Legion is ready".into(),
+                    Err(e) => format!("real Legion could not be set up: {e}"),
+                }),
+            }),
+        )
+        .await;
+        result.map_err(|e| Error::invalid_params(format!("runtime = \"legion\": {e}")))
+    }
+
     /// Runs `f` on a blocking thread under [`guard::catch`]; a panic
     /// becomes an internal error (logged).
     pub(super) async fn blocking<T: Send + 'static>(
@@ -230,6 +293,7 @@ impl Backend {
     /// and AutoGuide's feedback as diagnostics until the next edit.
     pub(super) async fn run_mapper(&self, args: CommandArgs) -> Result<Option<Value>> {
         let doc = self.open_doc(&args.uri)?;
+        self.legion_setup(&args.uri).await?;
         let setup = self.setup(&args.uri)?;
         let text = doc.text.clone();
         let result = self
@@ -372,6 +436,7 @@ impl Backend {
     ) -> Result<Option<Value>> {
         let uri = args.uri.clone();
         let doc = self.open_doc(&uri)?;
+        self.legion_setup(&uri).await?;
         let setup = self.setup(&uri)?;
         // Configuration problems are reported before anything starts.
         setup.proposer().map_err(Error::invalid_params)?;
