@@ -898,6 +898,74 @@ fn mapwright(b: &Built) -> Command {
     c
 }
 
+/// A user's first `run --backend legion` (no build folder yet; the SDK
+/// stays: fetching it again is the network's business): the set-up says
+/// what it builds as it goes, the mapper's start-up diagnostics name the
+/// user's file rather than the temporary copy the program reads, our
+/// program prints no Legion warning, and Realm's start-up noise becomes
+/// one line that says what it means.
+#[test]
+fn a_first_legion_run_shows_its_set_up_and_names_the_users_file() {
+    let Some(b) = built() else { return };
+    let _one = serial();
+    let dir = scratch("first-run");
+    let mapper = dir.join("my.mapper");
+    // The expert on CPUs, with an unused variable: a warning at start-up.
+    std::fs::write(&mapper, format!("{}unused_here = 3;\n", expert_on_cpus())).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_mapwright-under-test"))
+        .args(["run", "--app", "circuit", "--backend", "legion"])
+        .args(["--legion-cpus", "4", "--no-normalize"])
+        .arg(&mapper)
+        .env_remove("MAPWRIGHT_LEGION_BUILD")
+        .env("MAPWRIGHT_LEGION_LIBRARY_PATH", &b.library_path)
+        .env("MAPWRIGHT_LEGION_OUT", dir.join("build"))
+        .env("MAPWRIGHT_LEGION_APPS", "circuit")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("mapwright: building libmapwright_mapper.so and the programs (circuit)"),
+        "{stderr}"
+    );
+    assert!(stdout.contains("CHECK PASSED"), "{stdout}");
+    let named = format!("--> {}:", mapper.display());
+    assert!(stdout.contains(&named), "{stdout}");
+    assert!(stdout.contains("unused variable `unused_here`"), "{stdout}");
+    assert!(!stdout.contains("candidate.mapper"), "{stdout}");
+    assert!(!stdout.contains("LEGION WARNING"), "{stdout}");
+    assert!(!stdout.contains("cuInit"), "{stdout}");
+    assert!(
+        stdout.contains("mapwright: no GPU driver: running on 4 CPU processors"),
+        "{stdout}"
+    );
+    // A second run finds everything in place and says nothing of set-up.
+    let again = Command::new(env!("CARGO_BIN_EXE_mapwright-under-test"))
+        .args([
+            "run",
+            "--app",
+            "circuit",
+            "--backend",
+            "legion",
+            "--no-normalize",
+        ])
+        .arg(&mapper)
+        .env_remove("MAPWRIGHT_LEGION_BUILD")
+        .env("MAPWRIGHT_LEGION_LIBRARY_PATH", &b.library_path)
+        .env("MAPWRIGHT_LEGION_OUT", dir.join("build"))
+        .env("MAPWRIGHT_LEGION_APPS", "circuit")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&again.stderr);
+    assert!(!stderr.contains("mapwright: building"), "{stderr}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// `bench sim-validate --backend legion`: after the recorded section, the
 /// section measured here, with the rates it measured, a row per variant
 /// (predicted and measured seconds, the repeats' spread) and the count of
@@ -1159,6 +1227,23 @@ fn optimize_with_the_legion_backend_improves_a_slow_mapper_as_measured() {
             assert!(raw.contains("ELAPSED TIME = "), "{raw}");
         }
         assert!(v["best_iteration"].as_u64().unwrap() > 0, "{v:#}");
+        // The expert as written stops on this host (no GPU), so there is no
+        // expert figure: the trajectory is relative to the slow start, and
+        // rises from it instead of lying flat at zero.
+        assert_eq!(v["trajectory_basis"]["relative_to"], "start", "{v:#}");
+        assert!(v["best_normalized"].is_null());
+        let trajectory: Vec<f64> = v["trajectory"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_f64().unwrap())
+            .collect();
+        assert_eq!(trajectory[0], 1.0, "{trajectory:?}");
+        assert!(
+            trajectory.windows(2).all(|w| w[1] >= w[0]),
+            "{trajectory:?}"
+        );
+        assert!(trajectory[trajectory.len() - 1] > 1.0, "{trajectory:?}");
         let verdict = &v["verdict"];
         let (start, best) = (
             median(&verdict["start_runs"]),
@@ -1218,8 +1303,13 @@ fn the_language_server_runs_on_real_legion_when_the_project_says_so() {
     // The server finds the programs as a user's would: in the environment.
     std::env::set_var("MAPWRIGHT_LEGION_BUILD", &b.dir);
     std::env::set_var("MAPWRIGHT_LEGION_LIBRARY_PATH", &b.library_path);
-    let caps = json!({"window": {"workDoneProgress": true, "showDocument": {"support": true}}});
-    let mut s = lsp_support::Server::start_with(caps, json!({}), Some(&root));
+    let caps = json!({"window": {"workDoneProgress": true, "showDocument": {"support": true}},
+                      "workspace": {"applyEdit": true}});
+    let mut s = lsp_support::Server::start_with(
+        caps,
+        json!({"optimize": {"iterations": 3, "saveRuns": false}}),
+        Some(&root),
+    );
     let uri = lsp_support::file_uri(&root.join("circuit.mapper"));
     s.open(&uri, SLOW);
     let result = s.request(
@@ -1230,6 +1320,50 @@ fn the_language_server_runs_on_real_legion_when_the_project_says_so() {
     let summary = result["summary"].as_str().unwrap();
     assert!(summary.contains("legion-host"), "{summary}");
     assert!(summary.contains("real Legion on this host"), "{summary}");
+    // Optimize from the one-CPU start: no expert runs here, so progress and
+    // the final message say what was measured against the user's mapper,
+    // with figures, never a dash where one belongs.
+    let id = s.send_request(
+        "workspace/executeCommand",
+        json!({"command": "mapwright.optimize", "arguments": [uri],
+               "workDoneToken": "legion-optimize"}),
+    );
+    let mut reports = Vec::new();
+    loop {
+        let m = s.wait_for("$/progress", |m| {
+            m["method"] == "$/progress" && m["params"]["token"] == "legion-optimize"
+        });
+        let value = m["params"]["value"].clone();
+        let end = value["kind"] == "end";
+        reports.push(value);
+        if end {
+            break;
+        }
+    }
+    let result = s.response(id).expect("mapwright.optimize");
+    for r in &reports {
+        let message = r["message"].as_str().unwrap_or_default();
+        assert!(
+            !message.contains(" - ") && !message.contains(" -."),
+            "{message}"
+        );
+    }
+    let later: Vec<&str> = reports
+        .iter()
+        .filter(|r| r["kind"] == "report")
+        .filter_map(|r| r["message"].as_str())
+        .filter(|m| !m.starts_with("iteration 0/"))
+        .collect();
+    assert!(later.iter().any(|m| m.contains("x yours")), "{reports:#?}");
+    let summary = result["summary"].as_str().unwrap();
+    if result["applied"] == true {
+        assert!(summary.contains("x faster than yours ("), "{summary}");
+        assert!(summary.contains(" s → "), "{summary}");
+        assert!(summary.contains("medians of 3 runs"), "{summary}");
+    } else {
+        // A host too busy to defend the gain says by how much it measured.
+        assert!(summary.contains('%'), "{summary}");
+    }
     assert_eq!(s.shutdown(), Some(0));
 }
 

@@ -30,8 +30,11 @@ pub struct BenchMapperArgs {
     /// Runs per mapper and program, interleaved (median and min-max).
     #[arg(long, default_value_t = 5)]
     pub repeats: usize,
-    /// Legion CPU processors (`-ll:cpu`; default: one per core).
-    #[arg(long, default_value_t = mapwright_runtime::backend::legion::default_cpus())]
+    /// Legion CPU processors (`-ll:cpu`). 4 by default, whatever the
+    /// cores: the experts' placement functions, adapted to CPUs, index the
+    /// four processors the paper's node had (circuit's fails its slicing
+    /// with fewer).
+    #[arg(long, default_value_t = 4)]
     pub legion_cpus: u32,
     /// Another build of `libmapwright_mapper.so` to compare, as
     /// `NAME=FOLDER` (the folder holding it): the reference DSL mapper,

@@ -190,7 +190,15 @@ pub fn measured_gain(start: &Record, best: &Record, verdict: Option<&Verdict>) -
             1.0 / best_score
         )
     } else {
-        format!("{gain:.2}x the throughput of yours ({start_score:.4} → {best_score:.4}, {how})")
+        // The score is the program's throughput; its times, where it
+        // printed them, are told beside it.
+        let times = match (start.evaluation.elapsed_s, best.evaluation.elapsed_s) {
+            (Some(a), Some(b)) => format!("; {a:.3} s → {b:.3} s in the first run of each"),
+            _ => String::new(),
+        };
+        format!(
+            "{gain:.2}x faster than yours (throughput {start_score:.4} → {best_score:.4}, {how}{times})"
+        )
     })
 }
 
@@ -264,6 +272,15 @@ mod tests {
         let text = measured_gain(&failed, &best, None).unwrap();
         assert_eq!(text, "runs in 0.840 s where yours fails (out_of_memory)");
         assert_eq!(measured_gain(&start, &start, None), None);
+        // A program that prints a throughput: its figures, and its times.
+        let (mut a, mut b) = (record(6.0, "ok"), record(12.0, "ok"));
+        a.evaluation.elapsed_s = Some(0.7);
+        b.evaluation.elapsed_s = Some(0.35);
+        let text = measured_gain(&a, &b, None).unwrap();
+        assert_eq!(
+            text,
+            "2.00x faster than yours (throughput 6.0000 → 12.0000, one run each; 0.700 s → 0.350 s in the first run of each)"
+        );
     }
 
     #[test]
