@@ -373,10 +373,7 @@ impl<'a> Resolver<'a> {
                 ),
             )
             .with_label("machine model of the wrong kind")
-            .with_note(format!(
-                "the reference aborts with \"{} is actually mapped to {kind}, but machine model is for {mk}\"",
-                app.tasks[tis[0]].name
-            ));
+            .with_note(self.wrong_kind_note(&app.tasks[tis[0]].name, kind, mk.into()));
             if let Some(def) = self.function_name_span(&func) {
                 d = d.with_related(def, "the mapping function");
             }

@@ -501,10 +501,7 @@ impl<'a> Resolver<'a> {
                     format!("`{}` runs on {actual}, but `{func}` returns a processor of a `Machine({model})` model", task.name),
                 )
                 .with_label("machine model of the wrong kind")
-                .with_note(format!(
-                    "the reference aborts with \"{} is actually mapped to {actual}, but machine model is for {model}\"",
-                    task.name
-                ));
+                .with_note(self.wrong_kind_note(&task.name, actual, model));
                 if let Some(def) = def {
                     d = d.with_related(def, "the mapping function");
                 }
@@ -582,6 +579,33 @@ impl<'a> Resolver<'a> {
             self.diags.push(d);
             self.fatal(1, ti * 10 + 3, &kind, raw, rule);
         }
+    }
+
+    /// What the reference does where mapwright stops on a function whose
+    /// model is of another kind than the processor `task` runs on (E0302).
+    /// It makes that check only where the machine has processors of the
+    /// model's kind. On a machine without any (an expert for GPUs on a
+    /// CPU-only host) it evaluates the function over the empty model first
+    /// and dies there: measured with the reference on Legion 25.12, a
+    /// division by the model's size (SIGFPE, exit 136: circuit, stencil,
+    /// solomonik) or "Slice processor index out of bound! 0 >= 0" and an
+    /// assertion in `MSpace::get_node_proc` (exit 134: the other DISTAL
+    /// programs), depending on what the function computes first.
+    pub(super) fn wrong_kind_note(&self, task: &str, actual: ProcKind, model: ProcKind) -> String {
+        let check = format!(
+            "the reference aborts with \"{task} is actually mapped to {actual}, but machine model is for {model}\""
+        );
+        if self.machine.procs_per_node(model) > 0 {
+            return check;
+        }
+        format!(
+            "this machine has no {model}: the reference never gets to its check (\"{task} is actually \
+             mapped to {actual}, but machine model is for {model}\") here, it evaluates the function \
+             over the empty `Machine({model})` first and dies there, with a division by zero (SIGFPE) \
+             where the function divides by the model's size, or with \"Slice processor index out of \
+             bound! 0 >= 0\" and a failed assertion where it indexes it; mapwright stops with the check's \
+             message instead"
+        )
     }
 
     /// What `Machine(kind)` is on this run, for E0301's note.
