@@ -811,11 +811,29 @@ InstanceLimit init_nodes 1;
 InstanceLimit calculate_new_currents 2;
 CollectMemory calculate_new_currents *;
 ";
-    let (out, log, machine) = run_circuit(b, &dir, mapper);
+    let (out, log_text, machine) = run_circuit(b, &dir, mapper);
     let all = text(&out);
     assert!(out.status.success(), "{all}");
     assert!(all.contains("CHECK PASSED"), "{all}");
-    let log = read_log(&log).unwrap();
+    let log = read_log(&log_text).unwrap();
+    // InstanceLimit, as Realm measured it: never more of the task running
+    // at once than its limit (with memoization on, as by default).
+    let ran = mapwright_runtime::legion::log::read_ran(&log_text).unwrap();
+    for (task, limit) in [("init_nodes", 1usize), ("calculate_new_currents", 2)] {
+        let spans: Vec<(i64, i64)> = ran
+            .iter()
+            .filter(|r| r.ran == task)
+            .map(|r| (r.start_ns, r.end_ns))
+            .collect();
+        assert!(spans.len() > limit, "{task}: {spans:?}");
+        for &(start, _) in &spans {
+            let running = spans
+                .iter()
+                .filter(|(s, e)| *s <= start && start < *e)
+                .count();
+            assert!(running <= limit, "{running} {task} ran at once: {spans:?}");
+        }
+    }
     let decisions = explain(mapper, &machine.unwrap());
     let differences = compare_with_decisions(&log, &decisions);
     assert!(differences.is_empty(), "{}", differences.join("\n"));

@@ -129,8 +129,27 @@ impl AppComparison {
 
 /// The three contenders of every program: Legion's `DefaultMapper`,
 /// mapwright's mapper with the expert adapted to CPUs, and mapwright's
-/// mapper with a mapper that asks for what the default does.
+/// mapper with a mapper that asks for what the default does (`Task *
+/// CPU;`), plus the expert's `Layout` statements where it has them: the
+/// DISTAL programs' `dgemm` needs `C_order`, which `DefaultMapper`'s
+/// default layout is not, so `DefaultMapper` itself fails their check.
 pub fn standard_contenders(expert_on_cpus: &str) -> Vec<Contender> {
+    let layouts: String = expert_on_cpus
+        .lines()
+        .filter(|l| l.trim_start().starts_with("Layout"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let (default_name, default_mapper) = if layouts.is_empty() {
+        (
+            "mapwright, Task * CPU;".to_string(),
+            "Task * CPU;\n".to_string(),
+        )
+    } else {
+        (
+            "mapwright, Task * CPU; + layouts".to_string(),
+            format!("Task * CPU;\n{layouts}"),
+        )
+    };
     vec![
         Contender {
             name: "Legion's DefaultMapper".into(),
@@ -143,9 +162,9 @@ pub fn standard_contenders(expert_on_cpus: &str) -> Vec<Contender> {
             },
         },
         Contender {
-            name: "mapwright, Task * CPU;".into(),
+            name: default_name,
             mapper: MapperUnderTest::Mapwright {
-                mapper: "Task * CPU;\n".into(),
+                mapper: default_mapper,
             },
         },
     ]
@@ -353,6 +372,22 @@ mod tests {
         assert_eq!(m.calls_per_run("map_task"), Some(4.0));
         assert_eq!(m.per_call("slice_task"), None);
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn the_default_like_mapper_keeps_the_experts_layouts() {
+        let c = standard_contenders(
+            "Task * CPU;\nLayout * * * SOA C_order; # dgemm\nInstanceLimit task_4 1;\n",
+        );
+        assert_eq!(c[0].mapper, MapperUnderTest::LegionDefault);
+        assert_eq!(
+            c[2].mapper,
+            MapperUnderTest::Mapwright {
+                mapper: "Task * CPU;\nLayout * * * SOA C_order; # dgemm\n".into()
+            }
+        );
+        let plain = standard_contenders("Task * CPU;\n");
+        assert_eq!(plain[2].name, "mapwright, Task * CPU;");
     }
 
     #[test]
