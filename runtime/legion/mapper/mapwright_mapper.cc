@@ -702,8 +702,17 @@ class MapwrightMapper : public DefaultMapper {
     std::vector<LogicalRegion> lrs(1,
                                    instance_region(ctx, task.regions[index], memory, constraints));
     size_t footprint = 0;
-    if (!runtime->find_or_create_physical_instance(ctx, memory, constraints, lrs, instance, created,
-                                                   true, 0, false, &footprint)) {
+    // A reduction gets an instance of its own, as DefaultMapper forces one:
+    // a found one may be another task's that reduces into the same region
+    // at the same time (johnson's and cosma's task_4 points under default
+    // slicing), and both would accumulate into the same memory.
+    bool made =
+        task.regions[index].privilege == LEGION_REDUCE
+            ? runtime->create_physical_instance(ctx, memory, constraints, lrs, instance, true, 0,
+                                                false, &footprint)
+            : runtime->find_or_create_physical_instance(ctx, memory, constraints, lrs, instance,
+                                                        created, true, 0, false, &footprint);
+    if (!made) {
       char msg[512];
       std::snprintf(msg, sizeof(msg),
                     "Default mapper failed allocation of size %zd bytes for region  "

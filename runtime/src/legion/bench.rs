@@ -113,15 +113,18 @@ pub struct AppComparison {
 }
 
 impl AppComparison {
-    /// `index`'s median over the best median of the other contenders.
+    /// `index`'s median over the best median of the other contenders;
+    /// a contender that failed a run has none (its successful runs do not
+    /// count: a mapper that fails the result check is no baseline).
     pub fn ratio_to_best_other(&self, index: usize) -> Option<f64> {
-        let own = self.contenders.get(index)?.median()?;
+        let median = |m: &Measured| m.failure.is_none().then(|| m.median()).flatten();
+        let own = median(self.contenders.get(index)?)?;
         let best_other = self
             .contenders
             .iter()
             .enumerate()
             .filter(|(i, _)| *i != index)
-            .filter_map(|(_, m)| m.median())
+            .filter_map(|(_, m)| median(m))
             .min_by(f64::total_cmp)?;
         Some(own / best_other)
     }
@@ -352,6 +355,11 @@ mod tests {
         // Medians 0.32, 0.33, 0.50: ours over the default's.
         assert!((c.ratio_to_best_other(1).unwrap() - 0.33 / 0.32).abs() < 1e-12);
         assert!((c.ratio_to_best_other(0).unwrap() - 0.32 / 0.33).abs() < 1e-12);
+        // A contender that failed a run is nobody's baseline, nor has a ratio.
+        let mut failed = c.clone();
+        failed.contenders[0].failure = Some("error: CHECK FAILED".into());
+        assert_eq!(failed.ratio_to_best_other(0), None);
+        assert!((failed.ratio_to_best_other(1).unwrap() - 0.33 / 0.50).abs() < 1e-12);
     }
 
     #[test]
