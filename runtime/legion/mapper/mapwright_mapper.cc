@@ -335,7 +335,6 @@ class MapwrightMapper : public DefaultMapper {
     if (decision.instance_limit >= 0 && flags_.backpressure) {
       // Counted until the task finishes (report_profiling).
       output.task_prof_requests.add_measurement<ProfilingMeasurements::OperationStatus>();
-      in_flight_[task.get_task_name()]++;
     }
 
     if (flags_.decision_log.empty()) return;
@@ -376,18 +375,19 @@ class MapwrightMapper : public DefaultMapper {
   void select_tasks_to_map(const MapperContext ctx, const SelectMappingInput &input,
                            SelectMappingOutput &output) override {
     CallTimer timer(Call::SelectTasksToMap);
-    // InstanceLimit: at most N of the task in flight (mapped, not done).
-    std::map<std::string, long> taken;
+    // InstanceLimit: at most N of the task in flight (selected to map, not
+    // done). Counted here, not in map_task: a second call could otherwise
+    // select more before the first ones were mapped.
     bool held_back = false;
     for (const Task *task : input.ready_tasks) {
       std::string name = task->get_task_name();
       auto limit = limits_.find(name);
       if (flags_.backpressure && limit != limits_.end() && limit->second >= 0) {
-        if (in_flight_[name] + taken[name] >= limit->second) {
+        if (in_flight_[name] >= limit->second) {
           held_back = true;
           continue;
         }
-        taken[name]++;
+        in_flight_[name]++;
       }
       output.map_tasks.insert(task);
     }
