@@ -376,18 +376,22 @@ class MapwrightMapper : public DefaultMapper {
                            SelectMappingOutput &output) override {
     CallTimer timer(Call::SelectTasksToMap);
     // InstanceLimit: at most N of the task in flight (selected to map, not
-    // done). Counted here, not in map_task: a second call could otherwise
-    // select more before the first ones were mapped.
+    // done) per launching processor, as the reference keys its queues by
+    // the launching processor (task_4 under each task_5 point: one each),
+    // but per task name (the reference shares one queue among all names).
+    // Counted here, not in map_task: a second call could otherwise select
+    // more before the first ones were mapped.
     bool held_back = false;
     for (const Task *task : input.ready_tasks) {
       std::string name = task->get_task_name();
       auto limit = limits_.find(name);
       if (flags_.backpressure && limit != limits_.end() && limit->second >= 0) {
-        if (in_flight_[name] >= limit->second) {
+        long &count = in_flight_[{name, task->orig_proc}];
+        if (count >= limit->second) {
           held_back = true;
           continue;
         }
-        in_flight_[name]++;
+        count++;
       }
       output.map_tasks.insert(task);
     }
@@ -399,7 +403,7 @@ class MapwrightMapper : public DefaultMapper {
 
   void report_profiling(const MapperContext ctx, const Task &task,
                         const TaskProfilingInfo &input) override {
-    auto it = in_flight_.find(task.get_task_name());
+    auto it = in_flight_.find({task.get_task_name(), task.orig_proc});
     if (it != in_flight_.end() && it->second > 0) it->second--;
     if (deferral_.exists()) {
       MapperEvent e = deferral_;
@@ -862,7 +866,7 @@ class MapwrightMapper : public DefaultMapper {
   std::map<std::pair<Processor, Memory::Kind>, Memory> memories_;
   std::map<LogicalRegion, LogicalRegion> widened_;
   std::map<int, std::vector<std::vector<Processor>>> procs_;
-  std::map<std::string, long> in_flight_;
+  std::map<std::pair<std::string, Processor>, long> in_flight_;
   std::map<std::string, int64_t> limits_;
   MapperEvent deferral_;
   std::map<TaskID, Variants> variants_;
