@@ -930,17 +930,22 @@ fn a_first_legion_run_shows_its_set_up_and_names_the_users_file() {
     let mapper = dir.join("my.mapper");
     // The expert on CPUs, with an unused variable: a warning at start-up.
     std::fs::write(&mapper, format!("{}unused_here = 3;\n", expert_on_cpus())).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_mapwright-under-test"))
-        .args(["run", "--app", "circuit", "--backend", "legion"])
-        .args(["--legion-cpus", "4", "--no-normalize"])
-        .arg(&mapper)
-        .env_remove("MAPWRIGHT_LEGION_BUILD")
-        .env("MAPWRIGHT_LEGION_LIBRARY_PATH", &b.library_path)
-        .env("MAPWRIGHT_LEGION_OUT", dir.join("build"))
-        .env("MAPWRIGHT_LEGION_APPS", "circuit")
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+    // `mapwright run` as on a fresh clone: no build folder named, so it
+    // builds one (only circuit, into the scratch folder).
+    let first_run = || {
+        Command::new(env!("CARGO_BIN_EXE_mapwright-under-test"))
+            .args(["run", "--app", "circuit", "--backend", "legion"])
+            .args(["--legion-cpus", "4", "--no-normalize"])
+            .arg(&mapper)
+            .env_remove("MAPWRIGHT_LEGION_BUILD")
+            .env("MAPWRIGHT_LEGION_LIBRARY_PATH", &b.library_path)
+            .env("MAPWRIGHT_LEGION_OUT", dir.join("build"))
+            .env("MAPWRIGHT_LEGION_APPS", "circuit")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let out = first_run();
     let (stdout, stderr) = (
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr),
@@ -962,23 +967,7 @@ fn a_first_legion_run_shows_its_set_up_and_names_the_users_file() {
         "{stdout}"
     );
     // A second run finds everything in place and says nothing of set-up.
-    let again = Command::new(env!("CARGO_BIN_EXE_mapwright-under-test"))
-        .args([
-            "run",
-            "--app",
-            "circuit",
-            "--backend",
-            "legion",
-            "--no-normalize",
-        ])
-        .arg(&mapper)
-        .env_remove("MAPWRIGHT_LEGION_BUILD")
-        .env("MAPWRIGHT_LEGION_LIBRARY_PATH", &b.library_path)
-        .env("MAPWRIGHT_LEGION_OUT", dir.join("build"))
-        .env("MAPWRIGHT_LEGION_APPS", "circuit")
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+    let again = first_run();
     let stderr = String::from_utf8_lossy(&again.stderr);
     assert!(!stderr.contains("mapwright: building"), "{stderr}");
     let _ = std::fs::remove_dir_all(&dir);

@@ -69,16 +69,7 @@ pub fn run(args: BenchMapperArgs) -> anyhow::Result<ExitCode> {
             ));
         }
     }
-    let built = backend.config.programs();
-    let apps: Vec<String> = if args.apps.is_empty() {
-        App::builtin_names()
-            .iter()
-            .map(|s| s.to_string())
-            .filter(|a| built.contains(a))
-            .collect()
-    } else {
-        args.apps.clone()
-    };
+    let apps = super::bench_validate::programs_to_run(&backend, &args.apps)?;
     errln!(
         "bench mapper: {} program(s), {} runs per mapper, {} Legion CPU processors",
         apps.len(),
@@ -87,12 +78,6 @@ pub fn run(args: BenchMapperArgs) -> anyhow::Result<ExitCode> {
     );
     let mut results = Vec::new();
     for name in &apps {
-        if !built.contains(name) {
-            return Err(anyhow!(
-                "no real Legion program for `{name}` (built: {})",
-                built.join(", ")
-            ));
-        }
         let (Some(app), Some(expert)) = (App::builtin(name), expert_mapper_text(name)) else {
             return Err(anyhow!("`{name}` is not a built-in application"));
         };

@@ -90,6 +90,29 @@ fn optimizer_best(app: &App, machine: &Machine, start: &str, iterations: usize) 
     (report.best_iteration > 0).then_some(report.best_mapper)
 }
 
+/// The applications to run on real Legion: `asked`, each of which must
+/// have a built program, or every built-in that has one.
+pub(super) fn programs_to_run(
+    backend: &mapwright_runtime::backend::legion::LegionBackend,
+    asked: &[String],
+) -> anyhow::Result<Vec<String>> {
+    let built = backend.config.programs();
+    if asked.is_empty() {
+        return Ok(App::builtin_names()
+            .iter()
+            .map(|s| s.to_string())
+            .filter(|a| built.contains(a))
+            .collect());
+    }
+    match asked.iter().find(|a| !built.contains(a)) {
+        Some(name) => Err(anyhow!(
+            "no real Legion program for `{name}` (built: {})",
+            built.join(", ")
+        )),
+        None => Ok(asked.to_vec()),
+    }
+}
+
 fn real_section(args: &SimValidateArgs) -> anyhow::Result<Vec<validate::Row>> {
     let backend =
         legion_backend(args.legion_cpus, 0, None).map_err(|e| anyhow!("--backend legion: {e}"))?;
@@ -107,24 +130,9 @@ fn real_section(args: &SimValidateArgs) -> anyhow::Result<Vec<validate::Row>> {
         rates.copy_gbps,
         rates.node_copy_gbps
     );
-    let built = backend.config.programs();
-    let apps: Vec<String> = if args.apps.is_empty() {
-        App::builtin_names()
-            .iter()
-            .map(|s| s.to_string())
-            .filter(|a| built.contains(a))
-            .collect()
-    } else {
-        args.apps.clone()
-    };
+    let apps = programs_to_run(&backend, &args.apps)?;
     let mut rows = Vec::new();
     for name in &apps {
-        if !built.contains(name) {
-            return Err(anyhow!(
-                "no real Legion program for `{name}` (built: {})",
-                built.join(", ")
-            ));
-        }
         let Some(app) = real::program_description(name) else {
             errln!("{name}: no description of its program's size yet; left out");
             continue;

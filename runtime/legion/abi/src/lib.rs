@@ -494,10 +494,7 @@ pub unsafe extern "C" fn mw_log_mapped(
             task: info.task.clone(),
             uid,
             point: slice(point, dims as usize).to_vec(),
-            proc_kind: PROC_KINDS
-                .get(proc_kind as usize)
-                .map_or("?", |k| k.dsl_name())
-                .to_string(),
+            proc_kind: proc_kind_name(proc_kind),
             node,
             proc,
             targets: targets.max(1),
@@ -536,6 +533,14 @@ pub unsafe extern "C" fn mw_log_mapped(
     })
 }
 
+/// The DSL's name of a processor kind code (`?` for one it has none for).
+fn proc_kind_name(code: u32) -> String {
+    PROC_KINDS
+        .get(code as usize)
+        .map_or("?", |k| k.dsl_name())
+        .to_string()
+}
+
 /// See `mw_log_ran` in the header.
 ///
 /// # Safety
@@ -566,10 +571,7 @@ pub unsafe extern "C" fn mw_log_ran(
             ran: text(task).unwrap_or_default(),
             uid,
             point: slice(point, dims as usize).to_vec(),
-            proc_kind: PROC_KINDS
-                .get(proc_kind as usize)
-                .map_or("?", |k| k.dsl_name())
-                .to_string(),
+            proc_kind: proc_kind_name(proc_kind),
             node,
             proc,
             ready_ns,
