@@ -245,10 +245,17 @@ fn install_interrupt(flag: Arc<AtomicBool>) {
     });
 }
 
-fn progress_line(r: &Record, best: Option<f64>, total: usize) -> String {
+/// One candidate's line. `best` is the best normalized score so far, or,
+/// where no expert figure exists, the best relative to the first mapper
+/// that ran (`yours`).
+fn progress_line(r: &Record, best: Option<f64>, relative: bool, total: usize) -> String {
     let norm = |v: Option<f64>| {
         v.map(|x| format!("{x:.2}x"))
             .unwrap_or_else(|| "  -  ".into())
+    };
+    let best = match (best, relative) {
+        (Some(b), true) => format!("{b:.2}x yours"),
+        (b, _) => norm(b),
     };
     format!(
         "[{:>2}/{total}] {:<7} {:<16} {:>7}  best {:>7}  {}",
@@ -263,7 +270,7 @@ fn progress_line(r: &Record, best: Option<f64>, total: usize) -> String {
             (None, Some(t)) => format!("{t:.3} s"),
             (n, _) => norm(n),
         },
-        norm(best),
+        best,
         r.rationale.chars().take(70).collect::<String>()
     )
 }
@@ -350,9 +357,20 @@ pub fn run(args: OptimizeArgs) -> anyhow::Result<ExitCode> {
     };
     let quiet = args.json;
     let tty = std::io::stderr().is_terminal();
+    // Without an expert figure, progress is relative to the first mapper
+    // that ran (the user's, where it runs).
+    let (mut start_score, mut best_relative) = (None::<f64>, None::<f64>);
     let mut progress = |r: &Record, best: Option<f64>, total: usize| {
+        if r.evaluation.ok() && r.score > 0.0 {
+            let start = *start_score.get_or_insert(r.score);
+            let x = r.score / start;
+            best_relative = Some(best_relative.map_or(x, |b: f64| b.max(x)));
+        }
         if !quiet {
-            let line = progress_line(r, best, total);
+            let line = match best {
+                Some(_) => progress_line(r, best, false, total),
+                None => progress_line(r, best_relative, true, total),
+            };
             if tty {
                 errln!("\x1b[2K{line}");
             } else {
@@ -473,6 +491,28 @@ fn earlier_runs(folder: Option<&Path>, this_run: Option<&Path>, report: &Report)
     runs.into_iter().skip(skip).collect()
 }
 
+/// The best candidate's figure: against the expert where its score is
+/// known, else what was measured against the mapper as written.
+fn best_figure(report: &Report) -> String {
+    if let Some(v) = report.best_normalized {
+        return format!("{v:.3}x the expert mapper");
+    }
+    let measured = report
+        .records
+        .first()
+        .zip(report.records.get(report.best_iteration))
+        .and_then(|(start, best)| {
+            crate::optimize::verdict::measured_gain(start, best, report.verdict.as_ref())
+        });
+    match (measured, report.trajectory.last()) {
+        (Some(m), _) => m,
+        (None, Some(x)) if *x > 0.0 && report.trajectory_basis.relative_to == "start" => {
+            format!("{x:.3}x your mapper")
+        }
+        _ => format!("score {:.4}", report.best_score),
+    }
+}
+
 fn print_table(report: &Report) -> anyhow::Result<()> {
     outln!("iter  proposer  status            normalized  rationale")?;
     for r in &report.records {
@@ -497,7 +537,7 @@ fn print_table(report: &Report) -> anyhow::Result<()> {
     outln!(
         "best: iteration {} at {}; success rate {:.0}%; parameter entropy {:.2} bits; feedback sensitivity {:.2}",
         report.best_iteration,
-        report.best_normalized.map(|v| format!("{v:.3}x the expert mapper")).unwrap_or_else(|| format!("score {:.4}", report.best_score)),
+        best_figure(report),
         report.success_rate * 100.0,
         report.parameter_entropy,
         report.feedback_sensitivity
