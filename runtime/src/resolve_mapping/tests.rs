@@ -99,3 +99,33 @@ fn reference_bound_checks() {
     assert!(check_bounds(MachinePoint { node: 2, proc: 0 }, 2, 4).is_err());
     assert!(check_bounds(MachinePoint { node: 0, proc: -1 }, 2, 4).is_err());
 }
+
+/// E0302 says what the reference does: its own check where the machine
+/// has processors of the model's kind, and, on a machine without any (the
+/// GPU experts on a CPU-only host), that it dies before that check.
+#[test]
+fn the_wrong_kind_note_says_what_the_reference_does_without_such_processors() {
+    use crate::machine::{Machine, ProcKind};
+    let app = crate::app::App::builtin("circuit").unwrap();
+    let source = crate::app::expert_mapper_text("circuit").unwrap();
+    let analysis = mapwright_grammar::analyze(source);
+    let note_on = |machine: &Machine| -> String {
+        let d = super::resolve_mapping(&analysis, source, &app, machine);
+        d.diagnostics
+            .iter()
+            .filter(|x| x.code == "E0302")
+            .flat_map(|x| x.notes.iter().cloned())
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let mut cpus = Machine::preset("p100x4").unwrap();
+    cpus.node.processors.retain(|p| p.kind != ProcKind::Gpu);
+    let without = note_on(&cpus);
+    assert!(without.contains("this machine has no GPU"), "{without}");
+    assert!(without.contains("SIGFPE"), "{without}");
+    assert!(without.contains("Slice processor index out of bound! 0 >= 0"), "{without}");
+    assert!(
+        without.contains("is actually mapped to CPU, but machine model is for GPU"),
+        "{without}"
+    );
+}
