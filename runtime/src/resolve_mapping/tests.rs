@@ -123,7 +123,10 @@ fn the_wrong_kind_note_says_what_the_reference_does_without_such_processors() {
     let without = note_on(&cpus);
     assert!(without.contains("this machine has no GPU"), "{without}");
     assert!(without.contains("SIGFPE"), "{without}");
-    assert!(without.contains("Slice processor index out of bound! 0 >= 0"), "{without}");
+    assert!(
+        without.contains("Slice processor index out of bound! 0 >= 0"),
+        "{without}"
+    );
     assert!(
         without.contains("is actually mapped to CPU, but machine model is for GPU"),
         "{without}"
