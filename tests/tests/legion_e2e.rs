@@ -1419,7 +1419,7 @@ fn the_language_server_runs_on_real_legion_when_the_project_says_so() {
                       "workspace": {"applyEdit": true}});
     let mut s = lsp_support::Server::start_with(
         caps,
-        json!({"optimize": {"iterations": 3, "saveRuns": false}}),
+        json!({"optimize": {"iterations": 5, "saveRuns": false}}),
         Some(&root),
     );
     let uri = lsp_support::file_uri(&root.join("circuit.mapper"));
@@ -1473,8 +1473,11 @@ fn the_language_server_runs_on_real_legion_when_the_project_says_so() {
         assert!(summary.contains(" s → "), "{summary}");
         assert!(summary.contains("medians of 3 runs"), "{summary}");
     } else {
-        // A host too busy to defend the gain says by how much it measured.
-        assert!(summary.contains('%'), "{summary}");
+        // A host too busy to defend a gain says what it measured.
+        assert!(
+            summary.contains('%') || summary.contains("x yours)"),
+            "{summary}"
+        );
     }
     assert_eq!(s.shutdown(), Some(0));
 }

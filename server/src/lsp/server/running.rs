@@ -560,9 +560,13 @@ impl Backend {
                 "cancelled after {candidates} candidate(s); the mapper was left unchanged{best_so_far}"
             )
         } else if !report.improved() || best == *doc.text {
-            let against = match initial {
-                Some(x) => format!(" ({x:.2}x the expert mapper)"),
-                None => String::new(),
+            let against = match (initial, report.trajectory_basis.relative_to.as_str()) {
+                (Some(x), _) => format!(" ({x:.2}x the expert mapper)"),
+                // What the best candidate measured against the start.
+                (None, "start") => best_relative(report)
+                    .map(|x| format!(" (the best candidate measured {x:.2}x yours)"))
+                    .unwrap_or_default(),
+                _ => String::new(),
             };
             format!(
                 "no candidate beat the mapper as written{against} after {candidates} candidate(s); nothing to apply"
@@ -776,6 +780,19 @@ pub(super) fn token_key(t: &ProgressToken) -> String {
 /// in `.mapwright/` beside the mapper file, or (an unsaved buffer, a
 /// read-only folder) `mapwright-<stem>.<name>.txt` in the temporary
 /// directory. The path and its URI, or `None` when neither can be written.
+/// The best candidate's speed relative to the user's mapper as written
+/// (both ran), as the run measured it.
+fn best_relative(report: &crate::optimize::Report) -> Option<f64> {
+    let start = report.records.first().filter(|r| r.score > 0.0)?;
+    report
+        .records
+        .iter()
+        .skip(1)
+        .filter(|r| r.evaluation.ok())
+        .map(|r| r.score / start.score)
+        .max_by(f64::total_cmp)
+}
+
 /// What applying the best mapper gains, as the run measured it: over the
 /// user's mapper (`1.82x faster than yours (1.53 s → 0.84 s, medians of 3
 /// runs)`) and, where an expert figure exists, against the expert mapper.
