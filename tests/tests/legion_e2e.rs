@@ -568,20 +568,35 @@ fn pennant_runs_with_its_expert_on_cpus_as_explain_says() {
     assert!(pennant_reach(&all) > 1e-7, "{all}");
 }
 
-/// `-dm:memoize` asks for Legion 25's memoization and automatic tracing
-/// (off by default, as in the reference's Legion): traced cycles give the
-/// same result and the same decisions.
+/// Traces replay by default, as under the reference on Legion 25.12 (its
+/// DefaultMapper memoizes and automatic tracing is on): pennant's cycles
+/// are mapped a few times, then replayed. `-mapwright:no-memoize` turns
+/// both off: every cycle is mapped, with the same result and the same
+/// decisions.
 #[test]
 #[cfg_attr(
     not(legion_sdk),
     ignore = "needs the Legion SDK: runtime/legion/sdk.sh (or LEGION_DIR)"
 )]
-fn pennant_with_dm_memoize_runs_as_explain_says() {
+fn pennant_replays_its_traces_unless_told_not_to_memoize() {
     let Some(b) = built() else { return };
     let _one = serial();
     let description = App::builtin("pennant").unwrap();
     let mapper = pennant_expert_on_cpus();
-    assert_runs_as_explained(b, &description, &mapper, &["-dm:memoize"], "CHECK PASSED");
+    let replayed = assert_runs_as_explained(b, &description, &mapper, &[], "CHECK PASSED");
+    let every = assert_runs_as_explained(
+        b,
+        &description,
+        &mapper,
+        &["-mapwright:no-memoize"],
+        "CHECK PASSED",
+    );
+    assert!(
+        every.len() > 2 * replayed.len(),
+        "mapped {} tasks with traces replayed, {} without",
+        replayed.len(),
+        every.len()
+    );
 }
 
 /// pennant's expert as written does not stop on a host without GPUs: its
