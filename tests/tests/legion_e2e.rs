@@ -900,19 +900,32 @@ CollectMemory calculate_new_currents *;
     assert!(all.contains("CHECK PASSED"), "{all}");
     let log = read_log(&log_text).unwrap();
     // InstanceLimit, as Realm measured it: never more of the task running
-    // at once than its limit (with memoization on, as by default).
+    // at once than its limit per launching processor (with memoization on,
+    // as by default). calculate_new_currents is launched by the top-level
+    // task; each init_nodes by an init_piece point, on the processor that
+    // point ran on.
     let ran = mapwright_runtime::legion::log::read_ran(&log_text).unwrap();
+    let launcher = |r: &mapwright_runtime::legion::log::RanTask| -> Option<u32> {
+        match r.ran.as_str() {
+            "init_nodes" => ran
+                .iter()
+                .find(|p| p.ran == "init_piece" && p.point == r.point)
+                .map(|p| p.proc),
+            _ => Some(u32::MAX),
+        }
+    };
     for (task, limit) in [("init_nodes", 1usize), ("calculate_new_currents", 2)] {
-        let spans: Vec<(i64, i64)> = ran
+        let spans: Vec<(Option<u32>, i64, i64)> = ran
             .iter()
             .filter(|r| r.ran == task)
-            .map(|r| (r.start_ns, r.end_ns))
+            .map(|r| (launcher(r), r.start_ns, r.end_ns))
             .collect();
         assert!(spans.len() > limit, "{task}: {spans:?}");
-        for &(start, _) in &spans {
+        assert!(spans.iter().all(|s| s.0.is_some()), "{spans:?}");
+        for &(from, start, _) in &spans {
             let running = spans
                 .iter()
-                .filter(|(s, e)| *s <= start && start < *e)
+                .filter(|(f, s, e)| *f == from && *s <= start && start < *e)
                 .count();
             assert!(running <= limit, "{running} {task} ran at once: {spans:?}");
         }
