@@ -193,7 +193,7 @@ pub fn quiet_startup(raw: &str, cpus: u32) -> (String, Vec<String>) {
     let mut kept = String::new();
     let (mut no_gpu, mut reservations) = (false, 0usize);
     for line in raw.lines() {
-        let realm = line.starts_with("[0 - ") || line.starts_with('[');
+        let realm = line.starts_with('[');
         if realm
             && (line.contains("{gpu}: cuInit(") || line.contains("not able to discover the CUDA"))
         {

@@ -359,17 +359,13 @@ pub fn run(args: OptimizeArgs) -> anyhow::Result<ExitCode> {
     let tty = std::io::stderr().is_terminal();
     // Without an expert figure, progress is relative to the first mapper
     // that ran (the user's, where it runs).
-    let (mut start_score, mut best_relative) = (None::<f64>, None::<f64>);
+    let mut relative = crate::optimize::metrics::StartRelative::default();
     let mut progress = |r: &Record, best: Option<f64>, total: usize| {
-        if r.evaluation.ok() && r.score > 0.0 {
-            let start = *start_score.get_or_insert(r.score);
-            let x = r.score / start;
-            best_relative = Some(best_relative.map_or(x, |b: f64| b.max(x)));
-        }
+        relative.record(r);
         if !quiet {
             let line = match best {
                 Some(_) => progress_line(r, best, false, total),
-                None => progress_line(r, best_relative, true, total),
+                None => progress_line(r, relative.best(), true, total),
             };
             if tty {
                 errln!("\x1b[2K{line}");
@@ -497,13 +493,7 @@ fn best_figure(report: &Report) -> String {
     if let Some(v) = report.best_normalized {
         return format!("{v:.3}x the expert mapper");
     }
-    let measured = report
-        .records
-        .first()
-        .zip(report.records.get(report.best_iteration))
-        .and_then(|(start, best)| {
-            crate::optimize::verdict::measured_gain(start, best, report.verdict.as_ref())
-        });
+    let measured = report.measured_gain();
     match (measured, report.trajectory.last()) {
         (Some(m), _) => m,
         (None, Some(x)) if *x > 0.0 && report.trajectory_basis.relative_to == "start" => {

@@ -17,6 +17,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::optimize::metrics::StartRelative;
 use mapwright_grammar::{LineIndex, Span};
 use mapwright_runtime::app::App;
 use mapwright_runtime::machine::Machine;
@@ -467,15 +468,9 @@ pub struct Step {
 }
 
 impl Step {
-    fn of(r: &Record, best: Option<f64>, total: usize, start: &mut StartScore) -> Step {
+    fn of(r: &Record, best: Option<f64>, total: usize, start: &mut StartRelative) -> Step {
         let ok = r.evaluation.ok() && r.score > 0.0;
-        if ok && start.score.is_none() {
-            start.score = Some(r.score);
-        }
-        let relative = start.score.filter(|_| ok).map(|s| r.score / s);
-        if let Some(x) = relative {
-            start.best = Some(start.best.map_or(x, |b: f64| b.max(x)));
-        }
+        let relative = start.record(r);
         let measured = ok.then(|| match (r.evaluation.throughput, r.evaluation.elapsed_s) {
             (Some(t), _) if t > 0.0 => format!("throughput {t:.4}"),
             (_, Some(e)) => format!("{e:.3} s"),
@@ -490,7 +485,7 @@ impl Step {
             rationale: r.rationale.clone(),
             measured,
             relative,
-            best_relative: start.best,
+            best_relative: start.best(),
         }
     }
 
@@ -530,13 +525,6 @@ impl Step {
     }
 }
 
-/// The first score that ran and the best relative to it, as progress goes.
-#[derive(Debug, Default)]
-struct StartScore {
-    score: Option<f64>,
-    best: Option<f64>,
-}
-
 /// The outcome of the optimizer loop.
 pub struct Optimized {
     pub report: Report,
@@ -574,7 +562,7 @@ pub fn optimize_blocking(
         repeats: crate::optimize::verdict::DEFAULT_REPEATS,
     };
     let delay = Duration::from_millis(setup.optimize.delay_ms);
-    let mut start = StartScore::default();
+    let mut start = StartRelative::default();
     let mut progress = |r: &Record, best: Option<f64>, total: usize| {
         step(Step::of(r, best, total, &mut start));
         if !delay.is_zero() {

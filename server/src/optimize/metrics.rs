@@ -139,6 +139,32 @@ pub fn trajectory(records: &[Record], basis: &TrajectoryBasis) -> Vec<f64> {
         .collect()
 }
 
+/// Progress relative to the first mapper that ran (the user's, where it
+/// runs), record by record: what the optimizer's progress shows where no
+/// expert figure exists.
+#[derive(Debug, Default)]
+pub struct StartRelative {
+    start: Option<f64>,
+    best: Option<f64>,
+}
+
+impl StartRelative {
+    /// Takes `r` in; returns its speed relative to the start, if it ran.
+    pub fn record(&mut self, r: &Record) -> Option<f64> {
+        if !(r.evaluation.ok() && r.score > 0.0) {
+            return None;
+        }
+        let x = r.score / *self.start.get_or_insert(r.score);
+        self.best = Some(self.best.map_or(x, |b| b.max(x)));
+        Some(x)
+    }
+
+    /// The best relative speed so far.
+    pub fn best(&self) -> Option<f64> {
+        self.best
+    }
+}
+
 /// Fraction of proposals (iteration > 0) that are valid mappers: the
 /// proposer gave one (an LLM's answer could be used) and it compiles and
 /// resolves, whether or not it then runs.
@@ -239,6 +265,16 @@ mod tests {
         // Nothing ran: an honest none, all zeros.
         let failed = vec![Record::scored(0, 0.0, &[])];
         assert_eq!(trajectory_basis(&failed, None).relative_to, "none");
+    }
+
+    #[test]
+    fn progress_is_relative_to_the_first_run() {
+        let mut p = StartRelative::default();
+        assert_eq!(p.record(&Record::scored(0, 0.0, &[])), None);
+        assert_eq!(p.record(&Record::scored(1, 2.0, &[])), Some(1.0));
+        assert_eq!(p.record(&Record::scored(2, 1.0, &[])), Some(0.5));
+        assert_eq!(p.record(&Record::scored(3, 3.0, &[])), Some(1.5));
+        assert_eq!(p.best(), Some(1.5));
     }
 
     #[test]

@@ -207,6 +207,16 @@ impl Report {
         )
     }
 
+    /// What the run measured for the best candidate against the mapper as
+    /// written ([`verdict::measured_gain`]).
+    pub fn measured_gain(&self) -> Option<String> {
+        let (start, best) = self
+            .records
+            .first()
+            .zip(self.records.get(self.best_iteration))?;
+        verdict::measured_gain(start, best, self.verdict.as_ref())
+    }
+
     /// The best mapper improves on the user's.
     pub fn improved(&self) -> bool {
         self.best_iteration > 0

@@ -797,13 +797,7 @@ fn best_relative(report: &crate::optimize::Report) -> Option<f64> {
 /// user's mapper (`1.82x faster than yours (1.53 s → 0.84 s, medians of 3
 /// runs)`) and, where an expert figure exists, against the expert mapper.
 fn gain_text(report: &crate::optimize::Report, initial: Option<f64>) -> String {
-    let measured = report
-        .records
-        .first()
-        .zip(report.records.get(report.best_iteration))
-        .and_then(|(start, best)| {
-            crate::optimize::verdict::measured_gain(start, best, report.verdict.as_ref())
-        });
+    let measured = report.measured_gain();
     let expert = match (report.best_normalized, initial) {
         (Some(b), Some(i)) => Some(format!("{b:.2}x the expert mapper, was {i:.2}x")),
         (Some(b), None) => Some(format!("{b:.2}x the expert mapper")),
