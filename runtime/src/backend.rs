@@ -189,6 +189,57 @@ pub struct Metrics {
     pub imbalance: f64,
     /// Seconds the timed part spends in copies that no computation hides.
     pub copy_time_s: f64,
+    /// Where these figures come from: the simulator's model, or Realm's
+    /// measurements of a real run (`none` where the backend observes none).
+    pub basis: MetricsBasis,
+    /// Per task: how often it ran, how long, where, and what was copied in
+    /// for it (filled from measurements; empty where the backend has none).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub tasks: BTreeMap<String, TaskFigures>,
+    /// What a measurement covers (how many task runs and copies), in a
+    /// sentence; empty for the model.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub coverage: String,
+}
+
+/// Where a run's [`Metrics`] come from.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MetricsBasis {
+    /// The backend observes nothing but the program's output.
+    #[default]
+    None,
+    /// The simulator's prediction.
+    Model,
+    /// Realm's measurements of a real run, through the mapper.
+    Measured,
+}
+
+impl MetricsBasis {
+    /// `measured` / `model`: the word a report puts next to a figure.
+    pub fn word(self) -> &'static str {
+        match self {
+            MetricsBasis::None => "none",
+            MetricsBasis::Model => "model",
+            MetricsBasis::Measured => "measured",
+        }
+    }
+}
+
+/// One task's figures in a run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct TaskFigures {
+    /// Runs measured (points of its launches, or single launches).
+    pub runs: u32,
+    /// Mean and longest run, seconds.
+    pub mean_s: f64,
+    pub max_s: f64,
+    /// How many of its runs each processor took (`node0 CPU1`).
+    pub points_per_proc: BTreeMap<String, u32>,
+    /// Bytes copied in for each region argument (by index).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub copy_bytes_per_arg: BTreeMap<u32, f64>,
 }
 
 /// Turns a mapper's source into decisions (mapping resolution). The sim

@@ -145,11 +145,23 @@ typedef struct mw_task_decision {
 /* What was realised for one region argument, for the decision log. */
 typedef struct mw_region_mapped {
   uint32_t index;
-  uint32_t instance; /* enum mw_instance */
-  uint32_t memory;   /* enum mw_mem_kind of the instance's memory */
-  int layout_holds;  /* Legion's instance entails the requested layout */
-  int reused;        /* mapped onto instances already valid there: no copy */
+  uint32_t instance;    /* enum mw_instance */
+  uint32_t memory;      /* enum mw_mem_kind of the instance's memory */
+  int layout_holds;     /* Legion's instance entails the requested layout */
+  int reused;           /* mapped onto instances already valid there: no copy */
+  uint64_t bytes;       /* size of its instances (physical) */
+  uint64_t instance_id; /* Legion's id of its (first) instance */
+  uint32_t mem_node;    /* the memory's node, and its index among the node's */
+  uint32_t mem_index;   /* memories of its kind */
 } mw_region_mapped;
+
+/* One memory: kind (enum mw_mem_kind), node, index among the node's
+ * memories of that kind. */
+typedef struct mw_memory_ref {
+  uint32_t kind;
+  uint32_t node;
+  uint32_t index;
+} mw_memory_ref;
 
 typedef struct mw_session mw_session;
 
@@ -188,6 +200,13 @@ void mw_log_mapped(mw_session *session, const mw_launch *launch, uint64_t uid, c
 void mw_log_ran(mw_session *session, const char *task, uint64_t uid, const int64_t *point,
                 uint32_t dims, uint32_t proc_kind, uint32_t node, uint32_t proc, int64_t ready_ns,
                 int64_t start_ns, int64_t end_ns);
+
+/* Logs a copy (fill: 0) or fill (1) Legion made for argument `index` of
+ * the task `uid`, as Realm measured it: `bytes` moved from `src` (NULL for
+ * a fill) to `dst`, from `start_ns` to `end_ns`. */
+void mw_log_copy(mw_session *session, const char *task, uint64_t uid, uint32_t index, int fill,
+                 const mw_memory_ref *src, const mw_memory_ref *dst, uint64_t bytes,
+                 int64_t start_ns, int64_t end_ns);
 
 #ifdef __cplusplus
 }

@@ -47,6 +47,10 @@ struct Flags {
   // Legion 25.12's DefaultMapper memoizes, and traces replay, unless
   // -mapwright:no-memoize says otherwise (see memoize_operation).
   bool memoize = true;
+  // With a decision log, Realm's measurements of every mapped task and of
+  // the copies made for it go into the log too; -mapwright:no-measure
+  // leaves only the decisions.
+  bool measure = true;
 };
 
 Flags read_flags() {
@@ -77,7 +81,13 @@ Flags read_flags() {
       f.untrack_valid_regions = false;
     else if (a == "-mapwright:no-memoize")
       f.memoize = false;
+    else if (a == "-mapwright:no-measure")
+      f.measure = false;
   }
+  // A program run by mapwright's `command` backend gets its log path in
+  // the environment, so that a user's own command line needs no flag.
+  const char *from_env = std::getenv("MAPWRIGHT_LOG");
+  if (f.decision_log.empty() && from_env != nullptr && *from_env != '\0') f.decision_log = from_env;
   return f;
 }
 
@@ -297,6 +307,10 @@ class MapwrightMapper : public DefaultMapper {
       m.memory = MW_MEM_OTHER;
       m.layout_holds = 0;
       m.reused = 0;
+      m.bytes = 0;
+      m.instance_id = 0;
+      m.mem_node = 0;
+      m.mem_index = 0;
       if (req.privilege == LEGION_NO_ACCESS || req.privilege_fields.empty()) continue;
       const mw_region_decision &r = regions[i];
       // Virtual where mapwright decided so: VIRTUAL in the mapper file, or
@@ -330,6 +344,14 @@ class MapwrightMapper : public DefaultMapper {
       m.instance = MW_INSTANCE_PHYSICAL;
       m.memory = uint32_t(mem_code(memory.kind()));
       m.reused = reused ? 1 : 0;
+      if (!flags_.decision_log.empty()) {
+        m.mem_node = memory.address_space();
+        m.mem_index = mem_index(memory);
+        for (const PhysicalInstance &inst : output.chosen_instances[i])
+          m.bytes += inst.get_instance_size();
+        if (!output.chosen_instances[i].empty())
+          m.instance_id = output.chosen_instances[i][0].get_instance_id();
+      }
     }
 
     if (decision.instance_limit >= 0 && flags_.backpressure) {
@@ -338,10 +360,16 @@ class MapwrightMapper : public DefaultMapper {
     }
 
     if (flags_.decision_log.empty()) return;
-    // With a decision log, Realm reports where and when the task ran
-    // (report_profiling): with several targets Legion picks one.
-    output.task_prof_requests.add_measurement<ProfilingMeasurements::OperationProcessorUsage>();
-    output.task_prof_requests.add_measurement<ProfilingMeasurements::OperationTimeline>();
+    if (flags_.measure) {
+      // Realm reports where and when the task ran (with several targets
+      // Legion picks one), and what each copy or fill made for its
+      // arguments moved, between which memories, and when
+      // (report_profiling).
+      output.task_prof_requests.add_measurement<ProfilingMeasurements::OperationProcessorUsage>();
+      output.task_prof_requests.add_measurement<ProfilingMeasurements::OperationTimeline>();
+      output.copy_prof_requests.add_measurement<ProfilingMeasurements::OperationMemoryUsage>();
+      output.copy_prof_requests.add_measurement<ProfilingMeasurements::OperationTimeline>();
+    }
     std::vector<int64_t> point = log_point(task);
     uint32_t node = target.address_space();
     describe(ctx, task, d);
@@ -403,6 +431,10 @@ class MapwrightMapper : public DefaultMapper {
 
   void report_profiling(const MapperContext ctx, const Task &task,
                         const TaskProfilingInfo &input) override {
+    if (!input.task_response) {
+      log_copy(task, input);
+      return;
+    }
     auto it = in_flight_.find({task.get_task_name(), task.orig_proc});
     if (it != in_flight_.end() && it->second > 0) it->second--;
     if (deferral_.exists()) {
@@ -420,6 +452,43 @@ class MapwrightMapper : public DefaultMapper {
                uint32_t(point.size()), uint32_t(proc_code(usage.proc.kind())),
                usage.proc.address_space(), index_of(usage.proc), timeline.ready_time,
                timeline.start_time, timeline.end_time);
+  }
+
+  // A copy or fill Legion made for argument `input.region_requirement_index`
+  // of `task`, as Realm measured it, into the log.
+  void log_copy(const Task &task, const TaskProfilingInfo &input) {
+    ProfilingMeasurements::OperationMemoryUsage usage;
+    ProfilingMeasurements::OperationTimeline timeline;
+    if (flags_.decision_log.empty() || !input.profiling_responses.get_measurement(usage) ||
+        !input.profiling_responses.get_measurement(timeline))
+      return;
+    mw_memory_ref src{MW_MEM_OTHER, 0, 0}, dst{MW_MEM_OTHER, 0, 0};
+    bool has_src = !input.fill_response && usage.source.exists();
+    if (has_src) src = memory_ref(usage.source);
+    if (usage.target.exists()) dst = memory_ref(usage.target);
+    mw_log_copy(session_, task.get_task_name(), uint64_t(task.get_unique_id()),
+                input.region_requirement_index, input.fill_response ? 1 : 0,
+                has_src ? &src : nullptr, &dst, uint64_t(usage.size), timeline.start_time,
+                timeline.end_time);
+  }
+
+  mw_memory_ref memory_ref(Memory m) {
+    return mw_memory_ref{uint32_t(mem_code(m.kind())), m.address_space(), mem_index(m)};
+  }
+
+  // The index of `m` among its node's memories of its kind, in Legion's
+  // memory-query order (as the machine description numbers them).
+  uint32_t mem_index(Memory m) {
+    auto hit = mem_indices_.find(m);
+    if (hit != mem_indices_.end()) return hit->second;
+    uint32_t index = 0;
+    Machine::MemoryQuery mq(machine);
+    mq.only_kind(m.kind());
+    for (Memory other : mq) {
+      if (other == m) break;
+      if (other.address_space() == m.address_space()) index++;
+    }
+    return mem_indices_[m] = index;
   }
 
   // The point a task is logged under: its own (index launches), its
@@ -870,6 +939,7 @@ class MapwrightMapper : public DefaultMapper {
   std::map<std::string, int64_t> limits_;
   MapperEvent deferral_;
   std::map<TaskID, Variants> variants_;
+  std::map<Memory, uint32_t> mem_indices_;
 };
 
 // Legion's DefaultMapper as it is, with its calls timed
@@ -919,6 +989,9 @@ void create_mappers(Machine machine, Runtime *runtime, const std::set<Processor>
   }
   if (flags.mapping.empty())
     stop("error: mapwright's mapper needs `-mapping FILE` (the mapper file to use)");
+  // Each process of a multi-node run writes its own log.
+  if (!flags.decision_log.empty() && local.address_space() > 0)
+    flags.decision_log += ".node" + std::to_string(local.address_space());
   HostFacts facts;
   describe_host(machine, local.address_space(), facts);
   char *error = nullptr;

@@ -18,13 +18,14 @@
 //! pattern's [`Aggregate`].
 
 use std::io::Read;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use super::{classify_output, Backend, Metrics, RunOutcome, RunRequest, RunStatus};
+use crate::machine::Machine;
 
 /// How several matches of a pattern combine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -247,8 +248,9 @@ struct Captured {
 }
 
 impl CommandBackend {
-    fn execute(&self, line: &str) -> Result<Captured, String> {
+    fn execute(&self, line: &str, log: &Path) -> Result<Captured, String> {
         let mut cmd = Command::new("sh");
+        cmd.env("MAPWRIGHT_LOG", log);
         // Merge stderr into stdout inside the shell so the text keeps the
         // order the program wrote it in.
         cmd.arg("-c")
@@ -378,7 +380,12 @@ impl Backend for CommandBackend {
             );
         }
         let line = self.command_line(request, &path.to_string_lossy());
-        let captured = self.execute(&line);
+        // mapwright's Legion mapper, linked into the program, writes its
+        // decisions and Realm's measurements here (MAPWRIGHT_LOG): the
+        // program itself need print nothing for the metrics.
+        let log_path = dir.join("measured.log");
+        let captured = self.execute(&line, &log_path);
+        let log = std::fs::read_to_string(&log_path).ok();
         let _ = std::fs::remove_dir_all(&dir);
         let mut c = match captured {
             Ok(c) => c,
@@ -434,8 +441,29 @@ impl Backend for CommandBackend {
             } else {
                 String::new()
             },
+            metrics: if ok {
+                measured(log.as_deref(), &request.machine, &mut c.text)
+            } else {
+                Metrics::default()
+            },
             raw_output: c.text,
-            metrics: Metrics::default(),
+        }
+    }
+}
+
+/// The run's measured metrics, from the log the mapper wrote (none without
+/// one). A log that cannot be read is reported in the output, not fatal.
+fn measured(log: Option<&str>, machine: &Machine, text: &mut String) -> Metrics {
+    let Some(log) = log else {
+        return Metrics::default();
+    };
+    match crate::legion::measured::metrics_from_log(log, Some(machine)) {
+        Ok(m) => m.unwrap_or_default(),
+        Err(e) => {
+            text.push_str(&format!(
+                "\n[mapwright] the mapper's measurements could not be read ({e}); the run has no metrics\n"
+            ));
+            Metrics::default()
         }
     }
 }
@@ -463,6 +491,49 @@ mod tests {
         let path = dir.join("prog.sh");
         std::fs::write(&path, body).unwrap();
         (dir, path)
+    }
+
+    #[test]
+    fn the_mappers_measurements_become_the_runs_metrics() {
+        // A program with mapwright's mapper linked writes the log named by
+        // MAPWRIGHT_LOG and prints only its time.
+        let (dir, prog) = script(
+            "#!/bin/sh
+cat > \"$MAPWRIGHT_LOG\" <<'EOF'
+\
+             {\"host\":[\"node0 CPU0\",\"node0 CPU1\"]}
+\
+             {\"task\":\"w\",\"parent\":\"top\",\"uid\":2,\"point\":[0],\"proc_kind\":\"CPU\",\"node\":0,\"proc\":0,\"regions\":[]}
+\
+             {\"ran\":\"w\",\"uid\":2,\"point\":[0],\"proc_kind\":\"CPU\",\"node\":0,\"proc\":0,\"ready_ns\":0,\"start_ns\":0,\"end_ns\":2000000}
+\
+             EOF
+echo 'ELAPSED TIME =   0.010 s'
+",
+        );
+        let b = CommandBackend::new(CommandConfig::new(format!(
+            "sh {} {{mapper}}",
+            prog.display()
+        )));
+        let o = b.run(&request("Task * CPU;\n"));
+        assert_eq!(o.status, RunStatus::Ok, "{}", o.raw_output);
+        assert_eq!(o.metrics.basis, super::super::MetricsBasis::Measured);
+        assert!((o.metrics.task_time_s["w"] - 0.002).abs() < 1e-12);
+        assert_eq!(o.metrics.proc_busy_s["node0 CPU1"], 0.0);
+        assert!((o.metrics.imbalance - 2.0).abs() < 1e-9);
+        // A program that writes no log: no metrics, nothing else changes.
+        let (dir2, quiet) = script("#!/bin/sh\necho 'ELAPSED TIME =   0.010 s'\n");
+        let b = CommandBackend::new(CommandConfig::new(format!(
+            "sh {} {{mapper}}",
+            quiet.display()
+        )));
+        let o = b.run(&request("Task * CPU;\n"));
+        assert_eq!(
+            (o.status, o.metrics.basis),
+            (RunStatus::Ok, super::super::MetricsBasis::None)
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+        let _ = std::fs::remove_dir_all(&dir2);
     }
 
     #[test]

@@ -340,7 +340,11 @@ pub fn outcome(m: &Measured, scale: f64, predicted: Option<f64>) -> RunOutcome {
         m.warmup,
         m.iter_s.len()
     ));
-    let mut metrics = Metrics::default();
+    // Timed on the device as the run executes.
+    let mut metrics = Metrics {
+        basis: crate::backend::MetricsBasis::Measured,
+        ..Metrics::default()
+    };
     for (k, v) in &m.stats.task_s {
         metrics.task_time_s.insert(k.clone(), *v);
     }

@@ -34,12 +34,30 @@ pub struct MappedRegion {
     /// was needed; false where the mapper made or found another instance.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reused: Option<bool>,
+    /// Size of the argument's instances, bytes (physical instances, in a
+    /// log written with measurements).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<u64>,
+    /// Legion's id of the (first) instance: arguments that share one have
+    /// the same id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance_id: Option<u64>,
+    /// The memory they are in, as the metrics name it (`node0 SYSMEM0`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at: Option<String>,
 }
 
 /// One mapped task (one point of an index launch, or one single task).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MappedTask {
     pub task: String,
+    /// The task that launched it (none for the top-level task, whose
+    /// measured time is the whole run and is left out of the metrics).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<String>,
+    /// Whether its variant is an inner task (it only launches others).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub inner: bool,
     /// Legion's unique id of the task: the [`RanTask`] line with the same
     /// id says where and when it ran.
     #[serde(default)]
@@ -84,6 +102,39 @@ pub struct RanTask {
     pub ready_ns: i64,
     pub start_ns: i64,
     pub end_ns: i64,
+}
+
+/// A copy or fill Legion made for a mapped task's region argument, as
+/// Realm measured it for the mapper (`report_profiling`). Copies Legion
+/// replays from a trace are not measured again.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CopiedData {
+    /// The task it was made for.
+    pub copy: String,
+    /// Its [`MappedTask::uid`].
+    pub uid: u64,
+    /// The region argument.
+    pub index: u32,
+    /// A fill (no source) rather than a copy.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub fill: bool,
+    /// Source and destination memories (`node0 SYSMEM0`); no source for a
+    /// fill.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub src: Option<String>,
+    pub dst: String,
+    /// Bytes moved (or filled).
+    pub bytes: u64,
+    /// Nanoseconds from the start of the program (Realm's clock).
+    pub start_ns: i64,
+    pub end_ns: i64,
+}
+
+impl CopiedData {
+    /// Seconds it took.
+    pub fn seconds(&self) -> f64 {
+        (self.end_ns - self.start_ns).max(0) as f64 * 1e-9
+    }
 }
 
 impl RanTask {
@@ -131,17 +182,65 @@ impl DecisionLog {
     }
 }
 
+/// The log's first line: every processor of the host the run is on
+/// (`node0 CPU0`, ...), so that the ones no task ran on are seen.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HostLine {
+    pub host: Vec<String>,
+}
+
+impl HostLine {
+    /// The processors of `machine`, named as the metrics name them.
+    pub fn of(machine: &crate::machine::Machine) -> HostLine {
+        let mut host = Vec::new();
+        for node in 0..machine.nodes() {
+            for kind in crate::machine::ProcKind::ALL {
+                for p in 0..machine.procs_per_node(kind) {
+                    host.push(format!("node{node} {}{p}", kind.dsl_name()));
+                }
+            }
+        }
+        HostLine { host }
+    }
+}
+
+/// Reads the log's [`HostLine`], if it has one.
+pub fn read_host(text: &str) -> Option<HostLine> {
+    text.lines()
+        .find(|l| l.trim_start().starts_with("{\"host\""))
+        .and_then(|l| serde_json::from_str(l).ok())
+}
+
 /// Whether a log line is a [`RanTask`].
 fn is_ran(line: &str) -> bool {
     line.trim_start().starts_with("{\"ran\"")
 }
 
-/// Reads a decision log's mapped tasks (blank lines and [`RanTask`] lines
+/// Whether a log line is a [`CopiedData`].
+fn is_copy(line: &str) -> bool {
+    line.trim_start().starts_with("{\"copy\"")
+}
+
+/// Reads a decision log's mapped tasks (blank lines and measurement lines
 /// skipped).
 pub fn read_log(text: &str) -> Result<Vec<MappedTask>, String> {
     text.lines()
         .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty() && !is_ran(l))
+        .filter(|(_, l)| {
+            !l.trim().is_empty()
+                && !is_ran(l)
+                && !is_copy(l)
+                && !l.trim_start().starts_with("{\"host\"")
+        })
+        .map(|(i, l)| serde_json::from_str(l).map_err(|e| format!("line {}: {e}", i + 1)))
+        .collect()
+}
+
+/// Reads a decision log's [`CopiedData`] lines.
+pub fn read_copies(text: &str) -> Result<Vec<CopiedData>, String> {
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| is_copy(l))
         .map(|(i, l)| serde_json::from_str(l).map_err(|e| format!("line {}: {e}", i + 1)))
         .collect()
 }

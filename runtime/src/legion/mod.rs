@@ -16,6 +16,8 @@
 //! - [`log`]     the decision log (JSON lines) the mapper writes: what it
 //!   realised for every task, region argument and launch point, and how to
 //!   hold such a log against `explain`.
+//! - [`measured`] a real run's metrics from the log's measurements (task
+//!   and copy timelines), keyed as the simulator keys them.
 //! - [`bench`]   mapwright's mapper against Legion's `DefaultMapper` (and
 //!   any other build of the mapper library) on the same program: elapsed
 //!   times and the cost of each mapper call (`mapwright bench mapper`).
@@ -24,6 +26,7 @@ pub mod bench;
 pub mod host;
 pub mod launch;
 pub mod log;
+pub mod measured;
 pub mod session;
 
 pub use host::{HostFacts, HostMemory, HostProcessors};

@@ -160,7 +160,13 @@ impl MapperSession {
             })?;
         }
         let log = match &options.decision_log {
-            Some(p) => Some(DecisionLog::create(p)?),
+            Some(p) => {
+                let mut log = DecisionLog::create(p)?;
+                // First, the host's processors: the measured metrics count
+                // the ones no task ran on as idle.
+                log.write(&super::log::HostLine::of(&machine));
+                Some(log)
+            }
             None => None,
         };
         let seen = SeenApp::new(options.semantic_names);
@@ -233,6 +239,13 @@ impl MapperSession {
     pub fn log_ran(&mut self, ran: &crate::legion::log::RanTask) {
         if let Some(log) = &mut self.log {
             log.write(ran);
+        }
+    }
+
+    /// Records one copy or fill made for a mapped task's argument.
+    pub fn log_copy(&mut self, copy: &crate::legion::log::CopiedData) {
+        if let Some(log) = &mut self.log {
+            log.write(copy);
         }
     }
 

@@ -115,7 +115,10 @@ fn finish(plan: &plan::Plan, m: engine::Measured, seed: u64, noise: f64) -> RunO
     );
 
     let scale = iterations as f64;
-    let mut metrics = Metrics::default();
+    let mut metrics = Metrics {
+        basis: crate::backend::MetricsBasis::Model,
+        ..Metrics::default()
+    };
     for (t, s) in plan.tasks.iter().zip(&m.task_s) {
         if *s > 0.0 {
             metrics.task_time_s.insert(t.task.name.clone(), s * scale);

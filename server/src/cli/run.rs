@@ -15,7 +15,10 @@ use std::time::Instant;
 use anyhow::bail;
 use clap::Args;
 use mapwright_runtime::app::{expert_mapper_text, App};
-use mapwright_runtime::backend::{Backend, Resolver, RunOutcome, RunRequest};
+use mapwright_runtime::backend::{
+    Backend, Metrics, MetricsBasis, Resolver, RunOutcome, RunRequest,
+};
+use mapwright_runtime::legion::measured::describe_task;
 use mapwright_runtime::machine::Machine;
 use mapwright_runtime::sim::{simulate, SimBackend};
 use serde_json::json;
@@ -297,11 +300,36 @@ fn summary(
     }
     if o.status.is_ok() && o.metrics.imbalance > 0.0 {
         s.push_str(&format!(
-            "imbalance:  {:.2} (busiest processor / mean)\n",
-            o.metrics.imbalance
+            "imbalance:  {:.2} (busiest processor / mean, {})\n",
+            o.metrics.imbalance,
+            o.metrics.basis.word()
         ));
     }
+    if o.status.is_ok() && o.metrics.basis == MetricsBasis::Measured {
+        s.push_str(&measured_summary(&o.metrics));
+    }
     s.trim_end().to_string()
+}
+
+/// What Realm measured, for the human output: the tasks that took the
+/// most time, the copies, and what the measurement covers.
+fn measured_summary(m: &Metrics) -> String {
+    let mut tasks: Vec<(&String, &f64)> = m.task_time_s.iter().collect();
+    tasks.sort_by(|a, b| b.1.total_cmp(a.1));
+    let mut s = String::from("measured:\n");
+    for (name, _) in tasks.iter().take(5) {
+        if let Some(t) = m.tasks.get(*name) {
+            s.push_str(&format!("  {}\n", describe_task(name, t)));
+        }
+    }
+    let copied: f64 = m.copy_bytes.values().sum();
+    s.push_str(&format!(
+        "  copies: {:.1} MB between memories, {:.1} ms of it with no task running\n",
+        copied / 1e6,
+        m.copy_time_s * 1e3
+    ));
+    s.push_str(&format!("  ({})\n", m.coverage));
+    s
 }
 
 /// `--bench N`: N simulated evaluations of the decisions (simulation only),

@@ -16,7 +16,7 @@ use mapwright_grammar::ast::AlignOp;
 use mapwright_runtime::app::{Launch, Privilege};
 use mapwright_runtime::decisions::{InstanceKind, Order};
 use mapwright_runtime::legion::host::HostAffinity;
-use mapwright_runtime::legion::log::{MappedRegion, MappedTask, RanTask};
+use mapwright_runtime::legion::log::{CopiedData, MappedRegion, MappedTask, RanTask};
 use mapwright_runtime::legion::{
     HostFacts, HostMemory, HostProcessors, LaunchInfo, MapperSession, RegionInfo, SessionOptions,
 };
@@ -118,6 +118,23 @@ pub struct MwRegionMapped {
     pub memory: u32,
     pub layout_holds: c_int,
     pub reused: c_int,
+    pub bytes: u64,
+    pub instance_id: u64,
+    pub mem_node: u32,
+    pub mem_index: u32,
+}
+
+#[repr(C)]
+pub struct MwMemoryRef {
+    pub kind: u32,
+    pub node: u32,
+    pub index: u32,
+}
+
+/// `node0 SYSMEM0`: a memory as the metrics and the simulator name it.
+fn memory_label(kind: u32, node: u32, index: u32) -> String {
+    let name = mem_of(kind).and_then(|k| k.dsl_name()).unwrap_or("OTHER");
+    format!("node{node} {name}{index}")
 }
 
 /// A session behind an opaque pointer.
@@ -492,6 +509,8 @@ pub unsafe extern "C" fn mw_log_mapped(
         let decision = session.0.decide(&info);
         let mapped = MappedTask {
             task: info.task.clone(),
+            parent: info.parent.clone(),
+            inner: info.inner,
             uid,
             point: slice(point, dims as usize).to_vec(),
             proc_kind: proc_kind_name(proc_kind),
@@ -525,6 +544,10 @@ pub unsafe extern "C" fn mw_log_mapped(
                             .flatten(),
                         layout_holds: physical.then_some(r.layout_holds != 0),
                         reused: physical.then_some(r.reused != 0),
+                        bytes: (physical && r.bytes > 0).then_some(r.bytes),
+                        instance_id: (physical && r.bytes > 0).then_some(r.instance_id),
+                        at: (physical && r.bytes > 0)
+                            .then(|| memory_label(r.memory, r.mem_node, r.mem_index)),
                     }
                 })
                 .collect(),
@@ -579,6 +602,48 @@ pub unsafe extern "C" fn mw_log_ran(
             end_ns,
         };
         session.0.log_ran(&ran);
+    })
+}
+
+/// See `mw_log_copy` in the header.
+///
+/// # Safety
+/// Arguments as the header describes them.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn mw_log_copy(
+    session: *mut MwSession,
+    task: *const c_char,
+    uid: u64,
+    index: u32,
+    fill: c_int,
+    src: *const MwMemoryRef,
+    dst: *const MwMemoryRef,
+    bytes: u64,
+    start_ns: i64,
+    end_ns: i64,
+) {
+    guarded(std::ptr::null_mut(), (), || {
+        let Some(session) = session.as_mut() else {
+            return;
+        };
+        if !session.0.logging() {
+            return;
+        }
+        let label =
+            |m: *const MwMemoryRef| m.as_ref().map(|m| memory_label(m.kind, m.node, m.index));
+        let copy = CopiedData {
+            copy: text(task).unwrap_or_default(),
+            uid,
+            index,
+            fill: fill != 0,
+            src: label(src),
+            dst: label(dst).unwrap_or_default(),
+            bytes,
+            start_ns,
+            end_ns,
+        };
+        session.0.log_copy(&copy);
     })
 }
 
