@@ -154,3 +154,168 @@ fn a_machine_model_for_a_kind_the_host_lacks_is_rebuilt_over_the_tasks_kind() {
     assert!(fixed.contains("m_omp = Machine(CPU);"), "{fixed}");
     assert!(edit_on(&Machine::preset("p100x4").unwrap()).is_none());
 }
+
+/// A real run's measurements (as the Legion mapper reports them) with
+/// every point of circuit's `calculate_new_currents` on one of four CPUs.
+fn crowded_circuit_metrics() -> mapwright_runtime::backend::Metrics {
+    use mapwright_runtime::backend::{Metrics, MetricsBasis, TaskFigures};
+    let mut m = Metrics {
+        basis: MetricsBasis::Measured,
+        ..Metrics::default()
+    };
+    for (p, busy) in [(0, 2.4), (1, 0.02), (2, 0.01), (3, 0.03)] {
+        m.proc_busy_s.insert(format!("node0 CPU{p}"), busy);
+    }
+    m.imbalance = 2.4 / (2.46 / 4.0);
+    let mut t = TaskFigures {
+        runs: 40,
+        mean_s: 0.058,
+        max_s: 0.07,
+        ..TaskFigures::default()
+    };
+    t.points_per_proc.insert("node0 CPU0".into(), 40);
+    m.tasks.insert("calculate_new_currents".into(), t);
+    m.task_time_s.insert("calculate_new_currents".into(), 2.32);
+    m
+}
+
+/// The measured-imbalance rule quotes the busy times and the idle
+/// processors' shares, and its edit deals the crowded launch over every
+/// CPU: by replacing the function of the statement that names only that
+/// task, or by taking it out of a shared list and giving it its own.
+#[test]
+fn a_measured_imbalance_is_quoted_and_its_edit_spreads_the_crowded_launch() {
+    use mapwright_runtime::machine::Machine;
+    use mapwright_runtime::resolve_mapping::resolve_mapping;
+    let app = App::builtin("circuit").unwrap();
+    let mut machine = Machine::preset("p100x4").unwrap();
+    machine
+        .node
+        .processors
+        .retain(|p| p.kind != mapwright_runtime::machine::ProcKind::Gpu);
+    let metrics = crowded_circuit_metrics();
+    let one =
+        "Task * CPU;\nmcpu = Machine(CPU);\ndef one(Task task) {\n    return mcpu[0, 0];\n}\n";
+    for source in [
+        format!("{one}IndexTaskMap calculate_new_currents one;\n"),
+        format!(
+            "{one}IndexTaskMap distribute_charge, calculate_new_currents, update_voltages one;\n"
+        ),
+        format!("{one}IndexTaskMap calculate_new_currents, distribute_charge one;"),
+    ] {
+        let analysis = analyze(&source);
+        let decisions = resolve_mapping(&analysis, &source, &app, &machine);
+        let raw = "ELAPSED TIME =   2.500 s\n";
+        let mut ctx = Context::new(
+            &source,
+            &analysis,
+            Some(&decisions),
+            raw,
+            Some(&app),
+            Some(&machine),
+        );
+        ctx.metrics = Some(&metrics);
+        let feedback = guide(&ctx);
+        let f = feedback
+            .iter()
+            .find(|f| f.rule == "measured-load-imbalance")
+            .expect("the measured rule fires");
+        assert!(
+            f.explain.contains("node0 CPU0 was busy 2.400 s"),
+            "{}",
+            f.explain
+        );
+        assert!(f.explain.contains("node0 CPU2 0%"), "{}", f.explain);
+        assert!(
+            f.explain
+                .contains("`calculate_new_currents` ran 40 of its 40 measured runs there"),
+            "{}",
+            f.explain
+        );
+        assert!(
+            !feedback.iter().any(|f| f.rule == "load-imbalance"),
+            "the static rule defers to the measurement"
+        );
+        let fixed = apply_edits(&source, f.edit.as_ref().expect("an edit")).unwrap();
+        let analysis = analyze(&fixed);
+        assert!(
+            !analysis.diagnostics().iter().any(|d| d.is_error()),
+            "{fixed}"
+        );
+        let after = resolve_mapping(&analysis, &fixed, &app, &machine);
+        let spread = after
+            .tasks
+            .iter()
+            .find(|t| t.task == "calculate_new_currents")
+            .unwrap()
+            .points_per_processor();
+        assert_eq!(
+            spread.len(),
+            4,
+            "every CPU gets points: {spread:?}\n{fixed}"
+        );
+        if !source.contains("distribute_charge") {
+            continue;
+        }
+        // The others keep their function.
+        let kept = after
+            .tasks
+            .iter()
+            .find(|t| t.task == "distribute_charge")
+            .unwrap()
+            .points_per_processor();
+        assert_eq!(kept.len(), 1, "{fixed}");
+    }
+}
+
+/// Copies no task hid, and a memory nearly full, read from measurements
+/// and quoted; neither fires on the model's figures.
+#[test]
+fn measured_copies_and_memory_use_are_quoted() {
+    use mapwright_runtime::backend::{MetricsBasis, TaskFigures};
+    use mapwright_runtime::machine::{Machine, MemKind};
+    let machine = Machine::preset("p100x4").unwrap();
+    let capacity = machine.capacity(MemKind::Sysmem).unwrap() as f64;
+    let mut m = crowded_circuit_metrics();
+    m.proc_busy_s.clear();
+    m.imbalance = 1.0;
+    m.copy_time_s = 0.5;
+    m.copy_bytes
+        .insert("node0 SYSMEM0 -> node0 SYSMEM0".into(), 3.0e8);
+    let mut t = TaskFigures::default();
+    t.copy_bytes_per_arg.insert(2, 2.5e8);
+    m.tasks.insert("update_voltages".into(), t);
+    m.memory_bytes
+        .insert("node0 SYSMEM0".into(), 0.9 * capacity);
+    let source = "Task * CPU;\n";
+    let analysis = analyze(source);
+    let raw = "ELAPSED TIME =   2.000 s\n";
+    let rules = |m: &mapwright_runtime::backend::Metrics| {
+        let mut ctx = Context::new(source, &analysis, None, raw, None, Some(&machine));
+        ctx.metrics = Some(m);
+        guide(&ctx)
+    };
+    let feedback = rules(&m);
+    let copy = feedback
+        .iter()
+        .find(|f| f.rule == "measured-copy-bound")
+        .expect("copy-bound fires");
+    assert!(
+        copy.explain.contains("0.500 s of the 2.000 s run (25%)"),
+        "{}",
+        copy.explain
+    );
+    assert!(
+        copy.explain
+            .contains("`update_voltages`'s argument 2 (250.0 MB)"),
+        "{}",
+        copy.explain
+    );
+    let memory = feedback
+        .iter()
+        .find(|f| f.rule == "measured-memory-pressure")
+        .expect("memory pressure fires");
+    assert!(memory.explain.contains("90% of its"), "{}", memory.explain);
+    m.basis = MetricsBasis::Model;
+    assert!(rules(&m).iter().all(|f| !f.rule.starts_with("measured-")));
+}

@@ -1571,3 +1571,89 @@ fn a_users_own_legion_build_works_in_place_of_the_sdk() {
     assert!(run.status.success(), "{all}");
     assert!(all.contains("CHECK PASSED"), "{all}");
 }
+
+/// Measured feedback on real Legion: circuit with every launch point on the
+/// first of four CPUs. The run's metrics come from Realm's measurements
+/// (the mapper's log), AutoGuide's measured rule quotes the busiest CPU's
+/// time and the idle ones' shares, and its edit, applied, gives a faster
+/// measured run (medians of 3 interleaved runs each).
+#[test]
+#[cfg_attr(
+    not(legion_sdk),
+    ignore = "needs the Legion SDK: runtime/legion/sdk.sh (or LEGION_DIR)"
+)]
+fn a_crowded_real_run_gets_the_measured_imbalance_and_its_edit_runs_faster() {
+    use mapwright::optimize::executors::BackendExecutor;
+    use mapwright::optimize::runner::Runner;
+    use mapwright_grammar::diagnostic::apply_edits;
+    use mapwright_runtime::backend::legion::{LegionBackend, LegionConfig};
+    use mapwright_runtime::backend::MetricsBasis;
+    use std::sync::Arc;
+    let Some(b) = built() else { return };
+    let _one = serial();
+    let backend = LegionBackend::new(LegionConfig {
+        build: b.dir.clone(),
+        library_path: b.library_path.clone(),
+        cpus: 4,
+        gpus: 0,
+        timeout: std::time::Duration::from_secs(300),
+    });
+    let machine = Arc::new(backend.host_machine().expect("the host"));
+    let app = Arc::new(App::builtin("circuit").unwrap());
+    let executor = BackendExecutor {
+        backend: Box::new(backend),
+        app: app.clone(),
+        machine: machine.clone(),
+    };
+    let runner = Runner::new(&app, &machine, &executor);
+    let slow = runner.evaluate(SLOW, 0);
+    assert!(slow.ok(), "{}", slow.raw_output);
+    let m = &slow.metrics;
+    assert_eq!(m.basis, MetricsBasis::Measured, "{}", slow.raw_output);
+    assert_eq!(m.proc_busy_s.len(), 4, "{:?}", m.proc_busy_s);
+    assert!(m.imbalance > 2.0, "{m:?}");
+    let crowded = &m.tasks["calculate_new_currents"];
+    assert_eq!(
+        crowded.points_per_proc.get("node0 CPU0").copied(),
+        Some(crowded.runs),
+        "{crowded:?}"
+    );
+    let f = slow
+        .feedback
+        .iter()
+        .find(|f| f.rule == "measured-load-imbalance")
+        .unwrap_or_else(|| panic!("no measured imbalance: {:?}", slow.feedback));
+    assert!(f.explain.contains("node0 CPU0 was busy"), "{}", f.explain);
+    assert!(
+        f.explain
+            .contains("The least busy worked this share of its time: node0 CPU"),
+        "{}",
+        f.explain
+    );
+    assert!(
+        f.explain.contains("`calculate_new_currents` ran"),
+        "{}",
+        f.explain
+    );
+    let fixed = apply_edits(SLOW, f.edit.as_ref().expect("an edit")).unwrap();
+    let mut times = (Vec::new(), Vec::new());
+    for round in 0..3 {
+        let a = runner.evaluate(SLOW, round);
+        let e = runner.evaluate(&fixed, round);
+        assert!(e.ok(), "{fixed}\n{}", e.raw_output);
+        times.0.push(a.elapsed_s.unwrap());
+        times.1.push(e.elapsed_s.unwrap());
+        if round == 0 {
+            assert!(e.metrics.imbalance < m.imbalance, "{:?}", e.metrics);
+        }
+    }
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let (before, after) = (median(&mut times.0), median(&mut times.1));
+    assert!(
+        after < before,
+        "the edit made it no faster: {before} s -> {after} s\n{fixed}"
+    );
+}

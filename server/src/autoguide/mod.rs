@@ -4,15 +4,20 @@
 //!
 //! The rules are a table ([`rules::RULES`]): each rule says which raw output it
 //! recognises, what it explains and suggests, and optionally how to compute
-//! an edit. Adding a rule is adding a row. The optimizer feeds the result back
+//! an edit. Adding a rule is adding a row. [`measured`] reads a real run's
+//! measured figures for the performance rules; [`placement_fns`] writes the
+//! placement functions their edits (and the optimizer) add. The optimizer feeds the result back
 //! into its proposers; the language server shows it as diagnostics and quick
 //! fixes.
 
 pub mod edits;
+pub mod measured;
+pub mod placement_fns;
 pub mod rules;
 
 use mapwright_grammar::{Analysis, Diagnostic, TextEdit};
 use mapwright_runtime::app::App;
+use mapwright_runtime::backend::Metrics;
 use mapwright_runtime::decisions::Decisions;
 use mapwright_runtime::machine::Machine;
 use serde::{Deserialize, Serialize};
@@ -82,6 +87,9 @@ pub struct Context<'a> {
     pub machine: Option<&'a Machine>,
     /// `analysis.diagnostics()`, computed once: most rules read them.
     pub diagnostics: Vec<Diagnostic>,
+    /// What the run measured (or the model predicted): the performance
+    /// rules quote these figures. None where the run has none.
+    pub metrics: Option<&'a Metrics>,
 }
 
 impl<'a> Context<'a> {
@@ -102,6 +110,7 @@ impl<'a> Context<'a> {
             app,
             machine,
             diagnostics,
+            metrics: None,
         }
     }
 }

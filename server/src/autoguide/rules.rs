@@ -3,6 +3,7 @@
 //! Order matters: more specific rules first; performance rules last.
 
 use super::edits;
+use super::measured;
 use super::{Category, Context};
 
 /// Computes a mechanical repair of the mapper, if there is one.
@@ -197,9 +198,36 @@ pub static RULES: &[Rule] = &[
         fallback: true,
     },
     Rule {
+        id: "measured-load-imbalance",
+        category: Category::Performance,
+        matches: |c| measured::imbalance(c).is_some(),
+        explain: |c| measured::imbalance(c).map(|i| i.text).unwrap_or_default(),
+        suggest: "Spread the crowded launch over every processor of its kind: an IndexTaskMap with a cyclic placement function (the quick fix adds one).",
+        edit: Some(measured::spread_culprit),
+        fallback: false,
+    },
+    Rule {
+        id: "measured-copy-bound",
+        category: Category::Performance,
+        matches: |c| measured::copy_bound(c).is_some(),
+        explain: |c| measured::copy_bound(c).unwrap_or_default(),
+        suggest: "Keep the argument that is copied most where the task that reads it runs: place the reading task on the processor of the task that wrote it (SingleTaskMap / the same IndexTaskMap function), or its region in a memory both can reach.",
+        edit: None,
+        fallback: false,
+    },
+    Rule {
+        id: "measured-memory-pressure",
+        category: Category::Performance,
+        matches: |c| measured::memory_pressure(c).is_some(),
+        explain: |c| measured::memory_pressure(c).unwrap_or_default(),
+        suggest: "Let read-only copies go once they are used (CollectMemory on the task that reads them), or place the largest regions in another memory.",
+        edit: None,
+        fallback: false,
+    },
+    Rule {
         id: "load-imbalance",
         category: Category::Performance,
-        matches: |c| edits::worst_imbalance(c).is_some(),
+        matches: |c| !measured::has_measurements(c) && edits::worst_imbalance(c).is_some(),
         explain: |c| edits::worst_imbalance(c).map(|(text, _)| text).unwrap_or_default(),
         suggest: "Distribute the launch points evenly: a cyclic or linearized IndexTaskMap function over all processors.",
         edit: None,

@@ -85,15 +85,6 @@ pub fn remote_backend(
     mapwright_runtime::service::client::RemoteBackend::new(url, token).map_err(|e| e.to_string())
 }
 
-fn outcome_tuple(o: RunOutcome) -> (String, Option<f64>, Option<f64>, String) {
-    (
-        o.status.as_str().to_string(),
-        o.elapsed_s,
-        o.throughput,
-        o.raw_output,
-    )
-}
-
 /// The embedded simulator, run on the decisions the runner resolved.
 pub struct SimExecutor {
     pub app: Arc<App>,
@@ -103,19 +94,8 @@ pub struct SimExecutor {
 }
 
 impl Execute for SimExecutor {
-    fn execute(
-        &self,
-        _source: &str,
-        decisions: &Decisions,
-        seed: u64,
-    ) -> (String, Option<f64>, Option<f64>, String) {
-        outcome_tuple(mapwright_runtime::sim::simulate(
-            decisions,
-            &self.app,
-            &self.machine,
-            seed,
-            self.noise,
-        ))
+    fn execute(&self, _source: &str, decisions: &Decisions, seed: u64) -> RunOutcome {
+        mapwright_runtime::sim::simulate(decisions, &self.app, &self.machine, seed, self.noise)
     }
 
     /// The model is deterministic unless noise was asked for.
@@ -133,14 +113,9 @@ pub struct BackendExecutor {
 }
 
 impl Execute for BackendExecutor {
-    fn execute(
-        &self,
-        source: &str,
-        _decisions: &Decisions,
-        seed: u64,
-    ) -> (String, Option<f64>, Option<f64>, String) {
+    fn execute(&self, source: &str, _decisions: &Decisions, seed: u64) -> RunOutcome {
         let mut request = RunRequest::new(source, self.app.clone(), self.machine.clone());
         request.seed = seed;
-        outcome_tuple(self.backend.run(&request))
+        self.backend.run(&request)
     }
 }

@@ -57,6 +57,7 @@ impl Record {
                 raw_output: String::new(),
                 decisions: None,
                 feedback: Vec::new(),
+                metrics: Default::default(),
             },
             score,
             normalized: None,

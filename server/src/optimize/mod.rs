@@ -502,6 +502,7 @@ fn rejected(
             raw_output: format!("rejected before running: {why}"),
             decisions: None,
             feedback: Vec::new(),
+            metrics: Default::default(),
         },
         score: 0.0,
         normalized,

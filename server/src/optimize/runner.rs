@@ -5,6 +5,7 @@
 
 use mapwright_grammar::{analyze, LineIndex};
 use mapwright_runtime::app::App;
+use mapwright_runtime::backend::{Metrics, MetricsBasis, RunOutcome};
 use mapwright_runtime::decisions::Decisions;
 use mapwright_runtime::machine::Machine;
 use serde::{Deserialize, Serialize};
@@ -22,6 +23,10 @@ pub struct Evaluation {
     #[serde(skip)]
     pub decisions: Option<Decisions>,
     pub feedback: Vec<Feedback>,
+    /// What the run measured (or the model predicted), per task, processor,
+    /// copy and memory; empty for a candidate that did not run.
+    #[serde(default)]
+    pub metrics: Metrics,
 }
 
 impl Evaluation {
@@ -45,14 +50,8 @@ impl Evaluation {
 
 /// What runs a candidate once it compiled and resolved.
 pub trait Execute {
-    /// Runs `decisions` (resolved from `source`) and returns
-    /// (status, elapsed seconds, throughput, raw output).
-    fn execute(
-        &self,
-        source: &str,
-        decisions: &Decisions,
-        seed: u64,
-    ) -> (String, Option<f64>, Option<f64>, String);
+    /// Runs `decisions` (resolved from `source`) and reports what happened.
+    fn execute(&self, source: &str, decisions: &Decisions, seed: u64) -> RunOutcome;
 
     /// Whether two runs of one mapper can measure differently (a real
     /// machine, a noisy model): then a gain must beat the spread of repeated
@@ -112,7 +111,7 @@ impl<'a> Runner<'a> {
             .into_iter()
             .filter(|d| d.is_error())
             .collect();
-        let (status, elapsed_s, throughput, raw_output, decisions) =
+        let (status, elapsed_s, throughput, raw_output, decisions, metrics) =
             if let Some(first) = errors.first() {
                 // The reference stops at the first error and prints its line.
                 let line = LineIndex::new(source).line_of(first.span.start()) + 1;
@@ -120,7 +119,14 @@ impl<'a> Runner<'a> {
                     "Error at line {line}:\n\t{} [{}]",
                     first.message, first.code
                 );
-                ("compile_error".to_string(), None, None, raw, None)
+                (
+                    "compile_error".to_string(),
+                    None,
+                    None,
+                    raw,
+                    None,
+                    Metrics::default(),
+                )
             } else {
                 let decisions = (self.resolve)(&analysis, source, self.app, self.machine);
                 if let Some(fatal) = &decisions.fatal {
@@ -130,13 +136,21 @@ impl<'a> Runner<'a> {
                         None,
                         fatal.raw_output.clone(),
                         Some(decisions),
+                        Metrics::default(),
                     )
                 } else {
-                    let (status, e, t, raw) = self.executor.execute(source, &decisions, seed);
-                    (status, e, t, raw, Some(decisions))
+                    let o = self.executor.execute(source, &decisions, seed);
+                    (
+                        o.status.as_str().to_string(),
+                        o.elapsed_s,
+                        o.throughput,
+                        o.raw_output,
+                        Some(decisions),
+                        o.metrics,
+                    )
                 }
             };
-        let ctx = Context::new(
+        let mut ctx = Context::new(
             source,
             &analysis,
             decisions.as_ref(),
@@ -144,6 +158,7 @@ impl<'a> Runner<'a> {
             Some(self.app),
             Some(self.machine),
         );
+        ctx.metrics = Some(&metrics).filter(|m| m.basis != MetricsBasis::None);
         let feedback = guide(&ctx);
         Evaluation {
             status,
@@ -152,6 +167,7 @@ impl<'a> Runner<'a> {
             raw_output,
             decisions,
             feedback,
+            metrics,
         }
     }
 }

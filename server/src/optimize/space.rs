@@ -7,6 +7,8 @@
 //! stays untouched. Only rules that differ from what the base mapper already
 //! decides are written, so the block — and the final diff — stays small.
 
+use crate::autoguide::placement_fns::{cyclic_def, linearize};
+pub(crate) use crate::autoguide::placement_fns::{dsl_proc, machine_var};
 use std::collections::BTreeMap;
 
 use mapwright_runtime::app::{App, DimOrder, FieldLayout, Launch};
@@ -279,14 +281,6 @@ pub fn propagated_layout(app: &App, task: &str) -> Option<LayoutChoice> {
     })
 }
 
-pub(crate) fn dsl_proc(k: ProcKind) -> &'static str {
-    match k {
-        ProcKind::Gpu => "GPU",
-        ProcKind::Omp => "OMP",
-        _ => "CPU",
-    }
-}
-
 pub(crate) fn dsl_mem(m: MemKind) -> &'static str {
     match m {
         MemKind::Fbmem => "FBMEM",
@@ -454,10 +448,6 @@ fn render_block(base: &str, base_decisions: &Decisions, spec: &Spec, app: &App) 
     block
 }
 
-pub(crate) fn machine_var(k: ProcKind) -> String {
-    format!("mw_{}", dsl_proc(k).to_ascii_lowercase())
-}
-
 pub(crate) fn same_point_name(k: ProcKind) -> String {
     format!("mw_same_point_{}", dsl_proc(k).to_ascii_lowercase())
 }
@@ -479,18 +469,6 @@ pub(crate) fn same_point_def(k: ProcKind, m: &str) -> String {
     )
 }
 
-/// Row-major linearization of `ip` in `sp` for a `dims`-D launch, e.g.
-/// `(ip[0] * sp[1] + ip[1]) * sp[2] + ip[2]`. Written out per dimensionality
-/// because the DSL has no loops.
-fn linearize(dims: usize) -> String {
-    let mut e = "ip[0]".to_string();
-    for i in 1..dims {
-        let lhs = if i == 1 { e.clone() } else { format!("({e})") };
-        e = format!("{lhs} * sp[{i}] + ip[{i}]");
-    }
-    e
-}
-
 /// The DSL text of a placement function for a `dims`-D launch over the
 /// machine model bound to `m`. They only use the launch's own point and
 /// extents, so they fit any problem size.
@@ -502,9 +480,7 @@ pub(crate) fn function_def(f: IndexFn, k: ProcKind, dims: usize, m: &str) -> Str
         IndexFn::LinearBlock => format!(
             "    ip = task.ipoint;\n    sp = task.ispace;\n    flat = {m}.merge(0, 1);\n    return flat[({lin}) * flat.size[0] / sp.volume];\n"
         ),
-        IndexFn::LinearCyclic => {
-            format!("    ip = task.ipoint;\n    sp = task.ispace;\n    flat = {m}.merge(0, 1);\n    return flat[({lin}) % flat.size[0]];\n")
-        }
+        IndexFn::LinearCyclic => return cyclic_def(k, dims, m),
         IndexFn::GridBlock => format!(
             "    grid = {m}.merge(0, 1).auto_split(0, task.ispace);\n    return grid[*(task.ipoint * grid.size / task.ispace)];\n"
         ),

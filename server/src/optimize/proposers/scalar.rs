@@ -418,6 +418,7 @@ mod tests {
                     },
                     decisions: None,
                     feedback,
+                    metrics: Default::default(),
                 },
                 score,
                 normalized: None,
