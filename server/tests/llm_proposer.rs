@@ -418,3 +418,118 @@ fn a_truncated_text_answer_is_asked_again_for_less_without_quoting_it() {
     assert_eq!(second.len(), 3, "{second:?}");
     assert!(second[2]["content"].as_str().unwrap().contains("cut off"));
 }
+
+/// A record of a run that measured `mean_ms` per `calculate_new_currents`
+/// point, all on one of four CPUs (or the model's figures).
+fn measured_record(
+    iteration: usize,
+    mean_ms: f64,
+    measured: bool,
+) -> mapwright::optimize::history::Record {
+    use mapwright::optimize::runner::Evaluation;
+    use mapwright_runtime::backend::{Metrics, MetricsBasis, TaskFigures};
+    let mut metrics = Metrics {
+        basis: if measured {
+            MetricsBasis::Measured
+        } else {
+            MetricsBasis::Model
+        },
+        imbalance: 3.9,
+        copy_time_s: 0.0123,
+        ..Metrics::default()
+    };
+    for (i, task) in [
+        "calculate_new_currents",
+        "distribute_charge",
+        "update_voltages",
+        "init_nodes",
+        "init_wires",
+        "parse_input",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let mut t = TaskFigures {
+            runs: 40,
+            mean_s: mean_ms * 1e-3 / (i + 1) as f64,
+            max_s: 0.1,
+            ..TaskFigures::default()
+        };
+        t.points_per_proc.insert("node0 CPU0".into(), 40);
+        t.copy_bytes_per_arg.insert(2, 1.5e6);
+        metrics
+            .task_time_s
+            .insert(task.to_string(), t.mean_s * 40.0);
+        metrics.tasks.insert(task.to_string(), t);
+    }
+    mapwright::optimize::history::Record {
+        iteration,
+        proposer: "search".into(),
+        rationale: String::new(),
+        source: "Task * CPU;\n".into(),
+        evaluation: Evaluation {
+            status: "ok".into(),
+            elapsed_s: Some(1.0),
+            throughput: None,
+            raw_output: "ELAPSED TIME = 1.0 s\n".into(),
+            decisions: None,
+            feedback: Vec::new(),
+            metrics,
+        },
+        score: 1.0,
+        normalized: None,
+        parameters: Default::default(),
+        spec: None,
+        seconds: 1.0,
+    }
+}
+
+/// The structured prompt carries the last two measured runs' figures per
+/// task (the five that took the most time: runs, mean, processors, the
+/// busiest one's share, megabytes copied in per argument), the model's
+/// figures never, and none with `--llm-no-measurements`; compactly.
+#[test]
+fn the_prompt_carries_the_last_real_runs_measured_figures() {
+    use mapwright::optimize::proposers::structured::prompt;
+    let fixture = Fixture::new("circuit", "Task * CPU;\n");
+    let history = vec![
+        measured_record(0, 11.0, true),
+        measured_record(1, 22.0, false),
+        measured_record(2, 33.0, true),
+        measured_record(3, 44.0, true),
+    ];
+    let mut ctx = fixture.ctx();
+    ctx.history = &history;
+    let with = prompt(&ctx, 6, true);
+    let body: serde_json::Value =
+        serde_json::from_str(with.lines().next().unwrap()).expect("the prompt's JSON");
+    let tried = body["tried"].as_array().unwrap();
+    let shown: Vec<bool> = tried.iter().map(|t| t.get("measured").is_some()).collect();
+    assert_eq!(shown, [false, false, true, true], "{with}");
+    let last = &tried[3]["measured"];
+    assert_eq!(last["imbalance"], 3.9);
+    assert_eq!(last["copy_time_not_hidden_s"], 0.0123);
+    let cnc = &last["tasks"]["calculate_new_currents"];
+    assert_eq!(cnc["mean_ms"], 44.0);
+    assert_eq!(
+        (cnc["runs"].as_u64(), cnc["processors"].as_u64()),
+        (Some(40), Some(1))
+    );
+    assert_eq!(cnc["busiest_processor_share"], 1.0);
+    assert_eq!(cnc["copied_in_mb"]["arg 2"], 1.5);
+    assert_eq!(
+        last["tasks"].as_object().unwrap().len(),
+        5,
+        "the five with the most time"
+    );
+    assert!(last["tasks"].get("parse_input").is_none());
+    let without = prompt(&ctx, 6, false);
+    assert!(!without.contains("\"measured\""), "{without}");
+    // Compact: two runs' figures add well under a thousand tokens (about
+    // four characters each) to a prompt for a 4,096-token context.
+    assert!(
+        with.len() - without.len() < 2_000,
+        "{} more characters",
+        with.len() - without.len()
+    );
+}

@@ -86,6 +86,10 @@ pub struct LlmArgs {
     /// roots (a private certificate authority).
     #[arg(long)]
     pub llm_ca_file: Option<PathBuf>,
+    /// Leave the last real runs' measured figures (per task time, processor
+    /// spread, copies per argument) out of the structured prompt.
+    #[arg(long)]
+    pub llm_no_measurements: bool,
 }
 
 #[derive(Debug, Args)]
@@ -196,6 +200,7 @@ fn llm_config(args: &LlmArgs, project: Option<&ProjectFile>) -> anyhow::Result<L
     if let Some(r) = args.llm_retries {
         config.max_retries = r;
     }
+    config.measurements = !args.llm_no_measurements;
     config.ca_file = args.llm_ca_file.clone().or_else(|| {
         let file = section.ca_file.as_deref()?;
         Some(crate::project::resolve_path(

@@ -65,6 +65,9 @@ pub struct LlmConfig {
     pub price_completion_per_mtok: f64,
     /// How many past candidates the prompt shows (most recent).
     pub history_window: usize,
+    /// Whether the structured prompt carries the last real runs' measured
+    /// figures per task (off: `--llm-no-measurements`, for comparison).
+    pub measurements: bool,
     /// PEM certificates to trust besides the usual roots, for an `https://`
     /// endpoint behind a private certificate authority.
     pub ca_file: Option<std::path::PathBuf>,
@@ -84,6 +87,7 @@ impl Default for LlmConfig {
             price_prompt_per_mtok: 0.0,
             price_completion_per_mtok: 0.0,
             history_window: 6,
+            measurements: true,
             ca_file: None,
         }
     }
@@ -176,7 +180,7 @@ impl LlmProposer {
         if self.structured {
             return vec![
                 json!({"role": "system", "content": structured::SYSTEM}),
-                json!({"role": "user", "content": structured::prompt(ctx, self.config.history_window)}),
+                json!({"role": "user", "content": structured::prompt(ctx, self.config.history_window, self.config.measurements)}),
             ];
         }
         self.text_messages(ctx)

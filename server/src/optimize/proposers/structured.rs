@@ -15,6 +15,7 @@
 use std::collections::BTreeMap;
 
 use mapwright_runtime::app::Launch;
+use mapwright_runtime::backend::{Metrics, MetricsBasis};
 use mapwright_runtime::decisions::Order;
 use mapwright_runtime::machine::{Machine, MemKind, ProcKind};
 use serde_json::{json, Value};
@@ -273,7 +274,7 @@ pub fn machine_summary(machine: &Machine) -> Value {
 }
 
 /// The user message: the names and numbers the schema needs, as JSON.
-pub fn prompt(ctx: &ProposalContext<'_>, history_window: usize) -> String {
+pub fn prompt(ctx: &ProposalContext<'_>, history_window: usize, measurements: bool) -> String {
     let constraints: Vec<Value> = ctx
         .app
         .library_constraints
@@ -281,9 +282,20 @@ pub fn prompt(ctx: &ProposalContext<'_>, history_window: usize) -> String {
         .map(|c| serde_json::to_value(c).unwrap_or(Value::Null))
         .collect();
     let start = ctx.history.len().saturating_sub(history_window);
+    // The last runs that measured something carry their figures.
+    let measured_from = ctx
+        .history
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.evaluation.metrics.basis == MetricsBasis::Measured)
+        .map(|(i, _)| i)
+        .rev()
+        .nth(MEASURED_RUNS - 1)
+        .unwrap_or(0);
     let tried: Vec<Value> = ctx.history[start..]
         .iter()
-        .map(|r| {
+        .enumerate()
+        .map(|(k, r)| {
             let mut o = serde_json::Map::new();
             o.insert("iteration".into(), json!(r.iteration));
             if r.iteration > 0 {
@@ -310,6 +322,14 @@ pub fn prompt(ctx: &ProposalContext<'_>, history_window: usize) -> String {
                 .filter(|t| !t.is_empty())
                 .map(|t| t.chars().take(300).collect())
                 .collect();
+            let m = &r.evaluation.metrics;
+            if measurements
+                && start + k >= measured_from
+                && r.evaluation.ok()
+                && m.basis == MetricsBasis::Measured
+            {
+                o.insert("measured".into(), measured_summary(m));
+            }
             if !feedback.is_empty() {
                 o.insert("feedback".into(), json!(feedback));
             } else if !r.evaluation.ok() {
@@ -348,6 +368,52 @@ pub fn prompt(ctx: &ProposalContext<'_>, history_window: usize) -> String {
     format!(
         "{body}\nWhich decisions should change so that the mapper runs faster? Answer with the JSON object."
     )
+}
+
+/// How many of the last runs show their measured figures.
+const MEASURED_RUNS: usize = 2;
+/// How many tasks (most time first) a run's figures show.
+const MEASURED_TASKS: usize = 5;
+
+/// A real run's measured figures, compactly: the imbalance, the copy time
+/// no task hid, and for the tasks that took the most time their runs, mean
+/// time, the processors they ran on and the busiest one's share, and the
+/// megabytes copied in per region argument. Numbers, keyed, so that the
+/// model can compare runs rather than read prose.
+fn measured_summary(m: &Metrics) -> Value {
+    let mut tasks: Vec<(&String, &f64)> = m.task_time_s.iter().collect();
+    tasks.sort_by(|a, b| b.1.total_cmp(a.1));
+    let round = |x: f64, digits: i32| {
+        let f = 10f64.powi(digits);
+        (x * f).round() / f
+    };
+    let per_task: serde_json::Map<String, Value> = tasks
+        .into_iter()
+        .take(MEASURED_TASKS)
+        .filter_map(|(name, _)| {
+            let t = m.tasks.get(name)?;
+            let busiest = t.points_per_proc.values().copied().max().unwrap_or(0);
+            let mut o = json!({
+                "runs": t.runs,
+                "mean_ms": round(t.mean_s * 1e3, 2),
+                "processors": t.points_per_proc.len(),
+                "busiest_processor_share": round(f64::from(busiest) / f64::from(t.runs.max(1)), 2),
+            });
+            if !t.copy_bytes_per_arg.is_empty() {
+                o["copied_in_mb"] = json!(t
+                    .copy_bytes_per_arg
+                    .iter()
+                    .map(|(i, b)| (format!("arg {i}"), round(b / 1e6, 3)))
+                    .collect::<BTreeMap<_, _>>());
+            }
+            Some((name.clone(), o))
+        })
+        .collect();
+    json!({
+        "imbalance": round(m.imbalance, 2),
+        "copy_time_not_hidden_s": round(m.copy_time_s, 4),
+        "tasks": per_task,
+    })
 }
 
 /// A JSON answer cut off mid-way, made whole: everything after the last
