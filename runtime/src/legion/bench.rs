@@ -33,8 +33,13 @@ pub enum MapperUnderTest {
     /// Legion's `DefaultMapper` with a timer around each call
     /// (`-mapwright:default-mapper`): the run that measures its call cost.
     LegionDefaultTimed,
-    /// mapwright's mapper with this mapper file.
+    /// mapwright's mapper with this mapper file (writing its decision log
+    /// with Realm's measurements, as every `legion` and `command` run does).
     Mapwright { mapper: String },
+    /// The same with no log and so no measurement (`MAPWRIGHT_LOG` empty):
+    /// what measuring costs (`bench mapper --measure-cost`). Not a mapper
+    /// the others are held against.
+    MapwrightUnmeasured { mapper: String },
     /// Another `libmapwright_mapper.so` (a folder holding it, put first on
     /// the library path, so that the program loads it instead of ours),
     /// with this mapper file: how the reference DSL mapper joins in.
@@ -82,6 +87,10 @@ pub struct Measured {
     pub calls: BTreeMap<String, CallCost>,
     /// Runs whose call stats were read.
     pub stats_runs: u32,
+    /// mapwright's mapper with measurement off: only what measuring costs
+    /// is read from it.
+    #[serde(default)]
+    pub unmeasured: bool,
 }
 
 impl Measured {
@@ -113,6 +122,16 @@ pub struct AppComparison {
 }
 
 impl AppComparison {
+    /// What measuring costs: the median of the contender named `measured`
+    /// over that of the unmeasured one (1.02: 2 % slower with the log and
+    /// Realm's measurements). None unless both completed every run.
+    pub fn measurement_cost(&self, measured: &str) -> Option<f64> {
+        let median = |m: &Measured| m.failure.is_none().then(|| m.median()).flatten();
+        let on = self.contenders.iter().find(|m| m.name == measured)?;
+        let off = self.contenders.iter().find(|m| m.unmeasured)?;
+        Some(median(on)? / median(off)?)
+    }
+
     /// `index`'s median over the best median of the other contenders;
     /// a contender that failed a run has none (its successful runs do not
     /// count: a mapper that fails the result check is no baseline).
@@ -123,7 +142,7 @@ impl AppComparison {
             .contenders
             .iter()
             .enumerate()
-            .filter(|(i, _)| *i != index)
+            .filter(|(i, m)| *i != index && !m.unmeasured)
             .filter_map(|(_, m)| median(m))
             .min_by(f64::total_cmp)?;
         Some(own / best_other)
@@ -198,6 +217,7 @@ pub fn compare(
             failure: None,
             calls: BTreeMap::new(),
             stats_runs: 0,
+            unmeasured: matches!(c.mapper, MapperUnderTest::MapwrightUnmeasured { .. }),
         })
         .collect();
     for round in 0..repeats.max(1) {
@@ -278,7 +298,9 @@ fn run_once(
 ) -> Result<f64, String> {
     let request_mapper = match mapper {
         MapperUnderTest::LegionDefault | MapperUnderTest::LegionDefaultTimed => "",
-        MapperUnderTest::Mapwright { mapper } | MapperUnderTest::Library { mapper, .. } => mapper,
+        MapperUnderTest::Mapwright { mapper }
+        | MapperUnderTest::MapwrightUnmeasured { mapper }
+        | MapperUnderTest::Library { mapper, .. } => mapper,
     };
     let request = RunRequest::new(request_mapper, app.clone(), machine.clone());
     let mut template = backend.template(&request)?;
@@ -299,6 +321,10 @@ fn run_once(
                 template.replacen("LD_LIBRARY_PATH='", &format!("LD_LIBRARY_PATH='{dir}:"), 1);
         }
         MapperUnderTest::Mapwright { .. } => {}
+        MapperUnderTest::MapwrightUnmeasured { .. } => {
+            // An empty MAPWRIGHT_LOG: the mapper writes no log.
+            template = format!("MAPWRIGHT_LOG= {template}");
+        }
     }
     template.push_str(&stats_flag);
     let mut config = CommandConfig::new(template);
@@ -334,12 +360,31 @@ mod tests {
 
     fn measured(name: &str, times: &[f64]) -> Measured {
         Measured {
+            unmeasured: false,
             name: name.into(),
             times: times.to_vec(),
             failure: None,
             calls: BTreeMap::new(),
             stats_runs: 0,
         }
+    }
+
+    #[test]
+    fn the_unmeasured_row_gives_the_cost_of_measuring_and_is_no_baseline() {
+        let mut off = measured("off", &[0.9, 1.0, 1.1]);
+        off.unmeasured = true;
+        let r = AppComparison {
+            app: "a".into(),
+            contenders: vec![
+                measured("default", &[1.2, 1.2, 1.2]),
+                measured("ours", &[1.0, 1.02, 1.1]),
+                off,
+            ],
+        };
+        assert!((r.measurement_cost("ours").unwrap() - 1.02).abs() < 1e-12);
+        // Held against DefaultMapper only, not against itself unmeasured.
+        assert!((r.ratio_to_best_other(1).unwrap() - 1.02 / 1.2).abs() < 1e-12);
+        assert_eq!(r.measurement_cost("nobody"), None);
     }
 
     #[test]

@@ -19,6 +19,11 @@ use crate::optimize::executors::legion_backend;
 /// the best of the other mappers' medians.
 pub const TARGET_RATIO: f64 = 1.05;
 
+/// The row of `--measure-cost`.
+const UNMEASURED: &str = "mapwright, expert, unmeasured";
+/// The row it is held against (bench::standard_contenders' second).
+const MEASURED: &str = "mapwright, expert on CPUs";
+
 /// The callbacks whose cost is shown.
 const CALLBACKS: [&str; 3] = ["select_task_options", "slice_task", "map_task"];
 
@@ -42,6 +47,11 @@ pub struct BenchMapperArgs {
     /// expert on CPUs, as mapwright's mapper does. Repeatable.
     #[arg(long = "also", value_name = "NAME=FOLDER")]
     pub also: Vec<String>,
+    /// Add mapwright's mapper with the expert and measurement off (no
+    /// decision log, no Realm measurements), and report what measuring
+    /// costs: the measured expert's median over it.
+    #[arg(long)]
+    pub measure_cost: bool,
     #[arg(long)]
     pub json: bool,
 }
@@ -92,6 +102,14 @@ pub fn run(args: BenchMapperArgs) -> anyhow::Result<ExitCode> {
                 },
             });
         }
+        if args.measure_cost {
+            contenders.push(Contender {
+                name: UNMEASURED.into(),
+                mapper: MapperUnderTest::MapwrightUnmeasured {
+                    mapper: expert.clone(),
+                },
+            });
+        }
         let result = bench::compare(
             &backend,
             &app,
@@ -127,13 +145,13 @@ fn json(results: &[AppComparison]) -> serde_json::Value {
                         "max_s": m.max(),
                         "times_s": m.times,
                         "failure": m.failure,
-                        "ratio_to_best_other": r.ratio_to_best_other(i),
+                        "ratio_to_best_other": (!m.unmeasured).then(|| r.ratio_to_best_other(i)).flatten(),
                         "us_per_call": CALLBACKS.iter().map(|c| (c.to_string(), m.per_call(c))).collect::<std::collections::BTreeMap<_, _>>(),
                         "calls_per_run": CALLBACKS.iter().map(|c| (c.to_string(), m.calls_per_run(c))).collect::<std::collections::BTreeMap<_, _>>(),
                     })
                 })
                 .collect();
-            serde_json::json!({"app": r.app, "contenders": contenders})
+            serde_json::json!({"app": r.app, "contenders": contenders, "measurement_cost": r.measurement_cost(MEASURED)})
         })
         .collect();
     serde_json::json!({ "target_ratio": TARGET_RATIO, "apps": rows })
@@ -157,9 +175,13 @@ pub fn render(results: &[AppComparison]) -> String {
     );
     let mut misses = Vec::new();
     let mut unmatched = Vec::new();
+    let mut costs = Vec::new();
     for r in results {
+        if let Some(c) = r.measurement_cost(MEASURED) {
+            costs.push(format!("{} {:+.1} %", r.app, (c - 1.0) * 100.0));
+        }
         for (i, m) in r.contenders.iter().enumerate() {
-            let ratio = r.ratio_to_best_other(i);
+            let ratio = (!m.unmeasured).then(|| r.ratio_to_best_other(i)).flatten();
             let spread = match (m.min(), m.max()) {
                 (Some(lo), Some(hi)) => format!("{lo:.3}-{hi:.3}"),
                 _ => "-".into(),
@@ -191,6 +213,12 @@ pub fn render(results: &[AppComparison]) -> String {
             None => unmatched.push(r.app.clone()),
             _ => {}
         }
+    }
+    if !costs.is_empty() {
+        out.push_str(&format!(
+            "measuring (decision log and Realm's measurements) costs, median over median: {}\n",
+            costs.join(", ")
+        ));
     }
     if !unmatched.is_empty() {
         out.push_str(&format!(
