@@ -1460,6 +1460,49 @@ fn the_language_server_runs_on_real_legion_when_the_project_says_so() {
     let summary = result["summary"].as_str().unwrap();
     assert!(summary.contains("legion-host"), "{summary}");
     assert!(summary.contains("real Legion on this host"), "{summary}");
+    // The run measured: hover on a task shows what, and a code lens on each
+    // statement that decided measured tasks gives their time.
+    assert_eq!(result["metrics"]["basis"], "measured", "{result:#}");
+    let (line, text) = SLOW
+        .lines()
+        .enumerate()
+        .find(|(_, l)| l.starts_with("IndexTaskMap"))
+        .unwrap();
+    let character = text.find("calculate_new_currents").unwrap() + 3;
+    let hover = s.request(
+        "textDocument/hover",
+        json!({"textDocument": {"uri": uri}, "position": {"line": line, "character": character}}),
+    );
+    let shown = hover["contents"]["value"].as_str().unwrap_or_default();
+    assert!(
+        shown.contains("**measured** in the run on legion-host (version 1): "),
+        "{hover:#}"
+    );
+    assert!(shown.contains("on node0 CPU0 ×"), "{shown}");
+    let lenses = s.request(
+        "textDocument/codeLens",
+        json!({"textDocument": {"uri": uri}}),
+    );
+    let measured: Vec<(u64, String)> = lenses
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|l| {
+            let title = l["command"]["title"].as_str()?;
+            title.starts_with("measured ").then(|| {
+                (
+                    l["range"]["start"]["line"].as_u64().unwrap(),
+                    title.to_string(),
+                )
+            })
+        })
+        .collect();
+    assert!(
+        measured
+            .iter()
+            .any(|(l, t)| *l == line as u64 && t.contains("calculate_new_currents")),
+        "{measured:#?}"
+    );
     // Optimize from the one-CPU start: no expert runs here, so progress and
     // the final message say what was measured against the user's mapper,
     // with figures, never a dash where one belongs.
@@ -1656,4 +1699,122 @@ fn a_crowded_real_run_gets_the_measured_imbalance_and_its_edit_runs_faster() {
         after < before,
         "the edit made it no faster: {before} s -> {after} s\n{fixed}"
     );
+}
+
+/// `run --backend legion --json` on each of the nine programs reports what
+/// Realm measured: `basis` measured, non-empty `task_time_s` and
+/// `proc_busy_s`, every processor of the host listed, each processor's busy
+/// time within the run's wall time (the figures cover every task the mapper
+/// mapped, initialisation included), and the per-task runs adding up to
+/// the task times. The same figures come from the program's own decision
+/// log through `metrics_from_log`, equal to the sums of its `ran` lines.
+#[test]
+#[cfg_attr(
+    not(legion_sdk),
+    ignore = "needs the Legion SDK: runtime/legion/sdk.sh (or LEGION_DIR)"
+)]
+fn every_program_reports_realms_measurements_as_its_metrics() {
+    use mapwright_runtime::legion::log::read_ran;
+    use mapwright_runtime::legion::measured::metrics_from_log;
+    use mapwright_runtime::validate::real::on_cpus;
+    let Some(b) = built() else { return };
+    let _one = serial();
+    let dir = scratch("measured");
+    let apps = [
+        "circuit",
+        "stencil",
+        "pennant",
+        "cannon",
+        "summa",
+        "pumma",
+        "johnson",
+        "solomonik",
+        "cosma",
+    ];
+    for app in apps {
+        let expert = mapwright_runtime::app::expert_mapper_text(app).unwrap();
+        // solomonik's expert reduces through an inner task, which has a
+        // known flake (docs/legion.md); its layouts alone run it.
+        let mapper = if app == "solomonik" {
+            let layouts: String = expert
+                .lines()
+                .filter(|l| l.starts_with("Layout"))
+                .map(|l| format!("{l}\n"))
+                .collect();
+            format!("Task * CPU;\n{layouts}")
+        } else {
+            on_cpus(expert)
+        };
+        let file = dir.join(format!("{app}.mapper"));
+        std::fs::write(&file, &mapper).unwrap();
+        let started = std::time::Instant::now();
+        let out = mapwright(b)
+            .args([
+                "run",
+                "--app",
+                app,
+                "--backend",
+                "legion",
+                "--legion-cpus",
+                "4",
+            ])
+            .args(["--no-normalize", "--json"])
+            .arg(&file)
+            .output()
+            .unwrap();
+        let wall = started.elapsed().as_secs_f64();
+        let report: Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{app}: {e}: {}", text(&out)));
+        assert_eq!(report["status"], "ok", "{app}: {}", report["raw_output"]);
+        let m = &report["metrics"];
+        assert_eq!(m["basis"], "measured", "{app}: {m}");
+        let tasks = m["task_time_s"].as_object().unwrap();
+        let busy = m["proc_busy_s"].as_object().unwrap();
+        assert!(!tasks.is_empty() && !busy.is_empty(), "{app}: {m}");
+        assert_eq!(busy.len(), 4, "{app}: every CPU listed: {m}");
+        for (p, s) in busy {
+            let s = s.as_f64().unwrap();
+            assert!(
+                (0.0..=wall).contains(&s),
+                "{app}: {p} busy {s} s in a {wall} s run"
+            );
+        }
+        for (task, figures) in m["tasks"].as_object().unwrap() {
+            let runs = figures["runs"].as_f64().unwrap();
+            let mean = figures["mean_s"].as_f64().unwrap();
+            let total = tasks[task].as_f64().unwrap();
+            assert!(
+                (runs * mean - total).abs() <= 1e-6 * total.max(1.0),
+                "{app} {task}"
+            );
+        }
+        assert!(
+            m["coverage"].as_str().unwrap().contains("task runs"),
+            "{app}"
+        );
+
+        // The program's own log, read as the backend reads it.
+        let (out, log, _) = run_app(b, &dir, app, &mapper, &[]);
+        assert!(out.status.success(), "{app}: {}", text(&out));
+        let metrics = metrics_from_log(&log, None).unwrap().expect("measurements");
+        let ran = read_ran(&log).unwrap();
+        let top: Vec<u64> = mapwright_runtime::legion::log::read_log(&log)
+            .unwrap()
+            .iter()
+            .filter(|t| t.parent.is_none())
+            .map(|t| t.uid)
+            .collect();
+        for (task, seconds) in &metrics.task_time_s {
+            let sum: f64 = ran
+                .iter()
+                .filter(|r| &r.ran == task && !top.contains(&r.uid))
+                .map(|r| r.seconds())
+                .sum();
+            assert!(
+                (sum - seconds).abs() < 1e-9,
+                "{app} {task}: {sum} vs {seconds}"
+            );
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -3,7 +3,8 @@
 //!
 //! - Hover: a global's value on the machine (`m_6d: MSpace, 6 dims, size
 //!   (2,1,2,1,2,2)`); a task's launch, variants, resolved processor kind and
-//!   region arguments (memory and layout as resolved); a region's tasks; an
+//!   region arguments (memory and layout as resolved), and what the last
+//!   real run measured for it; a region's tasks; an
 //!   IndexTaskMap/SingleTaskMap statement's point-to-processor distribution.
 //! - Completion: task names from the application in task fields (index
 //!   launches after `IndexTaskMap`, single launches after `SingleTaskMap`)
@@ -31,7 +32,7 @@ use super::cursor::{Context, Cursor};
 use super::name_facts::{mapping_name_role, NameRole};
 use super::provider_api::{
     Completion, CompletionKind, CompletionProvider, HoverProvider, HoverSection, InlayHint,
-    InlayHintProvider, InlayKind, InlayQuery, Query,
+    InlayHintProvider, InlayKind, InlayQuery, LastRun, Query,
 };
 use super::target::{size_text, GlobalValue, Resolution, Target};
 
@@ -66,6 +67,9 @@ impl HoverProvider for AppHover {
                 Some(NameRole::Task) => {
                     let name = token.span.text(&a.text);
                     sections.push(task_hover(a, target, q.resolution, name, !in_map_stmt));
+                    if let Some(text) = q.last_run.and_then(|r| measured_hover(r, name)) {
+                        sections.push(text);
+                    }
                 }
                 Some(NameRole::Region) => {
                     if let Some(app) = target.app.as_deref() {
@@ -229,6 +233,47 @@ fn task_hover(
         }
     }
     out
+}
+
+/// What the document's last real run measured for task `name`.
+fn measured_hover(run: &LastRun, name: &str) -> Option<String> {
+    let t = run.metrics.tasks.get(name)?;
+    let total = run.metrics.task_time_s.get(name).copied().unwrap_or(0.0);
+    let procs: Vec<String> = t
+        .points_per_proc
+        .iter()
+        .map(|(p, n)| format!("{p} ×{n}"))
+        .collect();
+    let mut out = format!(
+        "**measured** in {} (version {}): {} run(s), {} in all, mean {}, longest {} · on {}",
+        run.what,
+        run.version,
+        t.runs,
+        seconds_text(total),
+        seconds_text(t.mean_s),
+        seconds_text(t.max_s),
+        procs.join(", ")
+    );
+    if !t.copy_bytes_per_arg.is_empty() {
+        let copies: Vec<String> = t
+            .copy_bytes_per_arg
+            .iter()
+            .map(|(i, b)| format!("argument {i} {}", bytes_text(*b as u64)))
+            .collect();
+        out.push_str(&format!(" · copied in: {}", copies.join(", ")));
+    }
+    Some(out)
+}
+
+/// `57.4 ms`, `1.20 s`, `850 µs`.
+pub(crate) fn seconds_text(s: f64) -> String {
+    if s >= 1.0 {
+        format!("{s:.2} s")
+    } else if s >= 1e-3 {
+        format!("{:.1} ms", s * 1e3)
+    } else {
+        format!("{:.0} µs", s * 1e6)
+    }
 }
 
 fn launch_text(task: &Task) -> String {
@@ -815,6 +860,7 @@ mod tests {
             target: Some(t),
             resolution: Some(r),
             offset,
+            last_run: None,
         }
     }
 

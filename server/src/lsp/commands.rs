@@ -291,6 +291,8 @@ pub struct RunResult {
     pub feedback: Vec<Feedback>,
     /// Where the run failed, when the resolution knows (for diagnostics).
     pub fatal_rule: Option<Span>,
+    /// What the run measured (or the model predicted).
+    pub metrics: mapwright_runtime::backend::Metrics,
 }
 
 impl RunResult {
@@ -308,6 +310,7 @@ impl RunResult {
             "summary": self.summary,
             "raw_output": self.raw_output,
             "feedback": self.feedback,
+            "metrics": self.metrics,
         })
     }
 }
@@ -345,6 +348,7 @@ pub fn run_once(setup: &Setup, source: &str) -> Result<RunResult, String> {
         raw_output: e.raw_output.clone(),
         feedback: e.feedback.clone(),
         fatal_rule,
+        metrics: e.metrics.clone(),
     })
 }
 

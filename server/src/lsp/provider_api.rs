@@ -32,6 +32,20 @@ pub struct Query<'a> {
     pub resolution: Option<&'a Resolution>,
     /// Byte offset of the cursor (clamped to the text).
     pub offset: usize,
+    /// What the document's last real run measured, if it had measurements.
+    pub last_run: Option<&'a LastRun>,
+}
+
+/// A document's last run with measured figures (`mapwright.run` or the
+/// best candidate of `mapwright.optimize` on real Legion, or a program
+/// linked with mapwright's mapper): what hover and the code lenses show.
+#[derive(Debug, Clone)]
+pub struct LastRun {
+    /// The document version that ran.
+    pub version: i32,
+    pub metrics: mapwright_runtime::backend::Metrics,
+    /// Which run it was, for the hover (`mapwright.run on legion-host`).
+    pub what: String,
 }
 
 impl<'a> Query<'a> {
@@ -42,6 +56,7 @@ impl<'a> Query<'a> {
             project: None,
             target: None,
             resolution: None,
+            last_run: None,
             offset,
         }
     }

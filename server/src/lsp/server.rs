@@ -188,6 +188,7 @@ impl Backend {
             target,
             resolution,
             offset: convert::offset(&a.index, pos, self.state.encoding()),
+            last_run: None,
         }
     }
 

@@ -187,6 +187,9 @@ pub struct State {
     /// AutoGuide diagnostics of the last `mapwright.run`, per document, for
     /// the version that ran (dropped by the next edit).
     run_feedback: DashMap<Url, (i32, Vec<tower_lsp::lsp_types::Diagnostic>)>,
+    /// The last run with measured figures, per document (kept across
+    /// edits: hover says which version it was).
+    last_runs: DashMap<Url, Arc<super::provider_api::LastRun>>,
     /// Cancel flags of running work-done progresses, by token.
     progress: DashMap<String, Arc<AtomicBool>>,
     /// Documents being optimized (one loop per document at a time).
@@ -329,6 +332,7 @@ impl State {
         self.projects.remove(uri);
         self.semantic.remove(uri);
         self.run_feedback.remove(uri);
+        self.last_runs.remove(uri);
         self.publish_cache().forget(uri);
     }
 
@@ -377,6 +381,19 @@ impl State {
     /// machine description file).
     pub fn target_reads(&self, path: &std::path::Path) -> bool {
         self.targets.iter().any(|t| t.value().reads(path))
+    }
+
+    /// Records a run's measured figures for hover and the code lenses;
+    /// a run without measurements leaves the last measured one.
+    pub fn set_last_run(&self, uri: &Url, run: super::provider_api::LastRun) {
+        if run.metrics.basis == mapwright_runtime::backend::MetricsBasis::Measured {
+            self.last_runs.insert(uri.clone(), Arc::new(run));
+        }
+    }
+
+    /// The last run of `uri` with measured figures.
+    pub fn last_run(&self, uri: &Url) -> Option<Arc<super::provider_api::LastRun>> {
+        self.last_runs.get(uri).map(|r| r.clone())
     }
 
     /// Records the AutoGuide diagnostics of a run of `version`.

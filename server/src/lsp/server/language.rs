@@ -48,14 +48,16 @@ impl Backend {
         let project = self.state.project(&pos.text_document.uri);
         let (target, resolution) = self.resolution(&doc).await?;
         let (enc, markdown) = (self.state.encoding(), self.state.flags().markdown);
+        let last_run = self.state.last_run(&pos.text_document.uri);
         self.guarded("hover", || {
-            let q = self.query(
+            let mut q = self.query(
                 &a,
                 project.as_deref(),
                 target.as_deref(),
                 resolution.as_deref(),
                 pos.position,
             );
+            q.last_run = last_run.as_deref();
             self.state
                 .providers
                 .hover(&q)

@@ -11,6 +11,7 @@ use tower_lsp::Client;
 
 use crate::lsp::commands::{self, CommandArgs, Setup, Step};
 use crate::lsp::diff::minimal_edits;
+use crate::lsp::provider_api::LastRun;
 use crate::lsp::state::{Document, State};
 use crate::optimize::changes::render_changes;
 
@@ -308,6 +309,14 @@ impl Backend {
             self.state.flags().diagnostic_fields.code_description,
         );
         self.state.set_run_feedback(&doc.uri, doc.version, diags);
+        self.state.set_last_run(
+            &doc.uri,
+            LastRun {
+                version: doc.version,
+                metrics: result.metrics.clone(),
+                what: format!("the run on {}", self.setup(&args.uri)?.machine.name),
+            },
+        );
         publish(&self.state, &self.client, doc.clone()).await;
         self.refresh_pulled_diagnostics().await;
         let ty = if result.ok() {
@@ -540,6 +549,19 @@ impl Backend {
         optimized: commands::Optimized,
     ) -> Value {
         let report = &optimized.report;
+        if let Some(r) = report.records.get(report.best_iteration) {
+            self.state.set_last_run(
+                &doc.uri,
+                LastRun {
+                    version: doc.version,
+                    metrics: r.evaluation.metrics.clone(),
+                    what: format!(
+                        "the optimizer's best candidate (iteration {}) on {}",
+                        report.best_iteration, setup.machine.name
+                    ),
+                },
+            );
+        }
         let best = report.best_mapper.clone();
         let initial = report.records.first().and_then(|r| r.normalized);
         let candidates = report.records.len().saturating_sub(1);
