@@ -251,6 +251,9 @@ impl Backend {
     }
 }
 
+/// A statement's span and the measured tasks it decided, with their times.
+type StatementTimes<'a> = (Span, Vec<(&'a str, f64)>);
+
 /// A lens on each `Task`, `IndexTaskMap` and `SingleTaskMap` statement that
 /// decided tasks the last real run measured: their measured time in all
 /// (`measured 3.21 s: calculate_new_currents 3.19 s, ... (the run on
@@ -266,7 +269,7 @@ fn measured_lenses(
         return Vec::new();
     };
     // Statement start -> (its span, the measured tasks it decided).
-    let mut by_stmt: std::collections::BTreeMap<usize, (Span, Vec<(&str, f64)>)> =
+    let mut by_stmt: std::collections::BTreeMap<usize, StatementTimes> =
         std::collections::BTreeMap::new();
     for d in &decisions.tasks {
         let Some(seconds) = run.metrics.task_time_s.get(&d.task) else {
