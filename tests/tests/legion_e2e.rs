@@ -1640,6 +1640,7 @@ fn a_crowded_real_run_gets_the_measured_imbalance_and_its_edit_runs_faster() {
         cpus: 4,
         gpus: 0,
         timeout: std::time::Duration::from_secs(300),
+        profile_dir: None,
     });
     let machine = Arc::new(backend.host_machine().expect("the host"));
     let app = Arc::new(App::builtin("circuit").unwrap());

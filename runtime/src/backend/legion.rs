@@ -34,6 +34,9 @@ pub struct LegionConfig {
     pub gpus: u32,
     /// Wall-clock limit of one run.
     pub timeout: Duration,
+    /// Where Legion Prof's logs go (`--legion-profile DIR`): each run
+    /// writes `DIR/run-N/prof_*` (`-lg:prof`, `-lg:prof_logfile`).
+    pub profile_dir: Option<PathBuf>,
 }
 
 impl LegionConfig {
@@ -87,6 +90,7 @@ impl LegionConfig {
             cpus: cpus.max(1),
             gpus,
             timeout: Duration::from_secs(600),
+            profile_dir: None,
         })
     }
 
@@ -228,11 +232,17 @@ pub fn quiet_startup(raw: &str, cpus: u32) -> (String, Vec<String>) {
 #[derive(Debug, Clone)]
 pub struct LegionBackend {
     pub config: LegionConfig,
+    /// Runs profiled so far (names each run's Legion Prof folder; shared
+    /// by clones).
+    profiled_runs: std::sync::Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl LegionBackend {
     pub fn new(config: LegionConfig) -> LegionBackend {
-        LegionBackend { config }
+        LegionBackend {
+            config,
+            profiled_runs: Default::default(),
+        }
     }
 
     /// The command line that runs `app`'s program with `{mapper}`.
@@ -250,10 +260,31 @@ impl LegionBackend {
             " -tm:use_semantic_name"
         };
         Ok(format!(
-            "LD_LIBRARY_PATH={} exec {} {}{naming} -mapping {{mapper}}",
+            "LD_LIBRARY_PATH={} exec {} {}{naming}{} -mapping {{mapper}}",
             quote(&self.config.library_path),
             quote(&program.to_string_lossy()),
             self.config.legion_flags(),
+            self.profile_flags()?,
+        ))
+    }
+
+    /// `-lg:prof 1 -lg:prof_logfile DIR/run-N/prof_%` for the next run
+    /// with `--legion-profile DIR` (one folder per run, so that no run
+    /// overwrites another's logs; `%` is the node), else nothing.
+    fn profile_flags(&self) -> Result<String, String> {
+        let Some(dir) = &self.config.profile_dir else {
+            return Ok(String::new());
+        };
+        let run = dir.join(format!(
+            "run-{}",
+            self.profiled_runs
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        ));
+        std::fs::create_dir_all(&run)
+            .map_err(|e| format!("mapwright: cannot make {}: {e}\n", run.display()))?;
+        Ok(format!(
+            " -lg:prof 1 -lg:prof_logfile {}",
+            quote(&run.join("prof_%").to_string_lossy())
         ))
     }
 
@@ -325,6 +356,7 @@ mod tests {
             cpus: 2,
             gpus: 0,
             timeout: Duration::from_secs(5),
+            profile_dir: None,
         });
         let app = Arc::new(App::builtin("solomonik").expect("built-in"));
         let machine = Arc::new(Machine::preset("p100x4").expect("preset"));
@@ -357,6 +389,37 @@ mod tests {
     }
 
     #[test]
+    fn legion_prof_logs_go_to_a_folder_per_run() {
+        let dir =
+            std::env::temp_dir().join(format!("mapwright-legion-prof-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("bin")).unwrap();
+        std::fs::write(dir.join("bin/circuit"), "").unwrap();
+        let backend = LegionBackend::new(LegionConfig {
+            build: dir.clone(),
+            library_path: "/x".into(),
+            cpus: 4,
+            gpus: 0,
+            timeout: Duration::from_secs(5),
+            profile_dir: Some(dir.join("prof")),
+        });
+        let app = Arc::new(App::builtin("circuit").expect("built-in"));
+        let machine = Arc::new(Machine::preset("p100x4").expect("preset"));
+        let request = RunRequest::new("", app, machine);
+        let first = backend.template(&request).unwrap();
+        let second = backend.template(&request).unwrap();
+        let logfile = |n: u32| {
+            format!(
+                "-lg:prof 1 -lg:prof_logfile '{}'",
+                dir.join(format!("prof/run-{n}/prof_%")).display()
+            )
+        };
+        assert!(first.contains(&logfile(0)), "{first}");
+        assert!(second.contains(&logfile(1)), "{second}");
+        assert!(dir.join("prof/run-1").is_dir());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
     fn semantic_naming_follows_the_application() {
         let dir = std::env::temp_dir().join(format!("mapwright-legion-t-{}", std::process::id()));
         std::fs::create_dir_all(dir.join("bin")).unwrap();
@@ -367,6 +430,7 @@ mod tests {
             cpus: 4,
             gpus: 0,
             timeout: Duration::from_secs(5),
+            profile_dir: None,
         });
         let app = Arc::new(App::builtin("circuit").expect("built-in"));
         let machine = Arc::new(Machine::preset("p100x4").expect("preset"));

@@ -95,6 +95,11 @@ pub struct BackendArgs {
     /// driver).
     #[arg(long, default_value_t = 0)]
     pub legion_gpus: u32,
+    /// Write Legion Prof's logs of every `--backend legion` run under DIR
+    /// (`DIR/run-N/prof_*`; `-lg:prof`, docs/legion.md says how to read
+    /// them).
+    #[arg(long, value_name = "DIR")]
+    pub legion_profile: Option<std::path::PathBuf>,
 }
 
 impl BackendArgs {
@@ -107,8 +112,10 @@ impl BackendArgs {
     pub fn legion_backend(
         &self,
     ) -> anyhow::Result<mapwright_runtime::backend::legion::LegionBackend> {
-        legion_backend(self.legion_cpus, self.legion_gpus, self.timeout)
-            .map_err(|e| anyhow!("--backend legion: {e}"))
+        let mut backend = legion_backend(self.legion_cpus, self.legion_gpus, self.timeout)
+            .map_err(|e| anyhow!("--backend legion: {e}"))?;
+        backend.config.profile_dir = self.legion_profile.clone();
+        Ok(backend)
     }
 
     /// The machine runs are described with: `machine` as named, except
