@@ -9,7 +9,11 @@
 # Stages: hybrid against search on every app ($SEEDS seeds, $ITER
 # iterations); the llm proposer alone on $GRID_APPS at each temperature with
 # and without AutoGuide's feedback, structured ($GRID_SEEDS seeds,
-# $LLM_ITER iterations); free text on the first of $GRID_APPS.
+# $LLM_ITER iterations); free text on the first of $GRID_APPS; and, stage
+# `measured` (not in the default $STAGES: it needs real Legion), the llm
+# proposer on real Legion ($LEGION_CPUS CPUs) on $GRID_APPS with and without
+# the measured figures in its prompt ($SEEDS seeds, $LLM_ITER iterations).
+#   STAGES=measured bench/llm/measure.sh
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 PY=${MAPWRIGHT_LLM_PYTHON:-target/llm-venv/bin/python}
@@ -22,6 +26,7 @@ LLM_ITER=${LLM_ITER:-5}
 TEXT_ITER=${TEXT_ITER:-3}
 TEMPS=${TEMPS:-"0.1 0.7 1.0"}
 GRID_APPS=${GRID_APPS:-"circuit,stencil,cannon"}
+LEGION_CPUS=${LEGION_CPUS:-4}
 STAGES=${STAGES:-"hybrid grid text"}
 APPS=("$@"); [ ${#APPS[@]} -gt 0 ] || APPS=(circuit stencil cannon pennant summa pumma johnson solomonik cosma)
 mkdir -p "$OUT"
@@ -52,6 +57,13 @@ for stage in $STAGES; do
       for t in $TEMPS; do
         bench "llm-structured-t$t" --apps "$GRID_APPS" --proposers llm --feedback suggest,execution-only \
           --seeds "$GRID_SEEDS" --iterations "$LLM_ITER" --llm-output structured --llm-temperature "$t"
+      done ;;
+    measured)
+      for with in with without; do
+        flag=(); [ $with = without ] && flag=(--llm-no-measurements)
+        bench "llm-legion-$with-measurements" --backend legion --legion-cpus "$LEGION_CPUS" \
+          --apps "$GRID_APPS" --proposers llm --seeds "$SEEDS" --iterations "$LLM_ITER" \
+          --llm-output structured --llm-temperature 0.7 ${flag[@]+"${flag[@]}"}
       done ;;
     text)
       bench "llm-text-t0.7" --apps "${GRID_APPS%%,*}" --proposers llm --feedback suggest,execution-only \

@@ -9,7 +9,7 @@ namespace mapwright {
 namespace {
 
 const char *const kCallNames[] = {"select_task_options", "slice_task", "map_task",
-                                  "select_tasks_to_map"};
+                                  "select_tasks_to_map", "report_profiling"};
 constexpr int kCalls = int(Call::Count);
 
 struct Stats {

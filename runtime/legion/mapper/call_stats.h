@@ -12,7 +12,7 @@
 
 namespace mapwright {
 
-enum class Call { SelectTaskOptions, SliceTask, MapTask, SelectTasksToMap, Count };
+enum class Call { SelectTaskOptions, SliceTask, MapTask, SelectTasksToMap, ReportProfiling, Count };
 
 // Starts timing: where the stats go and which mapper was timed.
 void enable_call_stats(const std::string &path, const char *mapper);

@@ -431,6 +431,8 @@ class MapwrightMapper : public DefaultMapper {
 
   void report_profiling(const MapperContext ctx, const Task &task,
                         const TaskProfilingInfo &input) override {
+    // What measuring costs in the mapper (bench mapper --measure-cost).
+    CallTimer timer(Call::ReportProfiling);
     if (!input.task_response) {
       log_copy(task, input);
       return;
