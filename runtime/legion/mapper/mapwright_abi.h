@@ -140,6 +140,7 @@ typedef struct mw_task_decision {
   int has_map_rule;   /* an IndexTaskMap/SingleTaskMap places its points */
   int control_replicate;
   int64_t instance_limit; /* -1: none */
+  uint32_t launch_id;     /* names the launch to mw_log_mapped */
 } mw_task_decision;
 
 /* What was realised for one region argument, for the decision log. */
@@ -187,10 +188,15 @@ int mw_decide(mw_session *session, const mw_launch *launch, mw_task_decision *ta
 int mw_place(mw_session *session, const mw_launch *launch, const int64_t *point, uint32_t dims,
              uint32_t *node, uint32_t *proc, char **error);
 
-/* Logs one mapped task (see runtime/src/legion/log.rs): `proc` is its
+/* Writes out what the decision log holds so far (it is written in
+ * batches): before the program stops. */
+void mw_log_flush(mw_session *session);
+
+/* Logs one mapped task (see runtime/src/legion/log.rs) of the launch
+ * `launch_id` (from its mw_decide): `proc` is its
  * first target processor, `targets` how many it was given (Legion runs it
  * on whichever of them is free first). */
-void mw_log_mapped(mw_session *session, const mw_launch *launch, uint64_t uid, const int64_t *point,
+void mw_log_mapped(mw_session *session, uint32_t launch_id, uint64_t uid, const int64_t *point,
                    uint32_t dims, uint32_t proc_kind, uint32_t node, uint32_t proc,
                    uint32_t targets, const mw_region_mapped *regions, size_t nregions);
 

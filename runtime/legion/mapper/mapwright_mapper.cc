@@ -93,7 +93,15 @@ Flags read_flags() {
 
 // Stops the program the way the reference's failed asserts do, but with
 // mapwright's message: before any further task runs, with a nonzero exit.
+// The session, for stop() and the exit hook to write out the log.
+mw_session *g_session = nullptr;
+
+void flush_log() {
+  if (g_session != nullptr) mw_log_flush(g_session);
+}
+
 [[noreturn]] void stop(const char *message) {
+  flush_log();
   std::fprintf(stderr, "%s\n", message != nullptr ? message : "error: mapwright's mapper stops");
   std::fflush(stderr);
   std::fflush(stdout);
@@ -372,8 +380,7 @@ class MapwrightMapper : public DefaultMapper {
     }
     std::vector<int64_t> point = log_point(task);
     uint32_t node = target.address_space();
-    describe(ctx, task, d);
-    mw_log_mapped(session_, &d.c, uint64_t(task.get_unique_id()), point.data(),
+    mw_log_mapped(session_, decision.launch_id, uint64_t(task.get_unique_id()), point.data(),
                   uint32_t(point.size()), uint32_t(proc_code(target.kind())), node,
                   index_of(target), uint32_t(output.target_procs.size()), mapped.data(),
                   mapped.size());
@@ -1003,6 +1010,9 @@ void create_mappers(Machine machine, Runtime *runtime, const std::set<Processor>
       flags.decision_log.empty() ? nullptr : flags.decision_log.c_str(),
       flags.machine_out.empty() ? nullptr : flags.machine_out.c_str(), &error, &warnings);
   if (session == nullptr) stop(error);
+  // The log is written in batches: what is left goes out at exit.
+  g_session = session;
+  std::atexit(flush_log);
   if (flags.machine_only) {
     // Asked only to describe this host (the `legion` backend's probe):
     // the description is written, no task runs.

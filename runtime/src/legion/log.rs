@@ -152,10 +152,18 @@ fn is_one(n: &u32) -> bool {
     *n == 1
 }
 
-/// The log file.
+/// The log file, written in batches: at most [`FLUSH_INTERVAL`] after a
+/// line was written it is in the file (a line at a time cost a system call
+/// per mapped task, copy and measurement), and everything at
+/// [`DecisionLog::flush`] (the mapper flushes before it stops a program and
+/// at exit) and when the log is dropped.
 pub struct DecisionLog {
     out: BufWriter<File>,
+    flushed: std::time::Instant,
 }
+
+/// How long a written line may wait in the buffer.
+pub const FLUSH_INTERVAL: std::time::Duration = std::time::Duration::from_millis(200);
 
 impl DecisionLog {
     /// Creates (truncates) the log at `path`.
@@ -167,18 +175,28 @@ impl DecisionLog {
             )
         })?;
         Ok(DecisionLog {
-            out: BufWriter::new(file),
+            out: BufWriter::with_capacity(1 << 16, file),
+            flushed: std::time::Instant::now(),
         })
     }
 
-    /// Appends one line and flushes it, so that a run that aborts later
-    /// still leaves everything it mapped.
+    /// Appends one line; flushes when the last flush is
+    /// [`FLUSH_INTERVAL`] old, so that a run that dies later leaves all
+    /// but its last moments.
     pub fn write(&mut self, mapped: &impl Serialize) {
-        if let Ok(line) = serde_json::to_string(mapped) {
-            // A full disk must not abort the program being mapped.
-            let _ = writeln!(self.out, "{line}");
-            let _ = self.out.flush();
+        // A full disk must not abort the program being mapped.
+        if serde_json::to_writer(&mut self.out, mapped).is_ok() {
+            let _ = self.out.write_all(b"\n");
         }
+        if self.flushed.elapsed() >= FLUSH_INTERVAL {
+            self.flush();
+        }
+    }
+
+    /// Writes out everything written so far.
+    pub fn flush(&mut self) {
+        let _ = self.out.flush();
+        self.flushed = std::time::Instant::now();
     }
 }
 

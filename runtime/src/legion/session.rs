@@ -85,8 +85,23 @@ pub struct MapperSession {
     naming: RegionNaming,
     cache: HashMap<LaunchInfo, Arc<LaunchDecision>>,
     log: Option<DecisionLog>,
+    /// Every launch decided so far, as the log needs it (with a log only):
+    /// a mapped task's line names its launch by index, so that logging
+    /// a task describes nothing again.
+    launches: Vec<LoggedLaunch>,
     /// Warnings from the start-up check, rendered, for the caller to print.
     pub warnings: String,
+}
+
+/// What a decision-log line needs of a launch.
+#[derive(Debug, Clone)]
+pub struct LoggedLaunch {
+    pub task: String,
+    pub parent: Option<String>,
+    pub inner: bool,
+    /// The layout asked for each physical region argument, by index, as
+    /// `explain` prints it.
+    pub layouts: Vec<(u32, String)>,
 }
 
 impl MapperSession {
@@ -185,6 +200,7 @@ impl MapperSession {
             naming,
             cache: HashMap::new(),
             log,
+            launches: Vec::new(),
         })
     }
 
@@ -239,6 +255,38 @@ impl MapperSession {
     pub fn log_ran(&mut self, ran: &crate::legion::log::RanTask) {
         if let Some(log) = &mut self.log {
             log.write(ran);
+        }
+    }
+
+    /// Keeps what the log needs of a decided launch and returns its index
+    /// (`u32::MAX` without a log: nothing is kept).
+    pub fn remember_launch(&mut self, info: &LaunchInfo, decision: &LaunchDecision) -> u32 {
+        if self.log.is_none() {
+            return u32::MAX;
+        }
+        self.launches.push(LoggedLaunch {
+            task: info.task.clone(),
+            parent: info.parent.clone(),
+            inner: info.inner,
+            layouts: decision
+                .task
+                .regions
+                .iter()
+                .map(|r| (r.index, crate::resolve_mapping::layout_text(&r.layout)))
+                .collect(),
+        });
+        (self.launches.len() - 1) as u32
+    }
+
+    /// A launch [`MapperSession::remember_launch`] kept.
+    pub fn launch(&self, id: u32) -> Option<&LoggedLaunch> {
+        self.launches.get(id as usize)
+    }
+
+    /// Writes out what the log holds so far.
+    pub fn flush_log(&mut self) {
+        if let Some(log) = &mut self.log {
+            log.flush();
         }
     }
 

@@ -109,6 +109,7 @@ pub struct MwTaskDecision {
     pub has_map_rule: c_int,
     pub control_replicate: c_int,
     pub instance_limit: i64,
+    pub launch_id: u32,
 }
 
 #[repr(C)]
@@ -383,6 +384,7 @@ pub unsafe extern "C" fn mw_decide(
             );
             return 1;
         };
+        task.launch_id = session.0.remember_launch(&info, &decision);
         let t = &decision.task;
         task.proc_kind = proc_code(t.proc_kind);
         task.has_map_rule = c_int::from(t.map_rule.is_some());
@@ -486,7 +488,7 @@ pub unsafe extern "C" fn mw_place(
 #[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn mw_log_mapped(
     session: *mut MwSession,
-    launch: *const MwLaunch,
+    launch_id: u32,
     uid: u64,
     point: *const i64,
     dims: u32,
@@ -498,19 +500,20 @@ pub unsafe extern "C" fn mw_log_mapped(
     nregions: usize,
 ) {
     guarded(std::ptr::null_mut(), (), || {
-        let (Some(session), Some(launch)) = (session.as_mut(), launch.as_ref()) else {
+        let Some(session) = session.as_mut() else {
             return;
         };
         // Every map_task calls this: without a log it costs nothing.
         if !session.0.logging() {
             return;
         }
-        let info = launch_info(launch);
-        let decision = session.0.decide(&info);
+        let Some(launch) = session.0.launch(launch_id) else {
+            return;
+        };
         let mapped = MappedTask {
-            task: info.task.clone(),
-            parent: info.parent.clone(),
-            inner: info.inner,
+            task: launch.task.clone(),
+            parent: launch.parent.clone(),
+            inner: launch.inner,
             uid,
             point: slice(point, dims as usize).to_vec(),
             proc_kind: proc_kind_name(proc_kind),
@@ -520,9 +523,11 @@ pub unsafe extern "C" fn mw_log_mapped(
             regions: slice(regions, nregions)
                 .iter()
                 .map(|r| {
-                    let requested = decision
-                        .as_ref()
-                        .and_then(|d| d.task.regions.iter().find(|x| x.index == r.index));
+                    let requested = launch
+                        .layouts
+                        .iter()
+                        .find(|(i, _)| *i == r.index)
+                        .map(|(_, l)| l.clone());
                     let physical = r.instance == 0;
                     MappedRegion {
                         index: r.index,
@@ -535,13 +540,7 @@ pub unsafe extern "C" fn mw_log_mapped(
                         memory: physical.then(|| {
                             mem_of(r.memory).map_or_else(|| "OTHER".into(), |m| m.to_string())
                         }),
-                        layout: physical
-                            .then(|| {
-                                requested.map(|d| {
-                                    mapwright_runtime::resolve_mapping::layout_text(&d.layout)
-                                })
-                            })
-                            .flatten(),
+                        layout: physical.then_some(requested).flatten(),
                         layout_holds: physical.then_some(r.layout_holds != 0),
                         reused: physical.then_some(r.reused != 0),
                         bytes: (physical && r.bytes > 0).then_some(r.bytes),
@@ -602,6 +601,19 @@ pub unsafe extern "C" fn mw_log_ran(
             end_ns,
         };
         session.0.log_ran(&ran);
+    })
+}
+
+/// See `mw_log_flush` in the header.
+///
+/// # Safety
+/// `session` as the header describes it.
+#[no_mangle]
+pub unsafe extern "C" fn mw_log_flush(session: *mut MwSession) {
+    guarded(std::ptr::null_mut(), (), || {
+        if let Some(session) = session.as_mut() {
+            session.0.flush_log();
+        }
     })
 }
 
@@ -754,6 +766,7 @@ mod tests {
             has_map_rule: 0,
             control_replicate: 0,
             instance_limit: 0,
+            launch_id: 7,
         };
         let mut out = [MwRegionDecision {
             instance: 9,
