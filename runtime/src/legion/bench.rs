@@ -33,13 +33,15 @@ pub enum MapperUnderTest {
     /// Legion's `DefaultMapper` with a timer around each call
     /// (`-mapwright:default-mapper`): the run that measures its call cost.
     LegionDefaultTimed,
-    /// mapwright's mapper with this mapper file (writing its decision log
-    /// with Realm's measurements, as every `legion` and `command` run does).
+    /// mapwright's mapper with this mapper file, as a drop-in for the
+    /// reference runs in a user's program: no decision log, so no
+    /// measurement (`MAPWRIGHT_LOG` empty).
     Mapwright { mapper: String },
-    /// The same with no log and so no measurement (`MAPWRIGHT_LOG` empty):
-    /// what measuring costs (`bench mapper --measure-cost`). Not a mapper
-    /// the others are held against.
-    MapwrightUnmeasured { mapper: String },
+    /// The same writing its decision log with Realm's measurements, as
+    /// every `legion` and `command` run of mapwright does: what measuring
+    /// costs (`bench mapper --measure-cost`). Not a mapper the others are
+    /// held against.
+    MapwrightMeasured { mapper: String },
     /// Another `libmapwright_mapper.so` (a folder holding it, put first on
     /// the library path, so that the program loads it instead of ours),
     /// with this mapper file: how the reference DSL mapper joins in.
@@ -87,10 +89,10 @@ pub struct Measured {
     pub calls: BTreeMap<String, CallCost>,
     /// Runs whose call stats were read.
     pub stats_runs: u32,
-    /// mapwright's mapper with measurement off: only what measuring costs
+    /// mapwright's mapper with measurement on: only what measuring costs
     /// is read from it.
     #[serde(default)]
-    pub unmeasured: bool,
+    pub measuring: bool,
 }
 
 impl Measured {
@@ -122,13 +124,14 @@ pub struct AppComparison {
 }
 
 impl AppComparison {
-    /// What measuring costs: the median of the contender named `measured`
-    /// over that of the unmeasured one (1.02: 2 % slower with the log and
-    /// Realm's measurements). None unless both completed every run.
-    pub fn measurement_cost(&self, measured: &str) -> Option<f64> {
+    /// What measuring costs: the median of the measuring contender over
+    /// that of the contender named `unmeasured`, the same mapper without
+    /// (1.02: 2 % slower with the log and Realm's measurements). None
+    /// unless both completed every run.
+    pub fn measurement_cost(&self, unmeasured: &str) -> Option<f64> {
         let median = |m: &Measured| m.failure.is_none().then(|| m.median()).flatten();
-        let on = self.contenders.iter().find(|m| m.name == measured)?;
-        let off = self.contenders.iter().find(|m| m.unmeasured)?;
+        let on = self.contenders.iter().find(|m| m.measuring)?;
+        let off = self.contenders.iter().find(|m| m.name == unmeasured)?;
         Some(median(on)? / median(off)?)
     }
 
@@ -142,7 +145,7 @@ impl AppComparison {
             .contenders
             .iter()
             .enumerate()
-            .filter(|(i, m)| *i != index && !m.unmeasured)
+            .filter(|(i, m)| *i != index && !m.measuring)
             .filter_map(|(_, m)| median(m))
             .min_by(f64::total_cmp)?;
         Some(own / best_other)
@@ -217,7 +220,7 @@ pub fn compare(
             failure: None,
             calls: BTreeMap::new(),
             stats_runs: 0,
-            unmeasured: matches!(c.mapper, MapperUnderTest::MapwrightUnmeasured { .. }),
+            measuring: matches!(c.mapper, MapperUnderTest::MapwrightMeasured { .. }),
         })
         .collect();
     for round in 0..repeats.max(1) {
@@ -299,7 +302,7 @@ fn run_once(
     let request_mapper = match mapper {
         MapperUnderTest::LegionDefault | MapperUnderTest::LegionDefaultTimed => "",
         MapperUnderTest::Mapwright { mapper }
-        | MapperUnderTest::MapwrightUnmeasured { mapper }
+        | MapperUnderTest::MapwrightMeasured { mapper }
         | MapperUnderTest::Library { mapper, .. } => mapper,
     };
     let request = RunRequest::new(request_mapper, app.clone(), machine.clone());
@@ -320,11 +323,11 @@ fn run_once(
             template =
                 template.replacen("LD_LIBRARY_PATH='", &format!("LD_LIBRARY_PATH='{dir}:"), 1);
         }
-        MapperUnderTest::Mapwright { .. } => {}
-        MapperUnderTest::MapwrightUnmeasured { .. } => {
-            // An empty MAPWRIGHT_LOG: the mapper writes no log.
+        MapperUnderTest::Mapwright { .. } => {
+            // An empty MAPWRIGHT_LOG: no log, as in a user's program.
             template = format!("MAPWRIGHT_LOG= {template}");
         }
+        MapperUnderTest::MapwrightMeasured { .. } => {}
     }
     template.push_str(&stats_flag);
     let mut config = CommandConfig::new(template);
@@ -360,7 +363,7 @@ mod tests {
 
     fn measured(name: &str, times: &[f64]) -> Measured {
         Measured {
-            unmeasured: false,
+            measuring: false,
             name: name.into(),
             times: times.to_vec(),
             failure: None,
@@ -370,20 +373,20 @@ mod tests {
     }
 
     #[test]
-    fn the_unmeasured_row_gives_the_cost_of_measuring_and_is_no_baseline() {
-        let mut off = measured("off", &[0.9, 1.0, 1.1]);
-        off.unmeasured = true;
+    fn the_measuring_row_gives_the_cost_of_measuring_and_is_no_baseline() {
+        let mut on = measured("measuring", &[0.9, 1.02, 1.1]);
+        on.measuring = true;
         let r = AppComparison {
             app: "a".into(),
             contenders: vec![
                 measured("default", &[1.2, 1.2, 1.2]),
-                measured("ours", &[1.0, 1.02, 1.1]),
-                off,
+                measured("ours", &[1.0, 1.0, 1.3]),
+                on,
             ],
         };
         assert!((r.measurement_cost("ours").unwrap() - 1.02).abs() < 1e-12);
-        // Held against DefaultMapper only, not against itself unmeasured.
-        assert!((r.ratio_to_best_other(1).unwrap() - 1.02 / 1.2).abs() < 1e-12);
+        // Held against DefaultMapper only, not against itself measuring.
+        assert!((r.ratio_to_best_other(1).unwrap() - 1.0 / 1.2).abs() < 1e-12);
         assert_eq!(r.measurement_cost("nobody"), None);
     }
 
