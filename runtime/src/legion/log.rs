@@ -152,11 +152,12 @@ fn is_one(n: &u32) -> bool {
     *n == 1
 }
 
-/// The log file, written in batches: at most [`FLUSH_INTERVAL`] after a
-/// line was written it is in the file (a line at a time cost a system call
-/// per mapped task, copy and measurement), and everything at
-/// [`DecisionLog::flush`] (the mapper flushes before it stops a program and
-/// at exit) and when the log is dropped.
+/// The log file. Measurements are written in batches: at most
+/// [`FLUSH_INTERVAL`] after such a line was written it is in the file (a
+/// line at a time cost a system call per task and copy measured), and
+/// everything at [`DecisionLog::flush`] (the mapper flushes before it stops
+/// a program and at exit) and when the log is dropped. A mapped task's
+/// decisions go out at once ([`DecisionLog::write_now`]).
 pub struct DecisionLog {
     out: BufWriter<File>,
     flushed: std::time::Instant,
@@ -191,6 +192,17 @@ impl DecisionLog {
         if self.flushed.elapsed() >= FLUSH_INTERVAL {
             self.flush();
         }
+    }
+
+    /// Appends one line and writes it out at once with everything before
+    /// it: a mapped task's decisions must be in the file even when the
+    /// program aborts right after (a failed assertion skips the exit
+    /// hook), as the measurements need not.
+    pub fn write_now(&mut self, line: &impl Serialize) {
+        if serde_json::to_writer(&mut self.out, line).is_ok() {
+            let _ = self.out.write_all(b"\n");
+        }
+        self.flush();
     }
 
     /// Writes out everything written so far.
@@ -365,6 +377,28 @@ pub fn compare_with_decisions(log: &[MappedTask], decisions: &Decisions) -> Vec<
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn decisions_are_written_at_once_and_measurements_in_order_behind_them() {
+        let path = std::env::temp_dir().join(format!("mapwright-log-{}.jsonl", std::process::id()));
+        let mut log = DecisionLog::create(&path).unwrap();
+        log.write(&HostLine {
+            host: vec!["node0 CPU0".into()],
+        });
+        log.write_now(&HostLine {
+            host: vec!["node0 CPU1".into()],
+        });
+        // Both are in the file before any flush or drop, in order.
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(text.lines().count(), 2, "{text}");
+        assert!(text.lines().next().unwrap().contains("CPU0"));
+        log.write(&HostLine {
+            host: vec!["node0 CPU2".into()],
+        });
+        drop(log);
+        assert_eq!(std::fs::read_to_string(&path).unwrap().lines().count(), 3);
+        let _ = std::fs::remove_file(&path);
+    }
     use super::*;
 
     #[test]

@@ -300,7 +300,7 @@ impl MapperSession {
     /// Records what was realised for one mapped task.
     pub fn log_mapped(&mut self, mapped: &MappedTask) {
         if let Some(log) = &mut self.log {
-            log.write(mapped);
+            log.write_now(mapped);
         }
     }
 }
