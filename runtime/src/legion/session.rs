@@ -102,6 +102,8 @@ pub struct LoggedLaunch {
     /// The layout asked for each physical region argument, by index, as
     /// `explain` prints it.
     pub layouts: Vec<(u32, String)>,
+    /// Whether a task of it is in the log.
+    pub logged: bool,
 }
 
 impl MapperSession {
@@ -274,6 +276,7 @@ impl MapperSession {
                 .iter()
                 .map(|r| (r.index, crate::resolve_mapping::layout_text(&r.layout)))
                 .collect(),
+            logged: false,
         });
         (self.launches.len() - 1) as u32
     }
@@ -298,9 +301,22 @@ impl MapperSession {
     }
 
     /// Records what was realised for one mapped task.
-    pub fn log_mapped(&mut self, mapped: &MappedTask) {
-        if let Some(log) = &mut self.log {
-            log.write_now(mapped);
+    ///
+    /// The first task of each launch (`launch_id`, from
+    /// [`MapperSession::remember_launch`]) goes into the file at once: a
+    /// layout or placement that makes a program abort does so on its
+    /// launch's first task, and an abort skips the exit hook. The others
+    /// are written in batches: a write a task cost 10-20 µs a `map_task`.
+    pub fn log_mapped(&mut self, launch_id: u32, mapped: &MappedTask) {
+        let Some(log) = &mut self.log else {
+            return;
+        };
+        match self.launches.get_mut(launch_id as usize) {
+            Some(launch) if !launch.logged => {
+                launch.logged = true;
+                log.write_now(mapped);
+            }
+            _ => log.write(mapped),
         }
     }
 }

@@ -551,7 +551,7 @@ pub unsafe extern "C" fn mw_log_mapped(
                 })
                 .collect(),
         };
-        session.0.log_mapped(&mapped);
+        session.0.log_mapped(launch_id, &mapped);
     })
 }
 
