@@ -192,8 +192,8 @@ pub fn describe_task(name: &str, t: &TaskFigures) -> String {
     let mut line = format!(
         "{name}: {} runs, mean {}, max {}, on {}",
         t.runs,
-        seconds(t.mean_s),
-        seconds(t.max_s),
+        seconds_text(t.mean_s),
+        seconds_text(t.max_s),
         procs.join(", ")
     );
     if !t.copy_bytes_per_arg.is_empty() {
@@ -207,13 +207,15 @@ pub fn describe_task(name: &str, t: &TaskFigures) -> String {
     line
 }
 
-fn seconds(s: f64) -> String {
+/// `1.20 s`, `57.4 ms`, `850 µs`: a measured time as the CLI, the prompt
+/// and the editor show it.
+pub fn seconds_text(s: f64) -> String {
     if s >= 1.0 {
         format!("{s:.2} s")
     } else if s >= 1e-3 {
         format!("{:.1} ms", s * 1e3)
     } else {
-        format!("{:.0} us", s * 1e6)
+        format!("{:.0} µs", s * 1e6)
     }
 }
 

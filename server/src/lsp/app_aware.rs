@@ -24,6 +24,7 @@ use mapwright_grammar::token::TokenKind as T;
 use mapwright_grammar::Span;
 use mapwright_runtime::app::{App, Launch, Task};
 use mapwright_runtime::decisions::{InstanceKind, TaskDecision};
+use mapwright_runtime::legion::measured::seconds_text;
 use mapwright_runtime::machine::Machine;
 use mapwright_runtime::resolve_mapping::{layout_text, RegionNaming};
 
@@ -263,17 +264,6 @@ fn measured_hover(run: &LastRun, name: &str) -> Option<String> {
         out.push_str(&format!(" · copied in: {}", copies.join(", ")));
     }
     Some(out)
-}
-
-/// `57.4 ms`, `1.20 s`, `850 µs`.
-pub(crate) fn seconds_text(s: f64) -> String {
-    if s >= 1.0 {
-        format!("{s:.2} s")
-    } else if s >= 1e-3 {
-        format!("{:.1} ms", s * 1e3)
-    } else {
-        format!("{:.0} µs", s * 1e6)
-    }
 }
 
 fn launch_text(task: &Task) -> String {

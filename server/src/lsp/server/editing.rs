@@ -288,7 +288,12 @@ fn measured_lenses(
             let shown: Vec<String> = tasks
                 .iter()
                 .take(3)
-                .map(|(t, s)| format!("{t} {}", crate::lsp::app_aware::seconds_text(*s)))
+                .map(|(t, s)| {
+                    format!(
+                        "{t} {}",
+                        mapwright_runtime::legion::measured::seconds_text(*s)
+                    )
+                })
                 .collect();
             let more = if tasks.len() > 3 {
                 format!(", {} more", tasks.len() - 3)
@@ -301,7 +306,7 @@ fn measured_lenses(
                 command: Some(Command {
                     title: format!(
                         "measured {}: {}{more} ({}, version {})",
-                        crate::lsp::app_aware::seconds_text(total),
+                        mapwright_runtime::legion::measured::seconds_text(total),
                         shown.join(", "),
                         run.what,
                         run.version
