@@ -1748,24 +1748,31 @@ fn every_program_reports_realms_measurements_as_its_metrics() {
         };
         let file = dir.join(format!("{app}.mapper"));
         std::fs::write(&file, &mapper).unwrap();
-        let started = std::time::Instant::now();
-        let out = mapwright(b)
-            .args([
-                "run",
-                "--app",
-                app,
-                "--backend",
-                "legion",
-                "--legion-cpus",
-                "4",
-            ])
-            .args(["--no-normalize", "--json"])
-            .arg(&file)
-            .output()
-            .unwrap();
-        let wall = started.elapsed().as_secs_f64();
-        let report: Value = serde_json::from_slice(&out.stdout)
-            .unwrap_or_else(|e| panic!("{app}: {e}: {}", text(&out)));
+        // A DISTAL run fails its result check in about 1-3 % of runs, with
+        // either mapper and with or without measurement (the open flake in
+        // docs/performance.md): this test is about what was measured, so
+        // such a run is tried once more, and said.
+        let run = || {
+            let started = std::time::Instant::now();
+            let out = mapwright(b)
+                .args(["run", "--app", app, "--backend", "legion"])
+                .args(["--legion-cpus", "4", "--no-normalize", "--json"])
+                .arg(&file)
+                .output()
+                .unwrap();
+            let wall = started.elapsed().as_secs_f64();
+            let report: Value = serde_json::from_slice(&out.stdout)
+                .unwrap_or_else(|e| panic!("{app}: {e}: {}", text(&out)));
+            (report, wall)
+        };
+        let (mut report, mut wall) = run();
+        if report["raw_output"]
+            .as_str()
+            .is_some_and(|t| t.contains("CHECK FAILED"))
+        {
+            eprintln!("{app}: the known result-check flake; running it again");
+            (report, wall) = run();
+        }
         assert_eq!(report["status"], "ok", "{app}: {}", report["raw_output"]);
         let m = &report["metrics"];
         assert_eq!(m["basis"], "measured", "{app}: {m}");
@@ -1795,7 +1802,11 @@ fn every_program_reports_realms_measurements_as_its_metrics() {
         );
 
         // The program's own log, read as the backend reads it.
-        let (out, log, _) = run_app(b, &dir, app, &mapper, &[]);
+        let (mut out, mut log, _) = run_app(b, &dir, app, &mapper, &[]);
+        if text(&out).contains("CHECK FAILED") {
+            eprintln!("{app}: the known result-check flake; running it again");
+            (out, log, _) = run_app(b, &dir, app, &mapper, &[]);
+        }
         assert!(out.status.success(), "{app}: {}", text(&out));
         let metrics = metrics_from_log(&log, None).unwrap().expect("measurements");
         let ran = read_ran(&log).unwrap();
