@@ -1721,18 +1721,7 @@ fn every_program_reports_realms_measurements_as_its_metrics() {
     let Some(b) = built() else { return };
     let _one = serial();
     let dir = scratch("measured");
-    let apps = [
-        "circuit",
-        "stencil",
-        "pennant",
-        "cannon",
-        "summa",
-        "pumma",
-        "johnson",
-        "solomonik",
-        "cosma",
-    ];
-    for app in apps {
+    for &app in App::builtin_names() {
         let expert = mapwright_runtime::app::expert_mapper_text(app).unwrap();
         // solomonik's expert reduces through an inner task, which has a
         // known flake (docs/legion.md); its layouts alone run it.

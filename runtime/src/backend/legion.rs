@@ -388,10 +388,15 @@ mod tests {
         assert_eq!((kept.as_str(), notes.len()), ("CHECK PASSED\n", 0));
     }
 
-    #[test]
-    fn legion_prof_logs_go_to_a_folder_per_run() {
+    /// A build folder `name` holding an (empty) circuit program, a backend
+    /// of 4 CPUs on it writing Legion Prof logs to `profile_dir`, and a
+    /// request for circuit.
+    fn circuit_backend(
+        name: &str,
+        profile_dir: Option<&str>,
+    ) -> (PathBuf, LegionBackend, RunRequest) {
         let dir =
-            std::env::temp_dir().join(format!("mapwright-legion-prof-{}", std::process::id()));
+            std::env::temp_dir().join(format!("mapwright-legion-{name}-{}", std::process::id()));
         std::fs::create_dir_all(dir.join("bin")).unwrap();
         std::fs::write(dir.join("bin/circuit"), "").unwrap();
         let backend = LegionBackend::new(LegionConfig {
@@ -400,11 +405,16 @@ mod tests {
             cpus: 4,
             gpus: 0,
             timeout: Duration::from_secs(5),
-            profile_dir: Some(dir.join("prof")),
+            profile_dir: profile_dir.map(|p| dir.join(p)),
         });
         let app = Arc::new(App::builtin("circuit").expect("built-in"));
         let machine = Arc::new(Machine::preset("p100x4").expect("preset"));
-        let request = RunRequest::new("", app, machine);
+        (dir, backend, RunRequest::new("", app, machine))
+    }
+
+    #[test]
+    fn legion_prof_logs_go_to_a_folder_per_run() {
+        let (dir, backend, request) = circuit_backend("prof", Some("prof"));
         let first = backend.template(&request).unwrap();
         let second = backend.template(&request).unwrap();
         let logfile = |n: u32| {
@@ -421,22 +431,8 @@ mod tests {
 
     #[test]
     fn semantic_naming_follows_the_application() {
-        let dir = std::env::temp_dir().join(format!("mapwright-legion-t-{}", std::process::id()));
-        std::fs::create_dir_all(dir.join("bin")).unwrap();
-        std::fs::write(dir.join("bin/circuit"), "").unwrap();
-        let backend = LegionBackend::new(LegionConfig {
-            build: dir.clone(),
-            library_path: "/x".into(),
-            cpus: 4,
-            gpus: 0,
-            timeout: Duration::from_secs(5),
-            profile_dir: None,
-        });
-        let app = Arc::new(App::builtin("circuit").expect("built-in"));
-        let machine = Arc::new(Machine::preset("p100x4").expect("preset"));
-        let t = backend
-            .template(&RunRequest::new("", app, machine))
-            .unwrap();
+        let (dir, backend, request) = circuit_backend("t", None);
+        let t = backend.template(&request).unwrap();
         assert!(
             t.contains("-ll:cpu 4 -ll:util 1 -ll:gpu 0 -tm:use_semantic_name -mapping {mapper}"),
             "{t}"
