@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <mutex>
 #include <vector>
 
 #include "common.h"
@@ -12,6 +13,12 @@ extern "C" void dgemm_(const char *transa, const char *transb, const int *m, con
                        const int *k, const double *alpha, const double *a, const int *lda,
                        const double *b, const int *ldb, const double *beta, double *c,
                        const int *ldc);
+
+// OpenBLAS's own controls, present only where the BLAS is OpenBLAS (weak:
+// with another BLAS they are null). openblas_get_parallel: 0 for the
+// sequential build, 1 pthreads, 2 OpenMP.
+extern "C" int openblas_get_parallel(void) __attribute__((weak));
+extern "C" void openblas_set_num_threads(int) __attribute__((weak));
 
 using namespace Legion;
 
@@ -59,6 +66,34 @@ struct Config {
 enum class Family { PANELS_2D, REDUCE_3D, REDUCE_25D };
 Family family;
 bool cube;  // johnson: one -gdim for the three grid sizes
+
+// Several Legion processors call dgemm at once. Debian's sequential
+// OpenBLAS (libopenblas0-serial, 0.3.21) is built without USE_LOCKING and
+// then shares its work buffers between concurrent callers: about one run
+// in 30-60 of cannon or solomonik got a wrong product. So where the BLAS
+// is a sequential OpenBLAS the calls are made one at a time (and said
+// once); any OpenBLAS runs one BLAS thread per Legion processor.
+std::mutex blas_lock;
+bool blas_one_at_a_time = false;
+
+void prepare_blas() {
+  if (openblas_set_num_threads != nullptr) openblas_set_num_threads(1);
+  if (openblas_get_parallel != nullptr && openblas_get_parallel() == 0) {
+    blas_one_at_a_time = true;
+    std::fprintf(stderr,
+                 "gemm: the sequential OpenBLAS is not safe to call from several processors at "
+                 "once, so dgemm runs one call at a time (build with OpenBLAS's pthread "
+                 "library: docs/legion.md)\n");
+  }
+}
+
+void blas_dgemm(const int *m, const int *n, const int *k, const double *a, const int *lda,
+                const double *b, const int *ldb, double *c, const int *ldc) {
+  const double one = 1.0;
+  std::unique_lock<std::mutex> held(blas_lock, std::defer_lock);
+  if (blas_one_at_a_time) held.lock();
+  dgemm_("N", "N", m, n, k, &one, a, lda, b, ldb, &one, c, ldc);
+}
 
 Config config_of(const Task *task) { return *static_cast<const Config *>(task->args); }
 
@@ -337,8 +372,7 @@ void task_4(const Task *task, const std::vector<PhysicalRegion> &regions, Contex
       k = int(rc.hi[0] - rc.lo[0] + 1);
   int lda = int(sa[0] / sizeof(double)), ldb = int(sb[0] / sizeof(double)),
       ldc = int(sc[0] / sizeof(double));
-  const double one = 1.0;
-  dgemm_("N", "N", &m, &n, &k, &one, pc, &ldc, pb, &ldb, &one, pa, &lda);
+  blas_dgemm(&m, &n, &k, pc, &ldc, pb, &ldb, pa, &lda);
 }
 
 // The entries of A's tile that differ from the exact product.
@@ -592,6 +626,7 @@ void top_level_25d(const Task *, const std::vector<PhysicalRegion> &, Context ct
 }
 
 void register_common(int argc, char **argv) {
+  prepare_blas();
   cpu_task<long, placement_task>(TASK_1, "task_1");
   cpu_task<long, placement_task>(TASK_2, "task_2");
   cpu_task<long, placement_task>(TASK_3, "task_3");
