@@ -519,22 +519,10 @@ class MapwrightMapper : public DefaultMapper {
     // The reference inherits DefaultMapper's answer, which Legion 25.12
     // turned to yes (-dm:memoize is its default there): traced loops
     // replay their mapping instead of asking the mapper again.
-    if (flags_.memoize && !reduces_through_inner_task(ctx, mappable))
+    if (flags_.memoize)
       DefaultMapper::memoize_operation(ctx, mappable, input, output);
     else
       output.memoize = false;
-  }
-
-  // An inner task with a reduction argument: mapped virtually, its
-  // children reduce into its parent's data (solomonik's task_5). A trace
-  // replaying one lost children's contributions on Legion 25.12, so a
-  // trace that holds one is not replayed (see docs/legion.md).
-  bool reduces_through_inner_task(MapperContext ctx, const Mappable &mappable) {
-    const Task *task = mappable.as_task();
-    if (task == nullptr || !variants_of(ctx, task->task_id).inner) return false;
-    for (const RegionRequirement &req : task->regions)
-      if (req.privilege == LEGION_REDUCE) return true;
-    return false;
   }
 
   void configure_context(const MapperContext ctx, const Task &task,
@@ -737,20 +725,10 @@ class MapwrightMapper : public DefaultMapper {
     Processor::Kind kind = first.kind();
     if (kind == Processor::TOC_PROC || kind == Processor::UTIL_PROC ||
         kind == Processor::PROC_SET || task.must_epoch_task ||
-        first.address_space() != local_proc.address_space() || reduces(task))
+        first.address_space() != local_proc.address_space())
       return;
     for (Processor p : procs_[proc_code(kind)][first.address_space()])
       if (p != first) targets.push_back(p);
-  }
-
-  // Whether `task` reduces into a region. Such a task keeps its one
-  // target: solomonik's task_4s, reducing into one tile from the free CPUs
-  // at once, lost contributions on Legion 25.12 (2-3 runs in 20), as the
-  // reference's physical reduction instances did (docs/legion.md).
-  static bool reduces(const Task &task) {
-    for (const RegionRequirement &req : task.regions)
-      if (req.privilege == LEGION_REDUCE) return true;
-    return false;
   }
 
   Processor processor(Processor::Kind kind, uint32_t node, uint32_t proc) {
