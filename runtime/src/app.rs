@@ -369,6 +369,27 @@ pub struct Work {
     /// Set when the figures are estimates rather than counts from a source.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub guess: Option<String>,
+    /// What a real run measured, where the description was written by
+    /// mapwright's Legion mapper (`-mapwright:app`): `fixed_us` is then the
+    /// measured mean and `flops`/`bytes` are 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured: Option<MeasuredWork>,
+}
+
+/// The time one point of a task took on a real run, as Realm measured it
+/// for mapwright's mapper.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MeasuredWork {
+    /// Point-task runs measured.
+    pub runs: u64,
+    /// Mean time of one run, microseconds.
+    pub mean_us: f64,
+    /// Longest run, microseconds.
+    pub max_us: f64,
+    /// The processor kinds the runs were on.
+    pub on: Vec<ProcKind>,
+    /// The host they ran on, as the written machine description names it.
+    pub host: String,
 }
 
 /// Dimension order of an instance, in the DSL's terms.

@@ -1789,3 +1789,91 @@ fn every_program_reports_realms_measurements_as_its_metrics() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `-mapwright:app FILE`: circuit, run with the CPU-adapted expert, writes
+/// its application description as it ran. It agrees with the built-in
+/// `runtime/apps/circuit.json` on the tasks, their launch kinds, domains and
+/// parents, and on each argument's index, name, privilege and fields; its
+/// field sizes are Legion's (bytes per element as the built-in's, whose
+/// pieces are the paper's larger ones), and each leaf task's work is what
+/// Realm measured on this host, one run per mapped point.
+#[test]
+#[cfg_attr(
+    not(legion_sdk),
+    ignore = "needs the Legion SDK: runtime/legion/sdk.sh (or LEGION_DIR)"
+)]
+fn circuit_writes_its_own_description_as_it_ran() {
+    let Some(b) = built() else { return };
+    let _one = serial();
+    let dir = scratch("app-out");
+    let file = dir.join("circuit.app.json");
+    let (out, _, _) = run_app(
+        b,
+        &dir,
+        "circuit",
+        &expert_on_cpus(),
+        &["-mapwright:app", file.to_str().unwrap()],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    let written = App::load(&file).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(written.name, "circuit");
+    let builtin = App::builtin("circuit").unwrap();
+    let names = |app: &App| -> Vec<String> {
+        let mut v: Vec<String> = app.tasks.iter().map(|t| t.name.clone()).collect();
+        v.sort();
+        v
+    };
+    assert_eq!(names(&written), names(&builtin));
+    for want in &builtin.tasks {
+        let got = written.task(&want.name).unwrap();
+        let what = &want.name;
+        assert_eq!(got.launch, want.launch, "{what}");
+        assert_eq!(got.domain, want.domain, "{what}");
+        assert_eq!(got.parent, want.parent, "{what}");
+        assert_eq!(got.regions.len(), want.regions.len(), "{what}");
+        for (g, w) in got.regions.iter().zip(&want.regions) {
+            assert_eq!(g.index, w.index, "{what}");
+            assert_eq!(g.name, w.name, "{what} argument {}", w.index);
+            assert_eq!(g.privilege, w.privilege, "{what} argument {}", w.index);
+            let (mut gf, mut wf) = (g.fields.clone(), w.fields.clone());
+            gf.sort();
+            wf.sort();
+            assert_eq!(gf, wf, "{what} argument {}", w.index);
+            if w.bytes > 0 && w.elements > 0 {
+                assert_eq!(
+                    g.bytes * w.elements,
+                    w.bytes * g.elements,
+                    "{what} argument {}: bytes per element",
+                    w.index
+                );
+            }
+        }
+        let leaf = !got.inner
+            && !written
+                .tasks
+                .iter()
+                .any(|t| t.parent.as_ref() == Some(what));
+        if leaf {
+            let m = got
+                .work
+                .measured
+                .as_ref()
+                .unwrap_or_else(|| panic!("{what}: {:?}", got.work));
+            assert!(m.runs >= 1 && m.mean_us > 0.0, "{what}: {m:?}");
+            assert!(m.host.contains("4 CPU"), "{}", m.host);
+            assert_eq!(got.work.fixed_us, m.mean_us, "{what}");
+        } else {
+            assert!(got.work.measured.is_none(), "{what}");
+        }
+    }
+    // Every launch is counted (replayed ones too); a point is measured when
+    // it is mapped, so at most the launches times their four points.
+    let currents = written.task("calculate_new_currents").unwrap();
+    let runs = currents.work.measured.as_ref().unwrap().runs;
+    assert!(currents.per_iteration >= 2, "{currents:?}");
+    assert!(
+        (4..=u64::from(currents.per_iteration) * 4).contains(&runs),
+        "{currents:?}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

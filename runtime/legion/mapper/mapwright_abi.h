@@ -164,14 +164,38 @@ typedef struct mw_memory_ref {
   uint32_t index;
 } mw_memory_ref;
 
+/* One field of a region argument: its name (NULL or "" where the program
+ * gave it none), Legion's field id and its size in bytes. */
+typedef struct mw_field {
+  const char *name;
+  uint32_t id;
+  uint64_t size;
+} mw_field;
+
+/* The region behind argument `index` of a mapped point task: the bounds
+ * of its index space (`dims` values each, inclusive), its points, and the
+ * requirement's fields. */
+typedef struct mw_region_shape {
+  uint32_t index;
+  uint32_t dims;
+  const int64_t *lo;
+  const int64_t *hi;
+  uint64_t volume;
+  const mw_field *fields;
+  size_t nfields;
+} mw_region_shape;
+
 typedef struct mw_session mw_session;
 
 /* Checks the mapper file and prepares a session. On failure returns NULL
  * and sets *error to the diagnostics (free with mw_string_free). *warnings
- * (may be NULL) receives warnings to print, or NULL. */
+ * (may be NULL) receives warnings to print, or NULL. `decision_log`,
+ * `machine_out` and `app_out` (each may be NULL) name the files to write:
+ * the decision log, this host's machine description, and the program's
+ * application description as it ran. */
 mw_session *mw_session_open(const char *mapper_path, const mw_host *host, int semantic_names,
-                            const char *decision_log, const char *machine_out, char **error,
-                            char **warnings);
+                            const char *decision_log, const char *machine_out, const char *app_out,
+                            char **error, char **warnings);
 void mw_session_close(mw_session *session);
 void mw_string_free(char *text);
 
@@ -188,8 +212,18 @@ int mw_decide(mw_session *session, const mw_launch *launch, mw_task_decision *ta
 int mw_place(mw_session *session, const mw_launch *launch, const int64_t *point, uint32_t dims,
              uint32_t *node, uint32_t *proc, char **error);
 
+/* For the application description (-mapwright:app): one launch of the
+ * launch `launch_id` (a select_task_options call). */
+void mw_app_launched(mw_session *session, uint32_t launch_id);
+
+/* For the application description: the regions behind the arguments of a
+ * mapped point of the launch `launch_id`. */
+void mw_app_regions(mw_session *session, uint32_t launch_id, const mw_region_shape *shapes,
+                    size_t nshapes);
+
 /* Writes out what the decision log holds so far (it is written in
- * batches): before the program stops. */
+ * batches), and the application description where one is asked for:
+ * before the program stops. */
 void mw_log_flush(mw_session *session);
 
 /* Logs one mapped task (see runtime/src/legion/log.rs) of the launch

@@ -37,6 +37,8 @@ struct Flags {
   std::string mapping;
   std::string decision_log;
   std::string machine_out;
+  // -mapwright:app FILE: the program's application description as it ran.
+  std::string app_out;
   std::string stats;
   bool default_mapper = false;
   bool wrapper = false;
@@ -65,6 +67,8 @@ Flags read_flags() {
       f.decision_log = args.argv[++i];
     else if (a == "-mapwright:machine" && has_value)
       f.machine_out = args.argv[++i];
+    else if (a == "-mapwright:app" && has_value)
+      f.app_out = args.argv[++i];
     else if (a == "-mapwright:machine-only")
       f.machine_only = true;
     else if (a == "-mapwright:stats" && has_value)
@@ -248,6 +252,7 @@ class MapwrightMapper : public DefaultMapper {
     LaunchDesc d;
     mw_task_decision decision;
     decide(ctx, task, d, decision, nullptr);
+    if (!flags_.app_out.empty()) mw_app_launched(session_, decision.launch_id);
     output.inline_task = false;
     output.stealable = false;
     output.map_locally = false;
@@ -352,7 +357,7 @@ class MapwrightMapper : public DefaultMapper {
       m.instance = MW_INSTANCE_PHYSICAL;
       m.memory = uint32_t(mem_code(memory.kind()));
       m.reused = reused ? 1 : 0;
-      if (!flags_.decision_log.empty()) {
+      if (recording()) {
         m.mem_node = memory.address_space();
         m.mem_index = mem_index(memory);
         for (const PhysicalInstance &inst : output.chosen_instances[i])
@@ -367,7 +372,8 @@ class MapwrightMapper : public DefaultMapper {
       output.task_prof_requests.add_measurement<ProfilingMeasurements::OperationStatus>();
     }
 
-    if (flags_.decision_log.empty()) return;
+    if (!recording()) return;
+    describe_regions(ctx, task, decision.launch_id);
     if (flags_.measure) {
       // Realm reports where and when the task ran (with several targets
       // Legion picks one), and what each copy or fill made for its
@@ -453,7 +459,7 @@ class MapwrightMapper : public DefaultMapper {
     }
     ProfilingMeasurements::OperationProcessorUsage usage;
     ProfilingMeasurements::OperationTimeline timeline;
-    if (flags_.decision_log.empty() || !input.profiling_responses.get_measurement(usage) ||
+    if (!recording() || !input.profiling_responses.get_measurement(usage) ||
         !input.profiling_responses.get_measurement(timeline) || proc_code(usage.proc.kind()) < 0)
       return;
     std::vector<int64_t> point = log_point(task);
@@ -535,6 +541,53 @@ class MapwrightMapper : public DefaultMapper {
   }
 
  private:
+  // Whether the run is written down: a decision log, or the application
+  // description (both measure what they map unless -mapwright:no-measure).
+  bool recording() const { return !flags_.decision_log.empty() || !flags_.app_out.empty(); }
+
+  // The regions behind `task`'s arguments, for the application
+  // description: once per launch shape, as Legion knows them (the index
+  // space's bounds and points, each field's name and size).
+  void describe_regions(MapperContext ctx, const Task &task, uint32_t launch_id) {
+    if (flags_.app_out.empty() || !described_regions_.insert(launch_id).second) return;
+    size_t n = task.regions.size();
+    std::vector<std::vector<int64_t>> lo(n), hi(n);
+    std::vector<std::vector<mw_field>> fields(n);
+    std::vector<mw_region_shape> shapes;
+    for (unsigned i = 0; i < n; i++) {
+      const RegionRequirement &req = task.regions[i];
+      if (!req.region.exists()) continue;
+      Domain dom = runtime->get_index_space_domain(ctx, req.region.get_index_space());
+      for (int k = 0; k < dom.get_dim(); k++) {
+        lo[i].push_back(dom.lo()[k]);
+        hi[i].push_back(dom.hi()[k]);
+      }
+      FieldSpace fs = req.region.get_field_space();
+      // The program's order where it gave one, else by field id.
+      std::vector<FieldID> ids = req.instance_fields;
+      if (ids.empty()) ids.assign(req.privilege_fields.begin(), req.privilege_fields.end());
+      for (FieldID fid : ids) {
+        const void *name = nullptr;
+        size_t size = 0;
+        if (!runtime->retrieve_semantic_information(ctx, fs, fid, LEGION_NAME_SEMANTIC_TAG, name,
+                                                    size, true, false))
+          name = nullptr;
+        fields[i].push_back(mw_field{static_cast<const char *>(name), uint32_t(fid),
+                                     uint64_t(runtime->get_field_size(ctx, fs, fid))});
+      }
+      mw_region_shape shape{};
+      shape.index = i;
+      shape.dims = uint32_t(lo[i].size());
+      shape.lo = lo[i].data();
+      shape.hi = hi[i].data();
+      shape.volume = uint64_t(dom.get_volume());
+      shape.fields = fields[i].data();
+      shape.nfields = fields[i].size();
+      shapes.push_back(shape);
+    }
+    mw_app_regions(session_, launch_id, shapes.data(), shapes.size());
+  }
+
   // Describes `task` and asks Rust for its decisions.
   // A launch that was decided before (same task, parent, domain and
   // requirements on the same regions) is answered from decided_ without
@@ -919,6 +972,8 @@ class MapwrightMapper : public DefaultMapper {
   Flags flags_;
   std::map<std::vector<int64_t>, Decided> decided_;
   std::map<std::vector<int64_t>, Processor> placed_;
+  // Launches whose regions the application description has (describe_regions).
+  std::set<uint32_t> described_regions_;
   std::map<std::pair<Processor, Memory::Kind>, Memory> memories_;
   std::map<LogicalRegion, LogicalRegion> widened_;
   std::map<int, std::vector<std::vector<Processor>>> procs_;
@@ -979,14 +1034,17 @@ void create_mappers(Machine machine, Runtime *runtime, const std::set<Processor>
   // Each process of a multi-node run writes its own log.
   if (!flags.decision_log.empty() && local.address_space() > 0)
     flags.decision_log += ".node" + std::to_string(local.address_space());
+  if (!flags.app_out.empty() && local.address_space() > 0)
+    flags.app_out += ".node" + std::to_string(local.address_space());
   HostFacts facts;
   describe_host(machine, local.address_space(), facts);
   char *error = nullptr;
   char *warnings = nullptr;
-  mw_session *session = mw_session_open(
-      flags.mapping.c_str(), &facts.host, flags.semantic_names ? 1 : 0,
-      flags.decision_log.empty() ? nullptr : flags.decision_log.c_str(),
-      flags.machine_out.empty() ? nullptr : flags.machine_out.c_str(), &error, &warnings);
+  mw_session *session =
+      mw_session_open(flags.mapping.c_str(), &facts.host, flags.semantic_names ? 1 : 0,
+                      flags.decision_log.empty() ? nullptr : flags.decision_log.c_str(),
+                      flags.machine_out.empty() ? nullptr : flags.machine_out.c_str(),
+                      flags.app_out.empty() ? nullptr : flags.app_out.c_str(), &error, &warnings);
   if (session == nullptr) stop(error);
   // The log is written in batches: what is left goes out at exit.
   g_session = session;

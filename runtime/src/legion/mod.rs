@@ -16,6 +16,8 @@
 //! - [`log`]     the decision log (JSON lines) the mapper writes: what it
 //!   realised for every task, region argument and launch point, and how to
 //!   hold such a log against `explain`.
+//! - [`recorder`] the program's application description as it ran
+//!   (`-mapwright:app`): launches, regions, fields and measured work.
 //! - [`measured`] a real run's metrics from the log's measurements (task
 //!   and copy timelines), keyed as the simulator keys them.
 //! - [`bench`]   mapwright's mapper against Legion's `DefaultMapper` (and
@@ -27,6 +29,7 @@ pub mod host;
 pub mod launch;
 pub mod log;
 pub mod measured;
+pub mod recorder;
 pub mod session;
 
 pub use host::{HostFacts, HostMemory, HostProcessors};

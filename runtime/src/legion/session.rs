@@ -24,6 +24,7 @@ use crate::resolve_mapping::{
 use super::host::HostFacts;
 use super::launch::{LaunchInfo, SeenApp};
 use super::log::{DecisionLog, MappedTask};
+use super::recorder::{AppRecorder, RegionShape};
 
 /// How the mapper was started (its command-line flags).
 #[derive(Debug, Clone, Default)]
@@ -34,6 +35,9 @@ pub struct SessionOptions {
     pub decision_log: Option<PathBuf>,
     /// Where to write this host's machine description, if anywhere.
     pub machine_out: Option<PathBuf>,
+    /// Where to write the program's application description as it ran
+    /// (`-mapwright:app`), if anywhere.
+    pub app_out: Option<PathBuf>,
 }
 
 /// What the mapper does for one launch.
@@ -85,6 +89,8 @@ pub struct MapperSession {
     naming: RegionNaming,
     cache: HashMap<LaunchInfo, Arc<LaunchDecision>>,
     log: Option<DecisionLog>,
+    /// The application description being gathered (`-mapwright:app`).
+    recorder: Option<AppRecorder>,
     /// Every launch decided so far, as the log needs it (with a log only):
     /// a mapped task's line names its launch by index, so that logging
     /// a task describes nothing again.
@@ -202,6 +208,7 @@ impl MapperSession {
             naming,
             cache: HashMap::new(),
             log,
+            recorder: options.app_out.clone().map(AppRecorder::new),
             launches: Vec::new(),
         })
     }
@@ -253,18 +260,46 @@ impl MapperSession {
         self.log.is_some()
     }
 
+    /// Whether the application description is being gathered.
+    pub fn recording(&self) -> bool {
+        self.recorder.is_some()
+    }
+
     /// Records where and when one mapped task ran.
     pub fn log_ran(&mut self, ran: &crate::legion::log::RanTask) {
         if let Some(log) = &mut self.log {
             log.write(ran);
         }
+        if let Some(recorder) = &mut self.recorder {
+            recorder.ran(ran);
+        }
     }
 
-    /// Keeps what the log needs of a decided launch and returns its index
-    /// (`u32::MAX` without a log: nothing is kept).
+    /// One launch of the launch [`MapperSession::remember_launch`] kept
+    /// (for the application description).
+    pub fn launched(&mut self, launch_id: u32) {
+        if let Some(recorder) = &mut self.recorder {
+            recorder.launched(launch_id);
+        }
+    }
+
+    /// The regions behind the arguments of a mapped point of a launch (for
+    /// the application description).
+    pub fn region_shapes(&mut self, launch_id: u32, shapes: Vec<RegionShape>) {
+        if let Some(recorder) = &mut self.recorder {
+            recorder.shapes(launch_id, shapes);
+        }
+    }
+
+    /// Keeps what the log and the application description need of a
+    /// decided launch and returns its index (`u32::MAX` with neither:
+    /// nothing is kept).
     pub fn remember_launch(&mut self, info: &LaunchInfo, decision: &LaunchDecision) -> u32 {
-        if self.log.is_none() {
+        if self.log.is_none() && self.recorder.is_none() {
             return u32::MAX;
+        }
+        if let Some(recorder) = &mut self.recorder {
+            recorder.remember(self.launches.len() as u32, info);
         }
         self.launches.push(LoggedLaunch {
             task: info.task.clone(),
@@ -286,10 +321,17 @@ impl MapperSession {
         self.launches.get(id as usize)
     }
 
-    /// Writes out what the log holds so far.
+    /// Writes out what the log holds so far, and the application
+    /// description as far as the run has gone. A description that cannot
+    /// be written is reported on stderr: the run itself is not failed.
     pub fn flush_log(&mut self) {
         if let Some(log) = &mut self.log {
             log.flush();
+        }
+        if let Some(recorder) = &self.recorder {
+            if let Err(message) = recorder.write(&program_name(), &self.machine) {
+                eprintln!("{message}");
+            }
         }
     }
 
@@ -308,6 +350,9 @@ impl MapperSession {
     /// launch's first task, and an abort skips the exit hook. The others
     /// are written in batches: a write a task cost 10-20 µs a `map_task`.
     pub fn log_mapped(&mut self, launch_id: u32, mapped: &MappedTask) {
+        if let Some(recorder) = &mut self.recorder {
+            recorder.mapped(launch_id);
+        }
         let Some(log) = &mut self.log else {
             return;
         };
@@ -319,4 +364,14 @@ impl MapperSession {
             _ => log.write(mapped),
         }
     }
+}
+
+/// The program's name: its executable's file name.
+fn program_name() -> String {
+    std::env::args()
+        .next()
+        .map(PathBuf::from)
+        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .filter(|n| !n.is_empty())
+        .unwrap_or_else(|| "legion-program".into())
 }

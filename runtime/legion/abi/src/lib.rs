@@ -17,6 +17,7 @@ use mapwright_runtime::app::{Launch, Privilege};
 use mapwright_runtime::decisions::{InstanceKind, Order};
 use mapwright_runtime::legion::host::HostAffinity;
 use mapwright_runtime::legion::log::{CopiedData, MappedRegion, MappedTask, RanTask};
+use mapwright_runtime::legion::recorder::{FieldShape, RegionShape};
 use mapwright_runtime::legion::{
     HostFacts, HostMemory, HostProcessors, LaunchInfo, MapperSession, RegionInfo, SessionOptions,
 };
@@ -123,6 +124,24 @@ pub struct MwRegionMapped {
     pub instance_id: u64,
     pub mem_node: u32,
     pub mem_index: u32,
+}
+
+#[repr(C)]
+pub struct MwField {
+    pub name: *const c_char,
+    pub id: u32,
+    pub size: u64,
+}
+
+#[repr(C)]
+pub struct MwRegionShape {
+    pub index: u32,
+    pub dims: u32,
+    pub lo: *const i64,
+    pub hi: *const i64,
+    pub volume: u64,
+    pub fields: *const MwField,
+    pub nfields: usize,
 }
 
 #[repr(C)]
@@ -302,6 +321,7 @@ pub unsafe extern "C" fn mw_session_open(
     semantic_names: c_int,
     decision_log: *const c_char,
     machine_out: *const c_char,
+    app_out: *const c_char,
     error: *mut *mut c_char,
     warnings: *mut *mut c_char,
 ) -> *mut MwSession {
@@ -322,6 +342,7 @@ pub unsafe extern "C" fn mw_session_open(
             semantic_names: semantic_names != 0,
             decision_log: text(decision_log).map(PathBuf::from),
             machine_out: text(machine_out).map(PathBuf::from),
+            app_out: text(app_out).map(PathBuf::from),
         };
         match MapperSession::open(path.as_ref(), &facts, options) {
             Ok(session) => {
@@ -504,7 +525,7 @@ pub unsafe extern "C" fn mw_log_mapped(
             return;
         };
         // Every map_task calls this: without a log it costs nothing.
-        if !session.0.logging() {
+        if !session.0.logging() && !session.0.recording() {
             return;
         }
         let Some(launch) = session.0.launch(launch_id) else {
@@ -586,7 +607,7 @@ pub unsafe extern "C" fn mw_log_ran(
         let Some(session) = session.as_mut() else {
             return;
         };
-        if !session.0.logging() {
+        if !session.0.logging() && !session.0.recording() {
             return;
         }
         let ran = RanTask {
@@ -601,6 +622,57 @@ pub unsafe extern "C" fn mw_log_ran(
             end_ns,
         };
         session.0.log_ran(&ran);
+    })
+}
+
+/// See `mw_app_launched` in the header.
+///
+/// # Safety
+/// `session` as the header describes it.
+#[no_mangle]
+pub unsafe extern "C" fn mw_app_launched(session: *mut MwSession, launch_id: u32) {
+    guarded(std::ptr::null_mut(), (), || {
+        if let Some(session) = session.as_mut() {
+            session.0.launched(launch_id);
+        }
+    })
+}
+
+/// See `mw_app_regions` in the header.
+///
+/// # Safety
+/// Arguments as the header describes them.
+#[no_mangle]
+pub unsafe extern "C" fn mw_app_regions(
+    session: *mut MwSession,
+    launch_id: u32,
+    shapes: *const MwRegionShape,
+    nshapes: usize,
+) {
+    guarded(std::ptr::null_mut(), (), || {
+        let Some(session) = session.as_mut() else {
+            return;
+        };
+        let shapes = slice(shapes, nshapes)
+            .iter()
+            .map(|s| RegionShape {
+                index: s.index,
+                lo: slice(s.lo, s.dims as usize).to_vec(),
+                hi: slice(s.hi, s.dims as usize).to_vec(),
+                volume: s.volume,
+                fields: slice(s.fields, s.nfields)
+                    .iter()
+                    .map(|f| FieldShape {
+                        // A field the program never named: by its id.
+                        name: text(f.name)
+                            .filter(|n| !n.is_empty())
+                            .unwrap_or_else(|| format!("field{}", f.id)),
+                        bytes: f.size,
+                    })
+                    .collect(),
+            })
+            .collect();
+        session.0.region_shapes(launch_id, shapes);
     })
 }
 
@@ -705,6 +777,7 @@ mod tests {
                 path.as_ptr(),
                 &h,
                 1,
+                std::ptr::null(),
                 std::ptr::null(),
                 std::ptr::null(),
                 &mut error,
