@@ -652,6 +652,15 @@ pub fn expert_mapper_text(name: &str) -> Option<&'static str> {
 }
 
 impl App {
+    /// The built-in expert mapper of this application: only where the
+    /// description names that expert (a user's own program called
+    /// `circuit`, described by `-mapwright:app`, names none and gets none).
+    pub fn expert_text(&self) -> Option<&'static str> {
+        builtin_entry(&self.name)
+            .filter(|b| !self.expert_mapper.is_empty() && b.expert_file == self.expert_mapper)
+            .map(|b| b.expert_text)
+    }
+
     /// A built-in application by name (see [`App::builtin_names`]).
     pub fn builtin(name: &str) -> Option<App> {
         // The embedded JSON is checked by tests; should it ever fail to

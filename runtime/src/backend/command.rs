@@ -239,16 +239,25 @@ impl CommandBackend {
 }
 
 /// What running the process gave.
-struct Captured {
-    text: String,
-    code: Option<i32>,
-    signal: Option<i32>,
-    timed_out: bool,
-    truncated: bool,
+#[derive(Debug, Clone)]
+pub struct Captured {
+    /// Its output, stderr merged into stdout in the order written.
+    pub text: String,
+    /// Exit status, where it exited.
+    pub code: Option<i32>,
+    /// The signal that ended it, where one did.
+    pub signal: Option<i32>,
+    /// Killed (with its process group) past the timeout.
+    pub timed_out: bool,
+    /// Output beyond the size limit was dropped.
+    pub truncated: bool,
 }
 
 impl CommandBackend {
-    fn execute(&self, line: &str, log: &Path) -> Result<Captured, String> {
+    /// Runs `line` under `sh -c` in the configured folder, in its own
+    /// process group, stderr merged into stdout, killed past the timeout,
+    /// with `MAPWRIGHT_LOG` set to `log` (the mapper's decision log).
+    pub fn execute(&self, line: &str, log: &Path) -> Result<Captured, String> {
         let mut cmd = Command::new("sh");
         cmd.env("MAPWRIGHT_LOG", log);
         // Merge stderr into stdout inside the shell so the text keeps the

@@ -24,7 +24,7 @@
 use std::time::Instant;
 
 use super::{Row, TIE};
-use crate::app::{expert_mapper_text, App, Task};
+use crate::app::{App, Task};
 use crate::backend::command::CommandBackend;
 use crate::backend::legion::{LegionBackend, LegionConfig};
 use crate::backend::{Backend, RunRequest, RunStatus};
@@ -252,7 +252,7 @@ pub fn on_cpus(expert: &str) -> String {
 /// The mapper variants of `app` measured against the expert on CPUs
 /// (first): `(name, mapper)`.
 pub fn variants(app: &App) -> Vec<(String, String)> {
-    let Some(expert) = expert_mapper_text(&app.name) else {
+    let Some(expert) = app.expert_text() else {
         return Vec::new();
     };
     let baseline = on_cpus(expert);

@@ -19,6 +19,7 @@ mod calibrate;
 mod check;
 mod explain;
 mod fmt;
+mod init;
 mod lsp;
 mod optimize;
 mod run;
@@ -66,6 +67,11 @@ pub enum Command {
     /// Improve a mapper by measurement: propose, check, run, AutoGuide, repeat;
     /// keep the best (`--in-place` writes it back).
     Optimize(Box<optimize::OptimizeArgs>),
+    /// Make a project of your own Legion program: run it once with
+    /// mapwright's mapper (`mapwright init -- ./prog ARGS`) and write
+    /// mapwright.toml, its application and machine descriptions and a
+    /// starting mapper.
+    Init(init::InitArgs),
     /// Application descriptions (`mapwright app import LOG`).
     #[command(subcommand)]
     App(app::AppCommand),
@@ -112,6 +118,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Serve(args) => serve::run(args),
         Command::Optimize(args) => optimize::run(*args),
         Command::App(command) => app::run(command),
+        Command::Init(args) => init::run(args),
         Command::Calibrate(args) => calibrate::run(args),
         Command::Bench(BenchCommand::Optimize(args)) => bench_optimize::bench(*args),
         Command::Bench(BenchCommand::Space(args)) => bench_external::space(args),

@@ -14,7 +14,7 @@ use std::time::Instant;
 
 use anyhow::bail;
 use clap::Args;
-use mapwright_runtime::app::{expert_mapper_text, App};
+use mapwright_runtime::app::App;
 use mapwright_runtime::backend::{
     Backend, Metrics, MetricsBasis, Resolver, RunOutcome, RunRequest,
 };
@@ -182,7 +182,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     let expert = if args.no_normalize {
         None
     } else {
-        expert_mapper_text(&app.name).map(|text| {
+        app.expert_text().map(|text| {
             let mut r = request.clone();
             r.mapper = text.to_string();
             r.source_name = None;

@@ -159,6 +159,17 @@ fn task_hover(
     if let Some(parent) = &task.parent {
         out.push_str(&format!(" · launched by `{parent}`"));
     }
+    if let Some(m) = &task.work.measured {
+        // A description written by the mapper (`mapwright init`): what the
+        // run it came from measured.
+        out.push_str(&format!(
+            "\n\nwork per point: {} measured (mean of {} run(s) on {}, longest {})",
+            seconds_text(m.mean_us * 1e-6),
+            m.runs,
+            m.host,
+            seconds_text(m.max_us * 1e-6)
+        ));
+    }
     if let Some(d) = decision {
         out.push_str(&format!(
             "\n\nruns on **{}** on `{}` ({})",

@@ -86,7 +86,7 @@ impl<'a> Runner<'a> {
     /// The application's expert mapper run here, seed `seed`: what 1.0x
     /// means (`None`: the application has no built-in expert).
     pub fn run_expert(&self, seed: u64) -> Option<Evaluation> {
-        let text = mapwright_runtime::app::expert_mapper_text(&self.app.name)?;
+        let text = self.app.expert_text()?;
         Some(self.evaluate(text, seed))
     }
 
