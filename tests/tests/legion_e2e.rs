@@ -1877,3 +1877,213 @@ fn circuit_writes_its_own_description_as_it_ran() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The journey of docs/your-program.md, on real Legion, with circuit's
+/// sources standing in for a user's program: built in a folder of its own
+/// with only the documented link line, made a project by `mapwright init`
+/// (a program without the mapper gets the link lines and nothing is
+/// written), then, from a real language-server client, hover names its
+/// regions from the written description and Optimize runs it through the
+/// `command` backend from a one-CPU start. Never through `--app circuit`.
+#[test]
+#[cfg_attr(
+    not(legion_sdk),
+    ignore = "needs the Legion SDK: runtime/legion/sdk.sh (or LEGION_DIR)"
+)]
+fn a_users_program_goes_from_its_folder_to_an_optimized_mapper() {
+    let Some(b) = built() else { return };
+    let _one = serial();
+    let folder = lsp_support::temp_dir("own-program");
+    let apps = root().join("runtime/legion/apps");
+    for f in ["circuit.cc", "common.cc", "common.h"] {
+        std::fs::copy(apps.join(f), folder.join(f)).unwrap();
+    }
+    // The documented link line, next to Legion's libraries.
+    let (legion_include, legion_libs) = match std::env::var_os("LEGION_DIR") {
+        Some(d) => {
+            let d = PathBuf::from(d);
+            let lib = d.join("lib").display().to_string();
+            (
+                d.join("include"),
+                vec![
+                    format!("-L{lib}"),
+                    format!("-Wl,-rpath,{lib}"),
+                    "-llegion".into(),
+                    "-lrealm".into(),
+                ],
+            )
+        }
+        None => {
+            let sdk = std::env::var_os("LEGION_SDK")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| root().join("target/legion-sdk"));
+            let lib = sdk.join("lib").display().to_string();
+            (
+                sdk.join("include"),
+                vec![
+                    format!("-L{lib}"),
+                    format!("-Wl,-rpath,{lib}"),
+                    "-llegion-legate".into(),
+                    "-lrealm-legate".into(),
+                ],
+            )
+        }
+    };
+    let mapper_lib = b.dir.join("lib").display().to_string();
+    let out = Command::new("g++")
+        .current_dir(&folder)
+        .args([
+            "-std=c++17",
+            "-O2",
+            "-o",
+            "circuit",
+            "circuit.cc",
+            "common.cc",
+        ])
+        .arg("-isystem")
+        .arg(&legion_include)
+        .arg(format!(
+            "-I{}",
+            root().join("runtime/legion/mapper").display()
+        ))
+        .args([
+            format!("-L{mapper_lib}"),
+            "-lmapwright_mapper".into(),
+            format!("-Wl,-rpath,{mapper_lib}"),
+        ])
+        .args(&legion_libs)
+        .arg("-Wl,--allow-shlib-undefined")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+
+    // A program without the mapper: the link lines, and nothing written.
+    let bare = folder.join("bare");
+    std::fs::create_dir_all(&bare).unwrap();
+    std::fs::copy("/bin/true", bare.join("prog")).unwrap();
+    let out = mapwright(b)
+        .args(["init", "--dir"])
+        .arg(&bare)
+        .args(["--", "./prog"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let said = text(&out);
+    for want in [
+        "-lmapwright_mapper",
+        "register_mappers();",
+        "target_link_libraries",
+        "saveobj",
+    ] {
+        assert!(said.contains(want), "{want}: {said}");
+    }
+    assert_eq!(std::fs::read_dir(&bare).unwrap().count(), 1, "{said}");
+
+    // init: one run writes the project.
+    let out = mapwright(b)
+        .current_dir(&folder)
+        .env("LD_LIBRARY_PATH", &b.library_path)
+        .args([
+            "init",
+            "--",
+            "./circuit",
+            "-ll:cpu",
+            "4",
+            "-ll:util",
+            "1",
+            "-ll:gpu",
+            "0",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let project = std::fs::read_to_string(folder.join("mapwright.toml")).unwrap();
+    assert!(project.contains("runtime = \"command\""), "{project}");
+    assert!(
+        project.contains(
+            "template = \"./circuit -ll:cpu 4 -ll:util 1 -ll:gpu 0 -tm:use_semantic_name -mapping {mapper}\""
+        ),
+        "{project}"
+    );
+    let written = App::load(folder.join("circuit.app.json")).unwrap();
+    assert_eq!(written.expert_mapper, "", "a user's program has no expert");
+    assert!(written
+        .task("calculate_new_currents")
+        .unwrap()
+        .work
+        .measured
+        .is_some());
+    let machine = Machine::load(folder.join("circuit.machine.json")).unwrap();
+    assert_eq!(
+        machine.procs_per_node(mapwright_runtime::machine::ProcKind::Cpu),
+        4
+    );
+    assert!(folder.join("circuit.mapper").is_file());
+    // init again would replace the project: it refuses without --force.
+    let again = mapwright(b)
+        .current_dir(&folder)
+        .args(["init", "--", "./circuit"])
+        .output()
+        .unwrap();
+    assert!(!again.status.success() && text(&again).contains("--force"));
+
+    // The editor: the user starts from a slow mapper of their own.
+    std::fs::write(folder.join("circuit.mapper"), SLOW).unwrap();
+    std::env::set_var("LD_LIBRARY_PATH", &b.library_path);
+    let caps = json!({"window": {"workDoneProgress": true},
+                      "workspace": {"applyEdit": true}});
+    let mut s = lsp_support::Server::start_with(
+        caps,
+        json!({"optimize": {"iterations": 4, "saveRuns": false}}),
+        Some(&folder),
+    );
+    let uri = lsp_support::file_uri(&folder.join("circuit.mapper"));
+    let diagnostics = s.open(&uri, SLOW);
+    assert!(
+        diagnostics.iter().all(|d| d["severity"] != 1),
+        "{diagnostics:#?}"
+    );
+    let (line, row) = SLOW
+        .lines()
+        .enumerate()
+        .find(|(_, l)| l.starts_with("IndexTaskMap"))
+        .unwrap();
+    let character = row.find("calculate_new_currents").unwrap() + 3;
+    let hover = s.request(
+        "textDocument/hover",
+        json!({"textDocument": {"uri": uri}, "position": {"line": line, "character": character}}),
+    );
+    let shown = hover["contents"]["value"].as_str().unwrap_or_default();
+    for want in [
+        "`rp_private`",
+        "`rp_wires`",
+        "`rp_times`",
+        "work per point: ",
+        "measured",
+    ] {
+        assert!(shown.contains(want), "{want}: {shown}");
+    }
+    let id = s.send_request(
+        "workspace/executeCommand",
+        json!({"command": "mapwright.optimize", "arguments": [uri],
+               "workDoneToken": "own-optimize"}),
+    );
+    loop {
+        let m = s.wait_for("$/progress", |m| {
+            m["method"] == "$/progress" && m["params"]["token"] == "own-optimize"
+        });
+        if m["params"]["value"]["kind"] == "end" {
+            break;
+        }
+    }
+    let result = s.response(id).expect("mapwright.optimize");
+    let summary = result["summary"].as_str().unwrap_or_default().to_string();
+    assert!(summary.contains("yours"), "{result:#}");
+    if result["applied"] == true {
+        assert!(summary.contains("x faster than yours ("), "{summary}");
+        assert!(summary.contains("medians of 3 runs"), "{summary}");
+    }
+    assert_eq!(s.shutdown(), Some(0));
+    std::env::remove_var("LD_LIBRARY_PATH");
+    let _ = std::fs::remove_dir_all(&folder);
+}
