@@ -44,6 +44,10 @@ pub struct Measured {
     pub iteration_s: f64,
     /// Per task: seconds per iteration.
     pub task_s: Vec<f64>,
+    /// Per task: processor seconds of its point runs per iteration, and how
+    /// many point runs (their ratio is the model's time of one run).
+    pub task_compute_s: Vec<f64>,
+    pub task_execs: Vec<u64>,
     /// Per processor: busy seconds per iteration.
     pub busy_s: Vec<f64>,
     /// Per resource: bytes per iteration.
@@ -250,6 +254,8 @@ pub fn schedule(plan: &Plan, mem_bytes: Vec<u64>) -> Measured {
     let topo = &plan.topo;
     let mut m = Measured {
         task_s: vec![0.0; plan.tasks.len()],
+        task_compute_s: vec![0.0; plan.tasks.len()],
+        task_execs: vec![0; plan.tasks.len()],
         busy_s: vec![0.0; topo.proc_count()],
         mem_bytes,
         ..Measured::default()
@@ -280,6 +286,8 @@ pub fn schedule(plan: &Plan, mem_bytes: Vec<u64>) -> Measured {
                 if !timed {
                     continue;
                 }
+                m.task_compute_s[ti] += phase.compute.iter().map(|c| c.1).sum::<f64>();
+                m.task_execs[ti] += t.units.iter().map(|u| u64::from(u.execs)).sum::<u64>();
                 if let Some(g) = plan.gemm.as_ref().filter(|g| g.task == ti) {
                     // The matmul's GEMM: per-step tile copies and overlap.
                     let per_exec: Vec<f64> = t

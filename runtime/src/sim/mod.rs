@@ -96,6 +96,37 @@ pub fn simulate(
     finish(&plan, measured, seed, noise)
 }
 
+/// Per timed task, the model's time of one point-task run on its
+/// processor, seconds (its compute and memory access, without the copies
+/// that bring its data), for `decisions` of `app` on `machine`: what a real
+/// run's measured mean per run (`Metrics::tasks`) is held against.
+pub fn point_times(
+    decisions: &Decisions,
+    app: &App,
+    machine: &Machine,
+) -> Result<std::collections::BTreeMap<String, f64>, Failure> {
+    if let Some(f) = &decisions.fatal {
+        return Err(Failure::new(f.kind.clone(), f.raw_output.clone()));
+    }
+    let scaled = app.on_machine(machine);
+    let topo = topology::Topo::new(machine);
+    let plan = plan::Plan::build(decisions, &scaled, topo)?;
+    let usage = engine::check(&plan)?;
+    let m = engine::schedule(&plan, usage);
+    Ok(plan
+        .tasks
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| m.task_execs[*i] > 0)
+        .map(|(i, t)| {
+            (
+                t.task.name.clone(),
+                m.task_compute_s[i] / m.task_execs[i] as f64,
+            )
+        })
+        .collect())
+}
+
 /// Turns a measured iteration into the printed output and metrics.
 fn finish(plan: &plan::Plan, m: engine::Measured, seed: u64, noise: f64) -> RunOutcome {
     let app = plan.app;

@@ -21,6 +21,7 @@
 //!   A measured difference inside the spread of the repeats counts as a
 //!   tie, as does a predicted one below 1 %.
 
+use std::collections::BTreeMap;
 use std::time::Instant;
 
 use super::{Row, TIE};
@@ -307,6 +308,9 @@ pub struct Measured {
     pub times: Vec<f64>,
     /// How the first failed run ended (its status), if one did.
     pub failure: Option<String>,
+    /// Per task, the mean time of one point-task run in each run that
+    /// succeeded, as Realm measured it for the mapper.
+    pub point_means: BTreeMap<String, Vec<f64>>,
 }
 
 impl Measured {
@@ -335,14 +339,24 @@ pub fn measure(
     let app = std::sync::Arc::new(app.clone());
     let machine = std::sync::Arc::new(machine.clone());
     let mut times = Vec::new();
+    let mut point_means: BTreeMap<String, Vec<f64>> = BTreeMap::new();
     for _ in 0..repeats.max(1) {
         let out = backend.run(&RunRequest::new(mapper, app.clone(), machine.clone()));
         match (&out.status, out.elapsed_s) {
-            (RunStatus::Ok, Some(t)) => times.push(t),
+            (RunStatus::Ok, Some(t)) => {
+                times.push(t);
+                for (task, figures) in &out.metrics.tasks {
+                    point_means
+                        .entry(task.clone())
+                        .or_default()
+                        .push(figures.mean_s);
+                }
+            }
             (status, _) => {
                 return Measured {
                     times,
                     failure: Some(status.as_str().to_string()),
+                    point_means,
                 }
             }
         }
@@ -351,6 +365,7 @@ pub fn measure(
     Measured {
         times,
         failure: None,
+        point_means,
     }
 }
 
@@ -465,6 +480,57 @@ pub fn app_rows(
     rows
 }
 
+/// The per-task rows of one application: for each task the baseline
+/// (`name`, `mapper`, its runs `measured`) ran, the model's time of one
+/// point-task run against the median of the measured mean per run. The
+/// model's rates are the host's ([`HostRates`], from runs of their own),
+/// with no constant fitted to a row. Rows have no ordering.
+pub fn task_rows(
+    source: &str,
+    app: &App,
+    machine: &Machine,
+    name: &str,
+    mapper: &str,
+    measured: &Measured,
+) -> Vec<Row> {
+    let analysis = mapwright_grammar::analyze(mapper);
+    let decisions = crate::resolve_mapping::resolve_mapping(&analysis, mapper, app, machine);
+    let predicted = crate::sim::point_times(&decisions, app, machine).unwrap_or_default();
+    let mut rows = Vec::new();
+    for task in &app.tasks {
+        let Some(means) = measured.point_means.get(&task.name) else {
+            continue;
+        };
+        let mut sorted = means.clone();
+        sorted.sort_by(f64::total_cmp);
+        let median = sorted[sorted.len() / 2];
+        let p = predicted.get(&task.name).copied();
+        let note = match p {
+            Some(_) => format!(
+                "one point-task run of {name}: model (compute and memory access) against \
+                 Realm's mean per run, median of {} runs ({})",
+                sorted.len(),
+                if task.timed { "timed" } else { "untimed" }
+            ),
+            None => format!(
+                "one point-task run of {name}: not in the model's timed loop (a setup or \
+                 untimed task)"
+            ),
+        };
+        rows.push(Row {
+            source: source.to_string(),
+            app: app.name.clone(),
+            what: format!("task {}", task.name),
+            predicted: p,
+            measured: Some(median),
+            unit: "s".into(),
+            ordering: None,
+            note,
+        });
+    }
+    rows
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -489,6 +555,7 @@ mod tests {
         let noisy = Measured {
             times: vec![0.9, 1.0, 1.1],
             failure: None,
+            point_means: BTreeMap::new(),
         };
         assert!((noisy.spread() - 0.2).abs() < 1e-9);
         assert_eq!(side(Some(1.05), 1.0, noisy.spread()), 0);

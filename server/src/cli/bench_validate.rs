@@ -166,6 +166,10 @@ fn real_section(args: &SimValidateArgs) -> anyhow::Result<Vec<validate::Row>> {
             measured.push((what, mapper, m));
         }
         rows.extend(real::app_rows(&source, &app, &model, &measured));
+        // Per task, for the baseline (the first variant that ran).
+        if let Some((what, mapper, m)) = measured.iter().find(|(_, _, m)| m.failure.is_none()) {
+            rows.extend(real::task_rows(&source, &app, &model, what, mapper, m));
+        }
     }
     Ok(rows)
 }
