@@ -492,6 +492,7 @@ pub fn rows(cannon_log: Option<&str>) -> Vec<Row> {
 pub fn render(rows: &[Row]) -> String {
     let fmt = |x: Option<f64>, unit: &str| match x {
         Some(v) if unit == "s" => format!("{v:.3} s"),
+        Some(v) if unit == "ms" => format!("{v:.3} ms"),
         Some(v) => format!("{v:.2}{unit}"),
         None => "-".into(),
     };

@@ -26,6 +26,8 @@ use std::time::Instant;
 
 use super::{Row, TIE};
 use crate::app::{App, Task};
+#[cfg(test)]
+use crate::app::expert_mapper_text;
 use crate::backend::command::CommandBackend;
 use crate::backend::legion::{LegionBackend, LegionConfig};
 use crate::backend::{Backend, RunRequest, RunStatus};
@@ -506,6 +508,10 @@ pub fn task_rows(
         let median = sorted[sorted.len() / 2];
         let p = predicted.get(&task.name).copied();
         let note = match p {
+            None if task.inner => format!(
+                "one point-task run of {name}: an inner task (it launches others; the model \
+                 gives it no time of its own)"
+            ),
             Some(_) => format!(
                 "one point-task run of {name}: model (compute and memory access) against \
                  Realm's mean per run, median of {} runs ({})",
@@ -521,9 +527,9 @@ pub fn task_rows(
             source: source.to_string(),
             app: app.name.clone(),
             what: format!("task {}", task.name),
-            predicted: p,
-            measured: Some(median),
-            unit: "s".into(),
+            predicted: p.map(|s| s * 1e3),
+            measured: Some(median * 1e3),
+            unit: "ms".into(),
             ordering: None,
             note,
         });
@@ -548,6 +554,41 @@ mod tests {
         assert!((gemm.work.flops - 2.0 * 512f64.powi(3)).abs() / gemm.work.flops < 1e-9);
         assert_eq!(gemm.regions[0].shape, vec![512, 512]);
         assert_eq!(cannon.timed_iterations, 10);
+    }
+
+    #[test]
+    fn task_rows_hold_the_models_point_time_against_the_measured_mean() {
+        let app = program_description("cannon").unwrap();
+        let host = host_model(
+            &Machine::preset("p100x4").unwrap(),
+            HostRates {
+                dgemm_gflops: 8.0,
+                copy_gbps: 10.0,
+                node_copy_gbps: 15.0,
+            },
+        );
+        let mapper = on_cpus(expert_mapper_text("cannon").unwrap());
+        let measured = Measured {
+            times: vec![1.0],
+            failure: None,
+            point_means: BTreeMap::from([
+                ("task_4".to_string(), vec![0.009, 0.007, 0.008]),
+                ("task_5".to_string(), vec![0.0001]),
+            ]),
+        };
+        let rows = task_rows("here", &app, &host, "expert", &mapper, &measured);
+        assert_eq!(rows.len(), 2, "{rows:#?}");
+        let gemm = rows.iter().find(|r| r.what == "task task_4").unwrap();
+        assert_eq!(gemm.unit, "ms");
+        assert!((gemm.measured.unwrap() - 8.0).abs() < 1e-9, "median: {gemm:?}");
+        // 2 x 512^3 flops a point at the 8 GFLOP/s dgemm measured: 33.6 ms
+        // (memory access overlaps with it).
+        let p = gemm.predicted.unwrap();
+        let flops_ms = 2.0 * 512f64.powi(3) / 8e9 * 1e3;
+        assert!(p >= flops_ms - 1e-6 && p < flops_ms * 1.2, "{gemm:?}");
+        assert!(gemm.ordering.is_none());
+        let inner = rows.iter().find(|r| r.what == "task task_5").unwrap();
+        assert!(inner.predicted.is_none() && inner.note.contains("inner task"), "{inner:?}");
     }
 
     #[test]
