@@ -1142,6 +1142,21 @@ fn sim_validate_with_the_legion_backend_puts_real_runs_next_to_the_model() {
     let count = real.lines().last().unwrap();
     let total: usize = count.split(" of ").nth(1).unwrap().trim().parse().unwrap();
     assert!(total >= 3, "{count}");
+    // Per task: the model's time of one dgemm point-task run against
+    // Realm's measured mean, both in milliseconds, within the 2x the
+    // measured dgemm rate allows; the inner tasks said to be inner.
+    let (gemm, note) = row("task task_4");
+    assert_eq!(gemm.matches(" ms ").count(), 2, "{gemm}");
+    assert!(note.contains("Realm's mean per run"), "{note}");
+    let ratio: f64 = gemm
+        .split_whitespace()
+        .skip_while(|w| *w != "ms")
+        .skip(2)
+        .find_map(|w| w.parse().ok())
+        .unwrap_or_else(|| panic!("{gemm}"));
+    assert!((0.5..=2.0).contains(&ratio), "{gemm}");
+    let (_, note) = row("task task_6");
+    assert!(note.contains("an inner task"), "{note}");
 }
 
 /// `bench optimize --backend legion`: every candidate a real run; 1.0x is
