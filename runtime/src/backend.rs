@@ -48,6 +48,10 @@ pub struct RunRequest {
     /// backend that runs a temporary copy of it shows this name wherever
     /// the program's output names the copy (diagnostics, errors).
     pub source_name: Option<String>,
+    /// Set by the caller to stop the run: a backend that runs a program
+    /// (`command`, `legion`) kills its process group and reports the
+    /// failure kind `cancelled`.
+    pub cancel: Option<Arc<std::sync::atomic::AtomicBool>>,
 }
 
 impl RunRequest {
@@ -60,6 +64,7 @@ impl RunRequest {
             seed: 0,
             noise: 0.0,
             source_name: None,
+            cancel: None,
         }
     }
 }

@@ -1663,6 +1663,7 @@ fn a_crowded_real_run_gets_the_measured_imbalance_and_its_edit_runs_faster() {
         backend: Box::new(backend),
         app: app.clone(),
         machine: machine.clone(),
+        cancel: None,
     };
     let runner = Runner::new(&app, &machine, &executor);
     let slow = runner.evaluate(SLOW, 0);

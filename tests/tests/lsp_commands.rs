@@ -560,3 +560,75 @@ fn run_uses_a_remote_runtime_from_the_settings() {
     );
     assert_eq!(s.shutdown(), Some(0));
 }
+
+/// Cancelling an optimize that runs the user's program (`runtime =
+/// "command"`) kills the program under way, its whole process group, not
+/// only the loop after it: the result comes back at once, the program's
+/// child process is gone, and the mapper file is left alone.
+#[test]
+fn cancelling_kills_the_users_program_under_way() {
+    let root = temp_dir("opt-cancel-command");
+    let started = root.join("started");
+    // The program: a child that would sleep a minute, its pid written
+    // down; killed, it never prints its time.
+    std::fs::write(
+        root.join("mapwright.toml"),
+        format!(
+            "app = \"cannon\"\nmachine = \"p100x4\"\nruntime = \"command\"\n[command]\n\
+             template = \"sleep 60 & echo $! > {} ; wait ; echo 'ELAPSED TIME = 1.0 s' {{mapper}}\"\n",
+            started.display()
+        ),
+    )
+    .unwrap();
+    let mut s = Server::start_with(
+        caps(),
+        json!({"optimize": {"iterations": 3, "saveRuns": false}}),
+        Some(&root),
+    );
+    let uri = file_uri(&root.join("cannon.mapper"));
+    s.open(&uri, NAIVE);
+    let id = s.send_request(
+        "workspace/executeCommand",
+        json!({"command": "mapwright.optimize", "arguments": [uri],
+               "workDoneToken": "kill-it"}),
+    );
+    let t0 = std::time::Instant::now();
+    let pid = loop {
+        if let Some(pid) = std::fs::read_to_string(&started)
+            .ok()
+            .and_then(|t| t.trim().parse::<u32>().ok())
+        {
+            break pid;
+        }
+        assert!(t0.elapsed().as_secs() < 60, "the program never started");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    assert!(Path::new(&format!("/proc/{pid}")).exists());
+    let cancelled_at = std::time::Instant::now();
+    s.notify(
+        "window/workDoneProgress/cancel",
+        json!({"token": "kill-it"}),
+    );
+    let result = s.response(id).unwrap();
+    assert!(
+        cancelled_at.elapsed().as_secs() < 20,
+        "the loop waited for the program: {:?}",
+        cancelled_at.elapsed()
+    );
+    assert_eq!(result["cancelled"], true, "{result:#}");
+    assert_eq!(result["applied"], false);
+    // The sleeping child went with its process group (a zombie at most
+    // until init reaps it).
+    let gone = |pid: u32| {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .map(|st| st.split_whitespace().nth(2) == Some("Z"))
+            .unwrap_or(true)
+    };
+    let t1 = std::time::Instant::now();
+    while !gone(pid) && t1.elapsed().as_secs() < 5 {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(gone(pid), "the program's child {pid} still runs");
+    assert!(!root.join("cannon.mapper").exists(), "nothing written");
+    assert_eq!(s.shutdown(), Some(0));
+}

@@ -251,6 +251,8 @@ pub struct Captured {
     pub timed_out: bool,
     /// Output beyond the size limit was dropped.
     pub truncated: bool,
+    /// Stopped by its caller (the process group was killed).
+    pub cancelled: bool,
 }
 
 impl CommandBackend {
@@ -258,6 +260,17 @@ impl CommandBackend {
     /// process group, stderr merged into stdout, killed past the timeout,
     /// with `MAPWRIGHT_LOG` set to `log` (the mapper's decision log).
     pub fn execute(&self, line: &str, log: &Path) -> Result<Captured, String> {
+        self.execute_until(line, log, None)
+    }
+
+    /// [`CommandBackend::execute`], stopped (its process group killed) as
+    /// soon as `cancel` is set.
+    pub fn execute_until(
+        &self,
+        line: &str,
+        log: &Path,
+        cancel: Option<&std::sync::atomic::AtomicBool>,
+    ) -> Result<Captured, String> {
         let mut cmd = Command::new("sh");
         cmd.env("MAPWRIGHT_LOG", log);
         // Merge stderr into stdout inside the shell so the text keeps the
@@ -304,11 +317,18 @@ impl CommandBackend {
         });
         let start = Instant::now();
         let mut timed_out = false;
+        let mut cancelled = false;
         let status = loop {
             match child.try_wait() {
                 Ok(Some(s)) => break Some(s),
                 Ok(None) => {}
                 Err(_) => break None,
+            }
+            if cancel.is_some_and(|c| c.load(Ordering::SeqCst)) {
+                cancelled = true;
+                kill_group(child.id());
+                let _ = child.kill();
+                break child.wait().ok();
             }
             if start.elapsed() >= self.config.timeout {
                 timed_out = true;
@@ -341,6 +361,7 @@ impl CommandBackend {
             signal,
             timed_out,
             truncated,
+            cancelled,
         })
     }
 }
@@ -393,7 +414,7 @@ impl Backend for CommandBackend {
         // decisions and Realm's measurements here (MAPWRIGHT_LOG): the
         // program itself need print nothing for the metrics.
         let log_path = dir.join("measured.log");
-        let captured = self.execute(&line, &log_path);
+        let captured = self.execute_until(&line, &log_path, request.cancel.as_deref());
         let log = std::fs::read_to_string(&log_path).ok();
         let _ = std::fs::remove_dir_all(&dir);
         let mut c = match captured {
@@ -411,7 +432,11 @@ impl Backend for CommandBackend {
             ));
         }
         let (elapsed, throughput) = self.parse(&c.text);
-        let status = if c.timed_out {
+        let status = if c.cancelled {
+            c.text
+                .push_str("\n[mapwright] cancelled: the command's process group was killed\n");
+            RunStatus::Error("cancelled".into())
+        } else if c.timed_out {
             c.text.push_str(&format!(
                 "\n[mapwright] the command did not finish within {:.1} s and was killed\n",
                 self.config.timeout.as_secs_f64()

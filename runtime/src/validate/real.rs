@@ -25,9 +25,9 @@ use std::collections::BTreeMap;
 use std::time::Instant;
 
 use super::{Row, TIE};
-use crate::app::{App, Task};
 #[cfg(test)]
 use crate::app::expert_mapper_text;
+use crate::app::{App, Task};
 use crate::backend::command::CommandBackend;
 use crate::backend::legion::{LegionBackend, LegionConfig};
 use crate::backend::{Backend, RunRequest, RunStatus};
@@ -580,7 +580,10 @@ mod tests {
         assert_eq!(rows.len(), 2, "{rows:#?}");
         let gemm = rows.iter().find(|r| r.what == "task task_4").unwrap();
         assert_eq!(gemm.unit, "ms");
-        assert!((gemm.measured.unwrap() - 8.0).abs() < 1e-9, "median: {gemm:?}");
+        assert!(
+            (gemm.measured.unwrap() - 8.0).abs() < 1e-9,
+            "median: {gemm:?}"
+        );
         // 2 x 512^3 flops a point at the 8 GFLOP/s dgemm measured: 33.6 ms
         // (memory access overlaps with it).
         let p = gemm.predicted.unwrap();
@@ -588,7 +591,10 @@ mod tests {
         assert!(p >= flops_ms - 1e-6 && p < flops_ms * 1.2, "{gemm:?}");
         assert!(gemm.ordering.is_none());
         let inner = rows.iter().find(|r| r.what == "task task_5").unwrap();
-        assert!(inner.predicted.is_none() && inner.note.contains("inner task"), "{inner:?}");
+        assert!(
+            inner.predicted.is_none() && inner.note.contains("inner task"),
+            "{inner:?}"
+        );
     }
 
     #[test]

@@ -236,6 +236,7 @@ impl BackendArgs {
             backend,
             app: app.clone(),
             machine: machine.clone(),
+            cancel: None,
         }))
     }
 }

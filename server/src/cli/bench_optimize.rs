@@ -315,6 +315,7 @@ pub fn bench(args: BenchOptimizeArgs) -> anyhow::Result<ExitCode> {
                 backend: Box::new(b.clone()),
                 app: app.clone(),
                 machine: machine.clone(),
+                cancel: None,
             }),
             None => Box::new(SimExecutor {
                 app: app.clone(),

@@ -188,6 +188,15 @@ impl Setup {
     /// What runs candidates: the simulator, the user's program, or the
     /// remote service.
     pub fn executor(&self) -> Result<Box<dyn Execute>, String> {
+        self.executor_until(None)
+    }
+
+    /// [`Setup::executor`] whose program runs stop (their process group
+    /// killed) as soon as `cancel` is set.
+    pub fn executor_until(
+        &self,
+        cancel: Option<Arc<AtomicBool>>,
+    ) -> Result<Box<dyn Execute>, String> {
         if let Some((template, timeout, dir)) = &self.command {
             let backend =
                 command_backend(template, dir.clone(), timeout.map(|t| t as f64), &[], &[])
@@ -196,6 +205,7 @@ impl Setup {
                 backend: Box::new(backend),
                 app: self.app.clone(),
                 machine: self.machine.clone(),
+                cancel: cancel.clone(),
             }));
         }
         if self.runtime_url.as_deref() == Some("legion") {
@@ -206,6 +216,7 @@ impl Setup {
                 backend: Box::new(backend),
                 app: self.app.clone(),
                 machine: self.machine.clone(),
+                cancel: cancel.clone(),
             }));
         }
         match &self.runtime_url {
@@ -221,6 +232,7 @@ impl Setup {
                     backend: Box::new(backend),
                     app: self.app.clone(),
                     machine: self.machine.clone(),
+                    cancel,
                 }))
             }
         }
@@ -545,7 +557,8 @@ pub fn optimize_blocking(
     cancel: Arc<AtomicBool>,
     step: &mut dyn FnMut(Step),
 ) -> Result<Optimized, String> {
-    let executor = setup.executor()?;
+    // A cancel also stops the run under way: the user's program is killed.
+    let executor = setup.executor_until(Some(cancel.clone()))?;
     let mut proposer = setup.proposer()?;
     let runner = Runner::new(&setup.app, &setup.machine, executor.as_ref());
     let seed = setup.optimize.seed;

@@ -110,12 +110,16 @@ pub struct BackendExecutor {
     pub backend: Box<dyn Backend>,
     pub app: Arc<App>,
     pub machine: Arc<Machine>,
+    /// Stops a run under way when set (the editor's cancel): a program's
+    /// process group is killed.
+    pub cancel: Option<Arc<std::sync::atomic::AtomicBool>>,
 }
 
 impl Execute for BackendExecutor {
     fn execute(&self, source: &str, _decisions: &Decisions, seed: u64) -> RunOutcome {
         let mut request = RunRequest::new(source, self.app.clone(), self.machine.clone());
         request.seed = seed;
+        request.cancel = self.cancel.clone();
         self.backend.run(&request)
     }
 }
