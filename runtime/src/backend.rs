@@ -178,6 +178,11 @@ impl RunOutcome {
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Metrics {
+    /// A measured run's timeline (task runs per processor, copies), for
+    /// the optimizer's report; not serialised (a run's can be thousands of
+    /// entries).
+    #[serde(skip)]
+    pub timeline: Option<std::sync::Arc<crate::legion::timeline::Timeline>>,
     /// Time each task contributes to the timed part of the run, seconds
     /// (its copies plus its slowest processor, summed over its launches).
     pub task_time_s: BTreeMap<String, f64>,

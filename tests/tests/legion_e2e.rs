@@ -2103,3 +2103,45 @@ fn a_users_program_goes_from_its_folder_to_an_optimized_mapper() {
     std::env::remove_var("LD_LIBRARY_PATH");
     let _ = std::fs::remove_dir_all(&folder);
 }
+
+/// `optimize --backend legion --report plot.svg`: beside the trajectory
+/// plot, `plot.timeline.svg` draws the best candidate's measured run, one
+/// row per Legion processor with its task runs as bars, and the copies.
+#[test]
+#[cfg_attr(
+    not(legion_sdk),
+    ignore = "needs the Legion SDK: runtime/legion/sdk.sh (or LEGION_DIR)"
+)]
+fn the_optimize_report_draws_the_best_runs_timeline() {
+    let Some(b) = built() else { return };
+    let _one = serial();
+    let dir = scratch("timeline");
+    let plot = dir.join("plot.svg");
+    let file = dir.join("slow.mapper");
+    std::fs::write(&file, SLOW).unwrap();
+    let out = mapwright(b)
+        .args(["optimize", "--app", "circuit", "--backend", "legion"])
+        .args(["--legion-cpus", "4", "--iterations", "1", "--report"])
+        .arg(&plot)
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(plot.is_file());
+    let timeline = std::fs::read_to_string(dir.join("plot.timeline.svg"))
+        .unwrap_or_else(|e| panic!("{e}: {}", text(&out)));
+    for p in 0..4 {
+        assert!(
+            timeline.contains(&format!(">node0 CPU{p}</text>")),
+            "row {p}"
+        );
+    }
+    assert!(timeline.contains(">copies</text>"));
+    assert!(
+        timeline.matches("class=\"run\"").count() >= 50,
+        "{timeline}"
+    );
+    assert!(timeline.contains("calculate_new_currents ("), "{timeline}");
+    assert!(text(&out).contains("timeline of the best run: "));
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -20,6 +20,8 @@
 //!   (`-mapwright:app`): launches, regions, fields and measured work.
 //! - [`measured`] a real run's metrics from the log's measurements (task
 //!   and copy timelines), keyed as the simulator keys them.
+//! - [`timeline`] a real run's task runs per processor and copies, in
+//!   seconds, from its log (the optimizer report's picture).
 //! - [`bench`]   mapwright's mapper against Legion's `DefaultMapper` (and
 //!   any other build of the mapper library) on the same program: elapsed
 //!   times and the cost of each mapper call (`mapwright bench mapper`).
@@ -31,6 +33,7 @@ pub mod log;
 pub mod measured;
 pub mod recorder;
 pub mod session;
+pub mod timeline;
 
 pub use host::{HostFacts, HostMemory, HostProcessors};
 pub use launch::{LaunchInfo, RegionInfo};

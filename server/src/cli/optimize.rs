@@ -24,6 +24,7 @@ use crate::optimize::proposers::scalar::ScalarProposer;
 use crate::optimize::proposers::search::SearchProposer;
 use crate::optimize::proposers::Proposer;
 use crate::optimize::runner::Runner;
+use crate::optimize::timeline_svg::timeline_svg;
 use crate::optimize::{default_run_dir, load_report, optimize, Config, Report};
 use crate::project::{check_min_gain, target, ProjectFile};
 
@@ -411,6 +412,22 @@ pub fn run(args: OptimizeArgs) -> anyhow::Result<ExitCode> {
             reference,
         );
         std::fs::write(path, svg).with_context(|| format!("cannot write {}", path.display()))?;
+        // Where the best candidate's run was measured (a `legion` or
+        // `command` run), its timeline beside the plot.
+        let best = report.records.get(report.best_iteration);
+        if let Some(timeline) = best.and_then(|r| r.evaluation.metrics.timeline.as_ref()) {
+            let timeline_path = timeline_path(path);
+            let svg = timeline_svg(
+                &format!(
+                    "{} on {}: the best mapper's run (iteration {}), as Realm measured it",
+                    app.name, machine.name, report.best_iteration
+                ),
+                timeline,
+            );
+            std::fs::write(&timeline_path, svg)
+                .with_context(|| format!("cannot write {}", timeline_path.display()))?;
+            errln!("timeline of the best run: {}", timeline_path.display());
+        }
     }
     // Printed first, in the order a reader expects, but a failure to print
     // (a full disk behind `> file`) is told only after the mapper was
@@ -587,4 +604,13 @@ impl ProposerKind {
             ProposerKind::Search | ProposerKind::Llm | ProposerKind::Hybrid
         )
     }
+}
+
+/// `plot.timeline.svg` beside `plot.svg`.
+fn timeline_path(report: &Path) -> PathBuf {
+    let stem = report
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "report".into());
+    report.with_file_name(format!("{stem}.timeline.svg"))
 }

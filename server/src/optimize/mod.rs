@@ -39,6 +39,7 @@ pub mod repair;
 pub mod rng;
 pub mod runner;
 pub mod space;
+pub mod timeline_svg;
 pub mod verdict;
 
 use std::path::{Path, PathBuf};
