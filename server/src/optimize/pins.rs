@@ -23,8 +23,6 @@ use mapwright_grammar::Span;
 use mapwright_runtime::decisions::Decisions;
 use mapwright_runtime::machine::{MemKind, ProcKind};
 
-use super::space::{Space, Spec};
-
 /// One decision a pinned statement makes in the mapper as written.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PinnedKey {
@@ -121,44 +119,9 @@ impl Pins {
         self.pins.is_empty()
     }
 
-    /// Leaves out of `space` every parameter a pinned statement decides.
-    pub fn restrict(&self, space: &mut Space) {
-        let keys = || self.pins.iter().flat_map(|p| p.keys.iter());
-        let proc = |task: &str| keys().any(|k| matches!(k, PinnedKey::Proc(t) if t == task));
-        let memory = |task: &str, region: &str| {
-            keys().any(|k| matches!(k, PinnedKey::Memory(t, r, _) if t == task && r == region))
-        };
-        // A layout is one parameter per task: any pinned argument pins it.
-        let layout =
-            |task: &str| keys().any(|k| matches!(k, PinnedKey::Layout(t, _, _) if t == task));
-        let map = |task: &str| keys().any(|k| matches!(k, PinnedKey::Map(t) if t == task));
-        space.procs.retain(|(t, _)| !proc(t));
-        space.regions.retain(|(t, r)| !memory(t, r));
-        space.layout_tasks.retain(|t| !layout(t));
-        space.index_tasks.retain(|t| !map(t));
-        space.child_tasks.retain(|t| !map(t));
-    }
-
-    /// Drops from `spec` what a pinned statement decides (for specs made
-    /// outside the space, e.g. by a repair or a strategy).
-    pub fn restrict_spec(&self, spec: &mut Spec) {
-        for k in self.pins.iter().flat_map(|p| p.keys.iter()) {
-            match k {
-                PinnedKey::Proc(t) => {
-                    spec.procs.remove(t);
-                }
-                PinnedKey::Memory(t, r, _) => {
-                    spec.memories.remove(&(t.clone(), r.clone()));
-                }
-                PinnedKey::Layout(t, _, _) => {
-                    spec.layouts.remove(t);
-                }
-                PinnedKey::Map(t) => {
-                    spec.index_fns.remove(t);
-                    spec.same_point.remove(t);
-                }
-            }
-        }
+    /// Every decision some pinned statement makes.
+    pub fn keys(&self) -> impl Iterator<Item = &PinnedKey> {
+        self.pins.iter().flat_map(|p| p.keys.iter())
     }
 
     /// Why `text` (with `decisions`, when it compiles) does not respect the
@@ -222,29 +185,6 @@ mod tests {
         let app = App::builtin("circuit").unwrap();
         let machine = Machine::preset("p100x4").unwrap();
         mapwright_runtime::resolve_mapping::resolve_mapping(&analyze(text), text, &app, &machine)
-    }
-
-    #[test]
-    fn a_pin_knows_what_it_decides_and_the_space_leaves_it_out() {
-        let pins = Pins::of(CIRCUIT, &resolve(CIRCUIT));
-        assert_eq!(pins.pins.len(), 1);
-        assert_eq!(pins.pins[0].line, 3);
-        assert!(!pins.pins[0].keys.is_empty());
-        assert!(pins.pins[0]
-            .keys
-            .iter()
-            .all(|k| matches!(k, PinnedKey::Memory(_, r, ProcKind::Gpu) if r == "rp_ghost")));
-        let app = App::builtin("circuit").unwrap();
-        let machine = Machine::preset("p100x4").unwrap();
-        let mut space = Space::new(&app, &machine);
-        let before = space.regions.len();
-        pins.restrict(&mut space);
-        assert!(space.regions.len() < before);
-        for key in &pins.pins[0].keys {
-            if let PinnedKey::Memory(t, r, _) = key {
-                assert!(!space.regions.contains(&(t.clone(), r.clone())), "{t} {r}");
-            }
-        }
     }
 
     #[test]

@@ -23,6 +23,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
+use super::chat_text::extract_code_block;
 use super::structured;
 use super::{Proposal, ProposalContext, ProposeError, Proposer};
 use crate::optimize::history::Usage;
@@ -572,17 +573,6 @@ fn rejects_structured(e: &ProposeError) -> bool {
     }
 }
 
-/// The first fenced code block of a chat answer (any info string).
-pub fn extract_code_block(answer: &str) -> Option<String> {
-    let start = answer.find("```")?;
-    let after_fence = &answer[start + 3..];
-    let body_start = after_fence.find('\n')? + 1;
-    let body = &after_fence[body_start..];
-    let end = body.find("```")?;
-    let code = body[..end].trim_end();
-    (!code.trim().is_empty()).then(|| format!("{code}\n"))
-}
-
 impl Proposer for LlmProposer {
     fn name(&self) -> &str {
         "llm"
@@ -675,21 +665,6 @@ impl Proposer for LlmProposer {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn extracts_the_first_code_block() {
-        assert_eq!(
-            extract_code_block("Here:\n```mapper\nTask * GPU;\n```\nDone").as_deref(),
-            Some("Task * GPU;\n")
-        );
-        assert_eq!(
-            extract_code_block("```\nx = 1;\n```").as_deref(),
-            Some("x = 1;\n")
-        );
-        assert_eq!(extract_code_block("no code here"), None);
-        assert_eq!(extract_code_block("```mapper\n```"), None);
-        assert_eq!(extract_code_block("```mapper\nunterminated"), None);
-    }
 
     #[test]
     fn unusable_answers_say_why() {

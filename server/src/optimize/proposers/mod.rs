@@ -6,10 +6,12 @@
 //! - [`scalar`]  an OpenTuner-like tuner that only sees the score (baseline).
 //! - [`llm`]     an OpenAI-compatible chat-completions model.
 //! - [`hybrid`]  the LLM proposes a strategy, search tunes its parameters.
+//! - [`chat_text`] the mapper in a chat answer's code block (both LLM modes).
 //! - [`abortable`] a request to a local `http://` model server that a cancel
 //!   really aborts (the socket is shut down).
 
 pub mod abortable;
+pub mod chat_text;
 pub mod hybrid;
 pub mod llm;
 pub mod random;

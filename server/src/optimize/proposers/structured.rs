@@ -472,7 +472,7 @@ pub fn parse(
 ) -> Result<(Spec, Vec<String>, String), Invalid> {
     let text = answer.trim();
     // Some servers wrap it in a code fence even when asked for JSON.
-    let text = super::llm::extract_code_block(text)
+    let text = super::chat_text::extract_code_block(text)
         .map(|s| s.trim().to_string())
         .unwrap_or_else(|| text.to_string());
     let value: Value = serde_json::from_str(&text).map_err(|e| Invalid::NotJson(e.to_string()))?;
