@@ -7,7 +7,7 @@
 //! Legion's processor and memory counts are the machine the mapper's
 //! `Machine(KIND)` sees, so they are taken as reported, never guessed.
 
-use crate::cuda::discover::host_info;
+use crate::machine::host::host_info;
 use crate::machine::{Affinity, Machine, MemGroup, MemKind, Node, ProcGroup, ProcKind, Scope};
 
 /// Processors of one kind on one node, as Legion counts them.

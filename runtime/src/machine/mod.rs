@@ -16,7 +16,9 @@
 //! `shared/apps/wrapper-logs/` come from. Every figure in a preset cites its
 //! source (a data sheet, a run script's flag, or a log header); figures that
 //! no source gives are marked as guesses, both in comments and in the
-//! description's `guess` fields. The presets live in `machine/presets.rs`.
+//! description's `guess` fields. The presets live in `machine/presets.rs`;
+//! this host's CPU and memory as `/proc` reports them in `machine/host.rs`
+//! (the CUDA and Legion backends both start from it).
 
 use mapwright_grammar::ast;
 use serde::{Deserialize, Serialize};
@@ -24,6 +26,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
+pub mod host;
 mod presets;
 
 // ---------------------------------------------------------------------------
