@@ -87,6 +87,14 @@ pub struct BackendArgs {
     /// Extra prefix before the throughput in a command's output (repeatable).
     #[arg(long = "throughput-prefix")]
     pub throughput_prefix: Vec<String>,
+    #[command(flatten)]
+    pub legion: LegionArgs,
+}
+
+/// The options of real Legion runs (`--backend legion`), one declaration
+/// for every command that makes them.
+#[derive(Debug, Clone, Args)]
+pub struct LegionArgs {
     /// Legion CPU processors for `--backend legion` (`-ll:cpu`; default:
     /// one per core of this machine).
     #[arg(long, default_value_t = mapwright_runtime::backend::legion::default_cpus())]
@@ -102,6 +110,20 @@ pub struct BackendArgs {
     pub legion_profile: Option<std::path::PathBuf>,
 }
 
+impl LegionArgs {
+    /// The legion backend these options describe; `timeout`: of one run,
+    /// seconds (its own default where None).
+    pub fn backend(
+        &self,
+        timeout: Option<f64>,
+    ) -> anyhow::Result<mapwright_runtime::backend::legion::LegionBackend> {
+        let mut backend = legion_backend(self.legion_cpus, self.legion_gpus, timeout)
+            .map_err(|e| anyhow!("--backend legion: {e}"))?;
+        backend.config.profile_dir = self.legion_profile.clone();
+        Ok(backend)
+    }
+}
+
 impl BackendArgs {
     /// A connection to the remote service named by `url`.
     pub fn remote(url: &str) -> anyhow::Result<RemoteBackend> {
@@ -112,10 +134,7 @@ impl BackendArgs {
     pub fn legion_backend(
         &self,
     ) -> anyhow::Result<mapwright_runtime::backend::legion::LegionBackend> {
-        let mut backend = legion_backend(self.legion_cpus, self.legion_gpus, self.timeout)
-            .map_err(|e| anyhow!("--backend legion: {e}"))?;
-        backend.config.profile_dir = self.legion_profile.clone();
-        Ok(backend)
+        self.legion.backend(self.timeout)
     }
 
     /// The machine runs are described with: `machine` as named, except

@@ -17,7 +17,7 @@ use mapwright_runtime::validate::real;
 use super::backend_args::BenchBackend;
 use super::optimize::{make_proposer, LlmArgs, ProposerKind};
 use crate::autoguide::FeedbackMode;
-use crate::optimize::executors::{legion_backend, BackendExecutor, SimExecutor};
+use crate::optimize::executors::{BackendExecutor, SimExecutor};
 use crate::optimize::plot::{trajectory_svg, Series};
 use crate::optimize::runner::{Execute, Runner};
 use crate::optimize::space::parameters;
@@ -30,9 +30,8 @@ pub struct BenchOptimizeArgs {
     /// expert on CPUs, measured `--expert-repeats` times).
     #[arg(long, value_enum, default_value = "sim")]
     pub backend: BenchBackend,
-    /// Legion CPU processors for `--backend legion` (default: one per core).
-    #[arg(long, default_value_t = mapwright_runtime::backend::legion::default_cpus())]
-    pub legion_cpus: u32,
+    #[command(flatten)]
+    pub legion: super::backend_args::LegionArgs,
     /// Real runs of the expert whose median is 1.0x (`--backend legion`).
     #[arg(long, default_value_t = 3)]
     pub expert_repeats: usize,
@@ -257,7 +256,8 @@ fn measured_expert(
 pub fn bench(args: BenchOptimizeArgs) -> anyhow::Result<ExitCode> {
     let here = match args.backend {
         BenchBackend::Legion | BenchBackend::HostModel => Some(
-            legion_backend(args.legion_cpus, 0, None)
+            args.legion
+                .backend(None)
                 .map_err(|e| anyhow!("--backend legion: {e}"))?,
         ),
         BenchBackend::Sim => None,
@@ -350,7 +350,7 @@ pub fn bench(args: BenchOptimizeArgs) -> anyhow::Result<ExitCode> {
                     } else {
                         "this host's model"
                     },
-                    args.legion_cpus
+                    args.legion.legion_cpus
                 );
                 continue;
             }

@@ -18,7 +18,7 @@ use mapwright_runtime::machine::Machine;
 use mapwright_runtime::validate::{self, real};
 
 use super::backend_args::BenchBackend;
-use crate::optimize::executors::{legion_backend, SimExecutor};
+use crate::optimize::executors::SimExecutor;
 use crate::optimize::proposers::search::SearchProposer;
 use crate::optimize::runner::Runner;
 use crate::optimize::{optimize, Config};
@@ -43,9 +43,8 @@ pub struct SimValidateArgs {
     /// model of this host; 0 leaves that variant out).
     #[arg(long, default_value_t = 10)]
     pub iterations: usize,
-    /// Legion CPU processors (`-ll:cpu`; default: one per core).
-    #[arg(long, default_value_t = mapwright_runtime::backend::legion::default_cpus())]
-    pub legion_cpus: u32,
+    #[command(flatten)]
+    pub legion: super::backend_args::LegionArgs,
 }
 
 pub fn run(args: SimValidateArgs) -> anyhow::Result<ExitCode> {
@@ -114,8 +113,7 @@ pub(super) fn programs_to_run(
 }
 
 fn real_section(args: &SimValidateArgs) -> anyhow::Result<Vec<validate::Row>> {
-    let backend =
-        legion_backend(args.legion_cpus, 0, None).map_err(|e| anyhow!("--backend legion: {e}"))?;
+    let backend = args.legion.backend(None)?;
     let (model, rates) =
         real::measured_host(&backend).map_err(|e| anyhow!("--backend legion: {e}"))?;
     let source = format!(

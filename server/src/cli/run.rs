@@ -229,7 +229,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         let (mut text, notes) = if backend.name() == "legion" {
             mapwright_runtime::backend::legion::quiet_startup(
                 &outcome.raw_output,
-                args.backend_args.legion_cpus,
+                args.backend_args.legion.legion_cpus,
             )
         } else {
             (outcome.raw_output.clone(), Vec::new())

@@ -17,7 +17,6 @@ use mapwright_runtime::backend::Backend;
 use mapwright_runtime::service::{Service, ServiceConfig};
 use mapwright_runtime::sim::SimBackend;
 
-use crate::optimize::executors::legion_backend;
 use crate::project::load_machine;
 
 /// The backend the service exposes.
@@ -52,13 +51,8 @@ pub struct ServeArgs {
     /// with `--backend legion` this host as Legion reports it.
     #[arg(long)]
     pub machine: Option<String>,
-    /// Legion CPU processors for `--backend legion` (`-ll:cpu`; default:
-    /// one per core of this machine).
-    #[arg(long, default_value_t = mapwright_runtime::backend::legion::default_cpus())]
-    pub legion_cpus: u32,
-    /// Legion GPU processors for `--backend legion` (`-ll:gpu`).
-    #[arg(long, default_value_t = 0)]
-    pub legion_gpus: u32,
+    #[command(flatten)]
+    pub legion: super::backend_args::LegionArgs,
     /// Worker threads.
     #[arg(long, default_value_t = 2)]
     pub workers: usize,
@@ -79,14 +73,7 @@ pub struct ServeArgs {
 
 pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let legion = match args.backend {
-        ServeBackend::Legion => Some(
-            legion_backend(
-                args.legion_cpus,
-                args.legion_gpus,
-                Some(args.run_timeout * 0.9),
-            )
-            .map_err(|e| anyhow!("--backend legion: {e}"))?,
-        ),
+        ServeBackend::Legion => Some(args.legion.backend(Some(args.run_timeout * 0.9))?),
         _ => None,
     };
     let machine = match (&args.machine, &legion) {
