@@ -73,28 +73,11 @@ fn built() -> Option<&'static Built> {
                 );
                 return None;
             }
-            let script = |name: &str, args: &[&str]| -> String {
-                let out = Command::new("bash")
-                    .arg(root().join("runtime/legion").join(name))
-                    .args(args)
-                    .stdin(Stdio::null())
-                    .output()
-                    .unwrap_or_else(|e| panic!("cannot run {name}: {e}"));
-                assert!(
-                    out.status.success(),
-                    "{name} failed:\n{}",
-                    String::from_utf8_lossy(&out.stderr)
-                );
-                String::from_utf8_lossy(&out.stdout).trim().to_string()
-            };
-            let dir = PathBuf::from(script("build.sh", &[]).lines().last().unwrap_or_default());
-            let env = script("sdk.sh", &["--env"]);
-            let library_path = env
-                .lines()
-                .find_map(|l| l.strip_prefix("export LD_LIBRARY_PATH='"))
-                .and_then(|r| r.split('\'').next())
-                .expect("sdk.sh --env sets LD_LIBRARY_PATH")
-                .to_string();
+            // The backend's own locator: runtime/legion/build.sh (which
+            // installs the SDK on first use) and sdk.sh's library path.
+            let config = mapwright_runtime::backend::legion::LegionConfig::locate(4, 0)
+                .unwrap_or_else(|e| panic!("{e}"));
+            let (dir, library_path) = (config.build, config.library_path);
             Some(Built { dir, library_path })
         })
         .as_ref()
