@@ -101,9 +101,15 @@ fn referenced_modules(code: &str, prefix: &str) -> BTreeSet<String> {
 /// files of a folder `name/` belong to module `name` (their `super::` is that
 /// module itself, so only their `crate::lsp::` paths count).
 fn module_graph(dir: &Path) -> Graph {
+    module_graph_of(dir, "crate::lsp::")
+}
+
+/// [`module_graph`] of any folder whose modules are `prefix...` from the
+/// crate root (`crate::optimize::`).
+fn module_graph_of(dir: &Path, prefix: &str) -> Graph {
     let mut graph = Graph::new();
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .expect("read src/lsp")
+        .expect("read the module folder")
         .map(|e| e.expect("dir entry").path())
         .collect();
     files.sort();
@@ -121,7 +127,7 @@ fn module_graph(dir: &Path) -> Graph {
                 graph
                     .entry(stem.clone())
                     .or_default()
-                    .extend(referenced_modules(&code, "crate::lsp::"));
+                    .extend(referenced_modules(&code, prefix));
             }
             continue;
         }
@@ -130,7 +136,7 @@ fn module_graph(dir: &Path) -> Graph {
         }
         let code = non_test_code(&std::fs::read_to_string(&path).unwrap());
         let mut deps = referenced_modules(&code, "super::");
-        deps.extend(referenced_modules(&code, "crate::lsp::"));
+        deps.extend(referenced_modules(&code, prefix));
         graph.entry(stem).or_default().extend(deps);
     }
     for (name, deps) in graph.iter_mut() {
@@ -206,6 +212,35 @@ fn lsp_modules_import_each_other_without_a_cycle() {
             "the LSP modules import each other in a circle: {}",
             cycle.join(" -> ")
         );
+    }
+}
+
+/// The optimizer's modules and its proposers import each other in no circle
+/// either (issue 48: `llm` and `structured` did, and `space` and `pins`).
+#[test]
+fn optimizer_and_proposer_modules_import_each_other_without_a_cycle() {
+    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src");
+    for (dir, prefix, must) in [
+        ("optimize", "crate::optimize::", ["space", "pins"]),
+        (
+            "optimize/proposers",
+            "crate::optimize::proposers::",
+            ["llm", "structured"],
+        ),
+    ] {
+        let graph = module_graph_of(&src.join(dir), prefix);
+        for m in must {
+            assert!(
+                graph.contains_key(m),
+                "{dir}: module {m} not found: {graph:?}"
+            );
+        }
+        if let Some(cycle) = find_cycle(&graph) {
+            panic!(
+                "{dir}: modules import each other in a circle: {}",
+                cycle.join(" -> ")
+            );
+        }
     }
 }
 
