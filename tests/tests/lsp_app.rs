@@ -17,7 +17,7 @@ fn by_code<'a>(diags: &'a [Value], code: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no {code} in {diags:#?}"))
 }
 
-fn project(name: &str, toml: &str) -> std::path::PathBuf {
+fn project(name: &str, toml: &str) -> TempDir {
     let root = temp_dir(name);
     std::fs::write(root.join("mapwright.toml"), toml).unwrap();
     root

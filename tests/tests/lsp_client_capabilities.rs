@@ -11,7 +11,7 @@ use lsp_support::*;
 use serde_json::{json, Value};
 
 /// A project for cannon on the paper's machine and a server with `caps`.
-fn start(name: &str, caps: Value) -> (Server, String) {
+fn start(name: &str, caps: Value) -> (Server, TempDir, String) {
     let root = temp_dir(name);
     std::fs::write(
         root.join("mapwright.toml"),
@@ -20,7 +20,7 @@ fn start(name: &str, caps: Value) -> (Server, String) {
     .unwrap();
     let s = Server::start_with(caps, Value::Null, Some(&root));
     let uri = file_uri(&root.join("m.mapper"));
-    (s, uri)
+    (s, root, uri)
 }
 
 fn by_code<'a>(diags: &'a [Value], code: &str) -> &'a Value {
@@ -38,7 +38,7 @@ fn has_markdown(text: &str) -> bool {
 #[test]
 fn hover_is_plain_text_when_the_client_declares_no_markdown() {
     let text = "Task * GPU;\n";
-    let (mut s, uri) = start(
+    let (mut s, _root, uri) = start(
         "caps-hover-plain",
         json!({"textDocument": {"hover": {"contentFormat": ["plaintext"]}}}),
     );
@@ -59,7 +59,7 @@ fn hover_is_plain_text_when_the_client_declares_no_markdown() {
     assert_eq!(s.shutdown(), Some(0));
 
     // The same request from a client that takes Markdown.
-    let (mut s, uri) = start("caps-hover-markdown", json!({}));
+    let (mut s, _root, uri) = start("caps-hover-markdown", json!({}));
     s.open(&uri, text);
     let hover = s.request("textDocument/hover", s.at(&uri, text, 1));
     assert_eq!(hover["contents"]["kind"], "markdown", "{hover:#}");
@@ -91,14 +91,14 @@ fn completion_documentation_follows_the_declared_format() {
     // Declared for completion: plain text only.
     let caps = json!({"textDocument": {"completion": {"completionItem":
         {"documentationFormat": ["plaintext"]}}}});
-    let (mut s, uri) = start("caps-completion-plain", caps);
+    let (mut s, _root, uri) = start("caps-completion-plain", caps);
     for d in completion_docs(&mut s, &uri) {
         assert_eq!(d["kind"], "plaintext", "{d:#}");
     }
     assert_eq!(s.shutdown(), Some(0));
     // Not declared for completion, hovers plain only (eglot): plain text.
     let caps = json!({"textDocument": {"hover": {"contentFormat": ["plaintext"]}}});
-    let (mut s, uri) = start("caps-completion-eglot", caps);
+    let (mut s, _root, uri) = start("caps-completion-eglot", caps);
     for d in completion_docs(&mut s, &uri) {
         assert_eq!(d["kind"], "plaintext", "{d:#}");
         assert!(!has_markdown(d["value"].as_str().unwrap()), "{d:#}");
@@ -107,7 +107,7 @@ fn completion_documentation_follows_the_declared_format() {
     // Markdown declared (VS Code, Neovim).
     let caps = json!({"textDocument": {"completion": {"completionItem":
         {"documentationFormat": ["markdown", "plaintext"]}}}});
-    let (mut s, uri) = start("caps-completion-markdown", caps);
+    let (mut s, _root, uri) = start("caps-completion-markdown", caps);
     for d in completion_docs(&mut s, &uri) {
         assert_eq!(d["kind"], "markdown", "{d:#}");
     }
@@ -124,7 +124,7 @@ fn explain(s: &mut Server, uri: &str) -> Value {
 
 #[test]
 fn explain_without_show_document_names_a_file_in_one_line() {
-    let (mut s, uri) = start("caps-explain-message", json!({}));
+    let (mut s, _root, uri) = start("caps-explain-message", json!({}));
     s.open(&uri, "Task * GPU,CPU;\n");
     let id = s.send_request(
         "workspace/executeCommand",
@@ -152,7 +152,7 @@ fn explain_without_show_document_names_a_file_in_one_line() {
 
     // A client with showDocument gets the same file as a document.
     let caps = json!({"window": {"showDocument": {"support": true}}});
-    let (mut s, uri) = start("caps-explain-document", caps);
+    let (mut s, _root, uri) = start("caps-explain-document", caps);
     explain(&mut s, &uri);
     let request = s.wait_for("showDocument", |m| m["method"] == "window/showDocument");
     let shown = request["params"]["uri"].as_str().unwrap();
@@ -167,7 +167,7 @@ fn explain_without_show_document_names_a_file_in_one_line() {
 #[test]
 fn the_fix_of_the_diagnostic_under_the_cursor_comes_first() {
     let text = "Task * GPU";
-    let (mut s, uri) = start("caps-fix-order", json!({}));
+    let (mut s, _root, uri) = start("caps-fix-order", json!({}));
     let diags = s.open(&uri, text);
     let e0305 = by_code(&diags, "E0305").clone();
     let e0101 = by_code(&diags, "E0101").clone();

@@ -32,7 +32,7 @@ fn caps() -> Value {
 
 /// A folder with `mapwright.toml` for cannon on the paper's machine, and a
 /// server started on it with `settings`.
-fn start(name: &str, settings: Value) -> (Server, std::path::PathBuf, String) {
+fn start(name: &str, settings: Value) -> (Server, TempDir, String) {
     let root = temp_dir(name);
     std::fs::write(
         root.join("mapwright.toml"),
