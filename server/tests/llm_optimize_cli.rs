@@ -6,7 +6,7 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use support::fake_llm::{FakeLlm, Reply};
@@ -24,10 +24,8 @@ fn expert_answer() -> String {
     format!("This one spreads the GEMMs.\n```mapper\n{text}```\n")
 }
 
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("mapwright-llmopt-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+fn temp_dir(name: &str) -> support::cli::TempDir {
+    let dir = support::cli::temp_dir("mapwright-llmopt", name);
     std::fs::write(dir.join("m.mapper"), NAIVE).unwrap();
     dir
 }

@@ -11,7 +11,6 @@
 
 mod support;
 
-use std::path::PathBuf;
 use std::process::Command;
 
 use serde_json::Value;
@@ -19,11 +18,8 @@ use support::real_llm::{real_llm, RealLlm};
 
 const NAIVE: &str = "# A first mapper.\nTask * GPU,CPU;\n";
 
-fn temp_dir(name: &str) -> PathBuf {
-    let dir =
-        std::env::temp_dir().join(format!("mapwright-real-llm-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+fn temp_dir(name: &str) -> support::cli::TempDir {
+    let dir = support::cli::temp_dir("mapwright-real-llm", name);
     std::fs::write(dir.join("m.mapper"), NAIVE).unwrap();
     dir
 }

@@ -7,7 +7,7 @@ mod support;
 
 use support::cli::mapwright;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use mapwright::optimize::inplace::signature;
 use mapwright_grammar::analyze;
@@ -37,7 +37,7 @@ fn pinned_circuit() -> String {
     text.replace("Region * rp_ghost GPU ZCMEM;\n", &format!("{PIN}\n"))
 }
 
-fn temp_dir(name: &str) -> PathBuf {
+fn temp_dir(name: &str) -> support::cli::TempDir {
     support::cli::temp_dir("mapwright-applies", name)
 }
 

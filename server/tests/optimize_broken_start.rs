@@ -6,7 +6,6 @@
 
 mod support;
 
-use std::path::PathBuf;
 use std::process::Command;
 
 use support::fake_llm::{FakeLlm, Reply};
@@ -14,12 +13,7 @@ use support::fake_llm::{FakeLlm, Reply};
 const BROKEN: &str = "# Replicate everything.\nControlReplicate *;\nTask * GPU,CPU;\n";
 
 fn run(proposer: &str, extra: &[&str]) -> serde_json::Value {
-    let dir: PathBuf = std::env::temp_dir().join(format!(
-        "mapwright-broken-{proposer}-{}",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = support::cli::temp_dir("mapwright-broken", proposer);
     std::fs::write(dir.join("m.mapper"), BROKEN).unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_mapwright"))
         .args([

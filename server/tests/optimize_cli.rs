@@ -6,12 +6,12 @@ mod support;
 
 use support::cli::mapwright;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 const NAIVE: &str = "# A first mapper.\nTask * GPU,CPU;\n";
 
-fn temp_dir(name: &str) -> PathBuf {
+fn temp_dir(name: &str) -> support::cli::TempDir {
     support::cli::temp_dir("mapwright-opt", name)
 }
 

@@ -106,7 +106,7 @@ mod tests {
 
     /// The expert mapper of `name` in a file of its own: tests run in
     /// parallel, and two writing one file would read each other's halves.
-    fn expert_file(name: &str) -> std::path::PathBuf {
+    fn expert_file(name: &str) -> Removed {
         static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
         let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         let dir =
@@ -115,7 +115,25 @@ mod tests {
         let path = dir.join(format!("{name}.mapper"));
         let text = mapwright_runtime::app::expert_mapper_text(name).expect("expert");
         std::fs::write(&path, text).expect("write");
-        path
+        Removed(path)
+    }
+
+    /// A test's file, its folder removed when the test ends.
+    struct Removed(std::path::PathBuf);
+
+    impl std::ops::Deref for Removed {
+        type Target = std::path::Path;
+        fn deref(&self) -> &std::path::Path {
+            &self.0
+        }
+    }
+
+    impl Drop for Removed {
+        fn drop(&mut self) {
+            if let Some(dir) = self.0.parent() {
+                let _ = std::fs::remove_dir_all(dir);
+            }
+        }
     }
 
     #[test]
@@ -159,9 +177,9 @@ mod tests {
         let dir =
             std::env::temp_dir().join(format!("mapwright-explain-pin-{}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("temp dir");
-        let path = dir.join("pinned.mapper");
+        let path = Removed(dir.join("pinned.mapper"));
         std::fs::write(
-            &path,
+            &*path,
             "Task * GPU,CPU;\nRegion * rp_ghost GPU ZCMEM;  # mapwright: keep\n",
         )
         .expect("write");

@@ -80,7 +80,7 @@ fn inside_quotes(text: &str, literal: std::ops::Range<usize>) -> Span {
 mod tests {
     use super::*;
 
-    fn project_dir(name: &str) -> PathBuf {
+    fn project_dir(name: &str) -> ProjectDir {
         let dir = std::env::temp_dir().join(format!(
             "mapwright-document-link-{name}-{}",
             std::process::id()
@@ -88,7 +88,23 @@ mod tests {
         std::fs::create_dir_all(dir.join("apps")).unwrap();
         std::fs::write(dir.join("apps/mine.json"), "{}").unwrap();
         std::fs::write(dir.join("cluster.toml"), "").unwrap();
-        dir
+        ProjectDir(dir)
+    }
+
+    /// A test's project folder, removed when the test ends.
+    struct ProjectDir(PathBuf);
+
+    impl std::ops::Deref for ProjectDir {
+        type Target = Path;
+        fn deref(&self) -> &Path {
+            &self.0
+        }
+    }
+
+    impl Drop for ProjectDir {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
     }
 
     #[test]
