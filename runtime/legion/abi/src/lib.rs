@@ -784,6 +784,8 @@ mod tests {
                 &mut warnings,
             )
         };
+        // The session has read the file.
+        let _ = std::fs::remove_dir_all(&dir);
         let message = (!error.is_null()).then(|| {
             // SAFETY: a string this library made.
             let m = unsafe { CStr::from_ptr(error) }
