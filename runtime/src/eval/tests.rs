@@ -245,6 +245,12 @@ fn corpus_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus/public")
 }
 
+/// A corpus file a test needs (the test is ignored without the corpus).
+fn corpus_text(name: &str) -> String {
+    let path = corpus_dir().join(name);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
 fn corpus_file(name: &str) -> Option<String> {
     let path = corpus_dir().join(name);
     match std::fs::read_to_string(&path) {
@@ -338,10 +344,12 @@ fn readme_common_patterns() {
 /// The README's logging example: on 2 nodes x 4 GPUs, points 0..3 go to
 /// node 0 and 4..7 to node 1, each on GPU `i % 4`.
 #[test]
+#[cfg_attr(
+    not(shared_corpus),
+    ignore = "needs the shared corpus at ../shared/corpus beside the checkout"
+)]
 fn readme_index_launch_circuit() {
-    let Some(src) = corpus_file("dslmapper-readme-indextaskmap-circuit.mapper") else {
-        return;
-    };
+    let src = corpus_text("dslmapper-readme-indextaskmap-circuit.mapper");
     let mut ev = run(&src, &machine(2, 4));
     for i in 0..8 {
         let task = "calculate_new_currents";
@@ -357,10 +365,12 @@ fn readme_index_launch_circuit() {
 }
 
 #[test]
+#[cfg_attr(
+    not(shared_corpus),
+    ignore = "needs the shared corpus at ../shared/corpus beside the checkout"
+)]
 fn readme_merge_block1d() {
-    let Some(src) = corpus_file("dslmapper-readme-merge-example.mapper") else {
-        return;
-    };
+    let src = corpus_text("dslmapper-readme-merge-example.mapper");
     let mut ev = run(&src, &machine(2, 4));
     assert_eq!(gpu_point(&mut ev, "block1d", &[5], &[8]), (1, 1));
     assert_eq!(gpu_point(&mut ev, "block1d", &[5], &[16]), (0, 2));
@@ -1373,10 +1383,7 @@ fn syntax_errors_are_reported_not_run() {
 // ----- the corpus -------------------------------------------------------
 
 fn accepted_corpus_files() -> Vec<String> {
-    let Ok(expect) = std::fs::read_to_string(corpus_dir().join("EXPECT")) else {
-        eprintln!("corpus not found; skipping");
-        return Vec::new();
-    };
+    let expect = corpus_text("EXPECT");
     expect
         .lines()
         .filter_map(|l| {
@@ -1410,14 +1417,16 @@ fn entry_functions(program: &Program) -> (Vec<String>, Vec<String>) {
 /// panic) on 4 nodes x 4 GPUs, and so do its mapping functions on sample
 /// launches of 1 to 3 dimensions.
 #[test]
+#[cfg_attr(
+    not(shared_corpus),
+    ignore = "needs the shared corpus at ../shared/corpus beside the checkout"
+)]
 fn every_accepted_corpus_file_evaluates_without_panicking() {
     let files = accepted_corpus_files();
     let shape = machine(4, 4);
     let mut clean = 0;
     for name in &files {
-        let Some(src) = corpus_file(name) else {
-            continue;
-        };
+        let src = corpus_text(name);
         let parsed = mapwright_grammar::parse(&src);
         assert!(
             !parsed.has_errors(),
@@ -1535,12 +1544,14 @@ const EXPERT: &[(&str, &[Launch])] = &[
 ];
 
 #[test]
+#[cfg_attr(
+    not(shared_corpus),
+    ignore = "needs the shared corpus at ../shared/corpus beside the checkout"
+)]
 fn expert_mappers_run_and_map_their_launches() {
     let shape = machine(4, 4);
     for (file, launches) in EXPERT {
-        let Some(src) = corpus_file(file) else {
-            continue;
-        };
+        let src = corpus_text(file);
         let mut ev = run(&src, &shape);
         let (index, single) = entry_functions(ev.program());
         for f in &index {
