@@ -391,6 +391,7 @@ pub fn bench(args: BenchOptimizeArgs) -> anyhow::Result<ExitCode> {
                         } else {
                             1
                         },
+                        screen: None,
                     };
                     let report = optimize(
                         start_text,

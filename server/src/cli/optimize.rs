@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::{anyhow, Context};
+use anyhow::{anyhow, bail, Context};
 use clap::{Args, ValueEnum};
 
 use super::backend_args::{BackendArgs, RuntimeChoice};
@@ -135,6 +135,13 @@ pub struct OptimizeArgs {
     /// statements that decide.
     #[arg(long)]
     pub as_block: bool,
+    /// Screen proposals on the simulator before running them: a proposal
+    /// the model (the application and machine descriptions) predicts more
+    /// than FACTOR times slower than the best candidate so far is recorded
+    /// as `screened` and not run. For a measuring backend (`legion`,
+    /// `command`), where each run takes seconds.
+    #[arg(long, value_name = "FACTOR")]
+    pub screen: Option<f64>,
     /// Print the report as one JSON object.
     #[arg(long)]
     pub json: bool,
@@ -350,6 +357,11 @@ pub fn run(args: OptimizeArgs) -> anyhow::Result<ExitCode> {
                 .unwrap_or_else(|| default_run_dir(&args.file, kind.name())),
         )
     };
+    if let Some(f) = args.screen {
+        if !(f.is_finite() && f >= 1.0) {
+            bail!("--screen takes a factor of at least 1.0 (1.2: skip what the model puts 20 % behind the best), not {f}");
+        }
+    }
     let config = Config {
         iterations: args.iterations,
         time_budget: args.time_budget.map(Duration::from_secs),
@@ -360,6 +372,7 @@ pub fn run(args: OptimizeArgs) -> anyhow::Result<ExitCode> {
         as_block: args.as_block,
         min_gain,
         repeats: crate::optimize::verdict::DEFAULT_REPEATS,
+        screen: args.screen,
     };
     let quiet = args.json;
     let tty = std::io::stderr().is_terminal();

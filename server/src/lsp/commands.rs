@@ -577,6 +577,7 @@ pub fn optimize_blocking(
         as_block: false,
         min_gain: setup.optimize.min_gain,
         repeats: crate::optimize::verdict::DEFAULT_REPEATS,
+        screen: None,
     };
     let delay = Duration::from_millis(setup.optimize.delay_ms);
     let mut start = StartRelative::default();

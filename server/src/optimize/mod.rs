@@ -82,6 +82,11 @@ pub struct Config {
     pub min_gain: f64,
     /// Runs of the start and of the best candidate on a measuring backend.
     pub repeats: usize,
+    /// Screen proposals on the simulator before running them (`--screen
+    /// FACTOR`): a proposal the model predicts more than FACTOR times slower
+    /// than the best candidate so far is recorded as screened out and not
+    /// run. For a measuring backend, where a run costs seconds; `None`: off.
+    pub screen: Option<f64>,
 }
 
 impl Config {
@@ -98,6 +103,7 @@ impl Config {
             cancel: Arc::new(AtomicBool::new(false)),
             as_block: false,
             min_gain: verdict::DEFAULT_MIN_GAIN,
+            screen: None,
             repeats: verdict::DEFAULT_REPEATS,
         }
     }
@@ -281,6 +287,19 @@ pub fn optimize(
     report.pinned = pins.pins.iter().map(|p| p.text.clone()).collect();
     report.iterations_requested = config.iterations;
     let normalize = |score: f64| expert_score.filter(|e| *e > 0.0).map(|e| score / e);
+    // The model's time of a mapper, for screening (cached by text).
+    let mut predictions: std::collections::HashMap<String, Option<f64>> = Default::default();
+    let mut predict = |text: &str| -> Option<f64> {
+        if let Some(p) = predictions.get(text) {
+            return *p;
+        }
+        let p = runner.decisions(text).and_then(|d| {
+            let o = mapwright_runtime::sim::simulate(&d, runner.app, runner.machine, 0, 0.0);
+            o.status.is_ok().then_some(o.elapsed_s).flatten()
+        });
+        predictions.insert(text.to_string(), p);
+        p
+    };
     let evaluate =
         |iteration: usize, text: String, rationale: String, spec: Option<space::Spec>| {
             let t0 = Instant::now();
@@ -379,8 +398,35 @@ pub fn optimize(
             {
                 // Whoever made it, a candidate that changes a pinned
                 // statement is never run, so it can never be applied.
-                Some(why) => rejected(iteration, p.source, p.rationale, &why, normalize(0.0)),
-                None => evaluate(iteration, p.source, p.rationale, p.spec),
+                Some(why) => rejected(
+                    iteration,
+                    p.source,
+                    p.rationale,
+                    "pinned_changed",
+                    &why,
+                    normalize(0.0),
+                ),
+                None => {
+                    let best = report.records[report.best_iteration].source.clone();
+                    match config.screen.and_then(|factor| {
+                        let (mine, theirs) = (predict(&p.source)?, predict(&best)?);
+                        (mine > theirs * factor).then_some((mine, theirs))
+                    }) {
+                        Some((mine, theirs)) => rejected(
+                            iteration,
+                            p.source,
+                            p.rationale,
+                            "screened",
+                            &format!(
+                                "screened out: the model predicts {mine:.3} s, {:.2}x the best \
+                                 candidate's {theirs:.3} s",
+                                mine / theirs
+                            ),
+                            normalize(0.0),
+                        ),
+                        None => evaluate(iteration, p.source, p.rationale, p.spec),
+                    }
+                }
             },
             Err(e) => {
                 // A proposer failure is an outcome too (e.g. a malformed LLM answer).
@@ -488,6 +534,7 @@ fn rejected(
     iteration: usize,
     source: String,
     rationale: String,
+    status: &str,
     why: &str,
     normalized: Option<f64>,
 ) -> Record {
@@ -497,7 +544,7 @@ fn rejected(
         rationale,
         source,
         evaluation: Evaluation {
-            status: "pinned_changed".into(),
+            status: status.into(),
             elapsed_s: None,
             throughput: None,
             raw_output: format!("rejected before running: {why}"),
@@ -637,4 +684,77 @@ pub fn load_report(dir: &Path) -> anyhow::Result<Report> {
         }
     }
     Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::executors::SimExecutor;
+    use super::proposers::random::RandomProposer;
+    use super::*;
+    use mapwright_runtime::app::App;
+    use mapwright_runtime::machine::Machine;
+
+    /// On the simulator the screen's prediction is the run itself, so a
+    /// screened proposal is one that would have lost: screening skips runs
+    /// and finds the same best as running everything.
+    #[test]
+    fn screening_skips_what_the_model_puts_behind_and_keeps_the_best() {
+        let app = App::builtin("circuit").unwrap();
+        let machine = Machine::preset("p100x4").unwrap();
+        let executor = SimExecutor {
+            app: Arc::new(app.clone()),
+            machine: Arc::new(machine.clone()),
+            noise: 0.0,
+        };
+        let runner = Runner::new(&app, &machine, &executor);
+        let start = app.expert_text().unwrap();
+        let run = |screen: Option<f64>| {
+            let mut config = Config::new(12, 3);
+            config.screen = screen;
+            let mut proposer = RandomProposer::new(3);
+            optimize(
+                start,
+                &runner,
+                &mut proposer,
+                &config,
+                None,
+                None,
+                &mut |_, _, _| {},
+            )
+        };
+        let all = run(None);
+        let screened = run(Some(1.0));
+        let skipped: Vec<&Record> = screened
+            .records
+            .iter()
+            .filter(|r| r.evaluation.status == "screened")
+            .collect();
+        assert!(
+            !skipped.is_empty(),
+            "random proposals from the expert mostly lose"
+        );
+        for r in &skipped {
+            assert!(
+                r.evaluation
+                    .raw_output
+                    .contains("screened out: the model predicts"),
+                "{}",
+                r.evaluation.raw_output
+            );
+            // What would have run in its place lost too.
+            let ran = &all.records[r.iteration];
+            assert!(
+                ran.score
+                    <= screened.records[..r.iteration]
+                        .iter()
+                        .map(|x| x.score)
+                        .fold(0.0, f64::max)
+            );
+        }
+        assert_eq!(screened.best_score, all.best_score);
+        assert!(all
+            .records
+            .iter()
+            .all(|r| r.evaluation.status != "screened"));
+    }
 }
