@@ -95,8 +95,6 @@ Flags read_flags() {
   return f;
 }
 
-// Stops the program the way the reference's failed asserts do, but with
-// mapwright's message: before any further task runs, with a nonzero exit.
 // The session, for stop() and the exit hook to write out the log.
 mw_session *g_session = nullptr;
 
@@ -104,6 +102,8 @@ void flush_log() {
   if (g_session != nullptr) mw_log_flush(g_session);
 }
 
+// Stops the program the way the reference's failed asserts do, but with
+// mapwright's message: before any further task runs, with a nonzero exit.
 [[noreturn]] void stop(const char *message) {
   flush_log();
   std::fprintf(stderr, "%s\n", message != nullptr ? message : "error: mapwright's mapper stops");
@@ -1031,11 +1031,10 @@ void create_mappers(Machine machine, Runtime *runtime, const std::set<Processor>
   }
   if (flags.mapping.empty())
     stop("error: mapwright's mapper needs `-mapping FILE` (the mapper file to use)");
-  // Each process of a multi-node run writes its own log.
-  if (!flags.decision_log.empty() && local.address_space() > 0)
-    flags.decision_log += ".node" + std::to_string(local.address_space());
-  if (!flags.app_out.empty() && local.address_space() > 0)
-    flags.app_out += ".node" + std::to_string(local.address_space());
+  // Each process of a multi-node run writes its own log and description.
+  if (local.address_space() > 0)
+    for (std::string *file : {&flags.decision_log, &flags.app_out})
+      if (!file->empty()) *file += ".node" + std::to_string(local.address_space());
   HostFacts facts;
   describe_host(machine, local.address_space(), facts);
   char *error = nullptr;

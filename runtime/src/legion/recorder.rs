@@ -86,12 +86,14 @@ struct TaskRecord {
 #[derive(Debug)]
 pub struct AppRecorder {
     path: PathBuf,
-    /// Task names in the order first seen.
-    order: Vec<String>,
-    tasks: HashMap<String, TaskRecord>,
-    /// Launch ids ([`super::MapperSession::remember_launch`]) to task names
-    /// and the launch's domain extents.
-    ids: Vec<(String, Vec<u64>)>,
+    /// The tasks in the order first seen, with their names.
+    tasks: Vec<(String, TaskRecord)>,
+    /// A task name's index in `tasks`.
+    index: HashMap<String, usize>,
+    /// Launch ids ([`super::MapperSession::remember_launch`]) to the
+    /// launch's task (index in `tasks`) and domain extents; the calls made
+    /// per launch and per mapped point look them up without a copy.
+    ids: Vec<Option<(usize, Vec<u64>)>>,
 }
 
 impl AppRecorder {
@@ -99,17 +101,20 @@ impl AppRecorder {
     pub fn new(path: PathBuf) -> AppRecorder {
         AppRecorder {
             path,
-            order: Vec::new(),
-            tasks: HashMap::new(),
+            tasks: Vec::new(),
+            index: HashMap::new(),
             ids: Vec::new(),
         }
     }
 
-    fn task(&mut self, name: &str) -> &mut TaskRecord {
-        if !self.tasks.contains_key(name) {
-            self.order.push(name.to_string());
+    /// The index of task `name` in `tasks`, added where new.
+    fn task_index(&mut self, name: &str) -> usize {
+        if let Some(&i) = self.index.get(name) {
+            return i;
         }
-        self.tasks.entry(name.to_string()).or_default()
+        self.tasks.push((name.to_string(), TaskRecord::default()));
+        self.index.insert(name.to_string(), self.tasks.len() - 1);
+        self.tasks.len() - 1
     }
 
     /// A launch shape decided for the first time, under launch id `id`
@@ -119,12 +124,12 @@ impl AppRecorder {
             Launch::Index => info.extents(),
             Launch::Single => Vec::new(),
         };
+        let t = self.task_index(&info.task);
         if self.ids.len() <= id as usize {
-            self.ids
-                .resize(id as usize + 1, (String::new(), Vec::new()));
+            self.ids.resize(id as usize + 1, None);
         }
-        self.ids[id as usize] = (info.task.clone(), extents);
-        let record = self.task(&info.task);
+        self.ids[id as usize] = Some((t, extents));
+        let record = &mut self.tasks[t].1;
         if record.first.is_none() {
             record.first = Some(info.clone());
         }
@@ -138,18 +143,21 @@ impl AppRecorder {
         }
     }
 
-    fn by_id(&mut self, id: u32) -> Option<(&mut TaskRecord, Vec<u64>)> {
-        let (name, extents) = self.ids.get(id as usize)?.clone();
-        if name.is_empty() {
-            return None;
-        }
-        Some((self.task(&name), extents))
+    /// The task of launch id `id`, and the launch's domain extents.
+    fn by_id(&mut self, id: u32) -> Option<(&mut TaskRecord, &Vec<u64>)> {
+        let (t, extents) = self.ids.get(id as usize)?.as_ref()?;
+        Some((&mut self.tasks[*t].1, extents))
     }
 
     /// One launch of launch id `id` (a `select_task_options` call).
     pub fn launched(&mut self, id: u32) {
         if let Some((record, extents)) = self.by_id(id) {
-            *record.launches.entry(extents).or_default() += 1;
+            match record.launches.get_mut(extents) {
+                Some(n) => *n += 1,
+                None => {
+                    record.launches.insert(extents.clone(), 1);
+                }
+            }
         }
     }
 
@@ -190,7 +198,8 @@ impl AppRecorder {
         else {
             return;
         };
-        let record = self.task(&ran.ran);
+        let t = self.task_index(&ran.ran);
+        let record = &mut self.tasks[t].1;
         let ns = (ran.end_ns - ran.start_ns).max(0);
         record.runs += 1;
         record.total_ns += ns;
@@ -203,15 +212,14 @@ impl AppRecorder {
     pub fn describe(&self, program: &str, host: &Machine) -> App {
         let parents: BTreeSet<&str> = self
             .tasks
-            .values()
-            .filter_map(|t| t.first.as_ref()?.parent.as_deref())
+            .iter()
+            .filter_map(|(_, t)| t.first.as_ref()?.parent.as_deref())
             .collect();
         let host_name = host_summary(host);
         let tasks: Vec<Task> = self
-            .order
+            .tasks
             .iter()
-            .filter_map(|name| {
-                let record = &self.tasks[name];
+            .filter_map(|(name, record)| {
                 let first = record.first.as_ref()?;
                 Some(describe_task(
                     name,

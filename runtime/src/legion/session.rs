@@ -91,7 +91,8 @@ pub struct MapperSession {
     log: Option<DecisionLog>,
     /// The application description being gathered (`-mapwright:app`).
     recorder: Option<AppRecorder>,
-    /// Every launch decided so far, as the log needs it (with a log only):
+    /// Every launch decided so far, as the log and the application
+    /// description need it (with either only):
     /// a mapped task's line names its launch by index, so that logging
     /// a task describes nothing again.
     launches: Vec<LoggedLaunch>,
@@ -275,6 +276,14 @@ impl MapperSession {
         }
     }
 
+    /// One point task of the launch `launch_id` mapped (for the
+    /// application description; [`MapperSession::log_mapped`] writes it).
+    pub fn mapped(&mut self, launch_id: u32) {
+        if let Some(recorder) = &mut self.recorder {
+            recorder.mapped(launch_id);
+        }
+    }
+
     /// One launch of the launch [`MapperSession::remember_launch`] kept
     /// (for the application description).
     pub fn launched(&mut self, launch_id: u32) {
@@ -350,9 +359,6 @@ impl MapperSession {
     /// launch's first task, and an abort skips the exit hook. The others
     /// are written in batches: a write a task cost 10-20 µs a `map_task`.
     pub fn log_mapped(&mut self, launch_id: u32, mapped: &MappedTask) {
-        if let Some(recorder) = &mut self.recorder {
-            recorder.mapped(launch_id);
-        }
         let Some(log) = &mut self.log else {
             return;
         };

@@ -524,8 +524,10 @@ pub unsafe extern "C" fn mw_log_mapped(
         let Some(session) = session.as_mut() else {
             return;
         };
-        // Every map_task calls this: without a log it costs nothing.
-        if !session.0.logging() && !session.0.recording() {
+        // Every map_task calls this: the application description counts
+        // the point; only a log needs the line built.
+        session.0.mapped(launch_id);
+        if !session.0.logging() {
             return;
         }
         let Some(launch) = session.0.launch(launch_id) else {
