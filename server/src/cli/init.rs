@@ -292,7 +292,6 @@ pub fn run(args: InitArgs) -> anyhow::Result<ExitCode> {
 struct FirstRun {
     wall_s: f64,
     elapsed: Option<f64>,
-    output: String,
 }
 
 fn first_run(
@@ -353,11 +352,7 @@ fn first_run(
         bail!("mapwright's mapper did not run in the program");
     }
     let (elapsed, _) = backend.parse(&captured.text);
-    Ok(FirstRun {
-        wall_s,
-        elapsed,
-        output: captured.text,
-    })
+    Ok(FirstRun { wall_s, elapsed })
 }
 
 fn tail_lines(text: &str, n: usize) -> String {
@@ -457,7 +452,6 @@ fn write_project(
              <seconds>` or `Execution time: <n> ms`); `run` and `optimize` need one"
         )?;
     }
-    let _ = run.output;
     outln!(
         "next: mapwright explain {mapper_name}   (what the mapper decides for your tasks)\n      \
          mapwright optimize --in-place {mapper_name}   (runs your program on each candidate)"
