@@ -407,9 +407,9 @@ pub fn optimize(
                     normalize(0.0),
                 ),
                 None => {
-                    let best = report.records[report.best_iteration].source.clone();
+                    let best = &report.records[report.best_iteration].source;
                     match config.screen.and_then(|factor| {
-                        let (mine, theirs) = (predict(&p.source)?, predict(&best)?);
+                        let (mine, theirs) = (predict(&p.source)?, predict(best)?);
                         (mine > theirs * factor).then_some((mine, theirs))
                     }) {
                         Some((mine, theirs)) => rejected(
