@@ -78,22 +78,31 @@ pub fn simulate(
     seed: u64,
     noise: f64,
 ) -> RunOutcome {
+    scheduled(decisions, app, machine, |plan, measured| {
+        finish(plan, measured, seed, noise)
+    })
+    .unwrap_or_else(RunOutcome::from)
+}
+
+/// Plans and schedules one run of `decisions` for `app` on `machine` and
+/// hands the plan and the scheduled iteration to `then`, or says how the
+/// run fails before it is scheduled.
+fn scheduled<T>(
+    decisions: &Decisions,
+    app: &App,
+    machine: &Machine,
+    then: impl FnOnce(&plan::Plan, engine::Measured) -> T,
+) -> Result<T, Failure> {
     if let Some(f) = &decisions.fatal {
-        return RunOutcome::failure(f.kind.clone(), f.raw_output.clone());
+        return Err(Failure::new(f.kind.clone(), f.raw_output.clone()));
     }
     // The problem as it runs on this machine, as resolution saw it.
     let scaled = app.on_machine(machine);
     let topo = topology::Topo::new(machine);
-    let plan = match plan::Plan::build(decisions, &scaled, topo) {
-        Ok(p) => p,
-        Err(f) => return f.into(),
-    };
-    let usage = match engine::check(&plan) {
-        Ok(u) => u,
-        Err(f) => return f.into(),
-    };
+    let plan = plan::Plan::build(decisions, &scaled, topo)?;
+    let usage = engine::check(&plan)?;
     let measured = engine::schedule(&plan, usage);
-    finish(&plan, measured, seed, noise)
+    Ok(then(&plan, measured))
 }
 
 /// Per timed task, the model's time of one point-task run on its
@@ -105,26 +114,19 @@ pub fn point_times(
     app: &App,
     machine: &Machine,
 ) -> Result<std::collections::BTreeMap<String, f64>, Failure> {
-    if let Some(f) = &decisions.fatal {
-        return Err(Failure::new(f.kind.clone(), f.raw_output.clone()));
-    }
-    let scaled = app.on_machine(machine);
-    let topo = topology::Topo::new(machine);
-    let plan = plan::Plan::build(decisions, &scaled, topo)?;
-    let usage = engine::check(&plan)?;
-    let m = engine::schedule(&plan, usage);
-    Ok(plan
-        .tasks
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| m.task_execs[*i] > 0)
-        .map(|(i, t)| {
-            (
-                t.task.name.clone(),
-                m.task_compute_s[i] / m.task_execs[i] as f64,
-            )
-        })
-        .collect())
+    scheduled(decisions, app, machine, |plan, m| {
+        plan.tasks
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| m.task_execs[*i] > 0)
+            .map(|(i, t)| {
+                (
+                    t.task.name.clone(),
+                    m.task_compute_s[i] / m.task_execs[i] as f64,
+                )
+            })
+            .collect()
+    })
 }
 
 /// Turns a measured iteration into the printed output and metrics.
