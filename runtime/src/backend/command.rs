@@ -492,11 +492,7 @@ fn measured(log: Option<&str>, machine: &Machine, text: &mut String) -> Metrics 
         return Metrics::default();
     };
     match crate::legion::measured::metrics_from_log(log, Some(machine)) {
-        Ok(m) => {
-            let mut m = m.unwrap_or_default();
-            m.timeline = crate::legion::timeline::Timeline::from_log(log).map(std::sync::Arc::new);
-            m
-        }
+        Ok(m) => m.unwrap_or_default(),
         Err(e) => {
             text.push_str(&format!(
                 "\n[mapwright] the mapper's measurements could not be read ({e}); the run has no metrics\n"

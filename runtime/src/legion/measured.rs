@@ -17,8 +17,10 @@ use crate::machine::{Machine, ProcKind};
 
 /// The metrics of the run that wrote `log` (a decision log written with
 /// measurements). The log's host line (else `machine`, the host the run
-/// was on) lists the processors no task ran on, so that idle ones count. None when the log holds no
-/// measurement (an older mapper, or `-mapwright:no-measure`).
+/// was on) lists the processors no task ran on, so that idle ones count;
+/// the run's [`Timeline`](super::timeline::Timeline) comes with them, from
+/// the same parsed lines. None when the log holds no measurement (an older
+/// mapper, or `-mapwright:no-measure`).
 pub fn metrics_from_log(log: &str, machine: Option<&Machine>) -> Result<Option<Metrics>, String> {
     let mapped = read_log(log)?;
     let ran = read_ran(log)?;
@@ -27,9 +29,10 @@ pub fn metrics_from_log(log: &str, machine: Option<&Machine>) -> Result<Option<M
         return Ok(None);
     }
     let host = read_host(log).map(|h| h.host).unwrap_or_default();
-    Ok(Some(measured_metrics(
-        &mapped, &ran, &copies, &host, machine,
-    )))
+    let mut metrics = measured_metrics(&mapped, &ran, &copies, &host, machine);
+    metrics.timeline = super::timeline::Timeline::from_parts(&mapped, &ran, &copies, &host)
+        .map(std::sync::Arc::new);
+    Ok(Some(metrics))
 }
 
 /// [`metrics_from_log`] on parsed lines.

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeSet;
 
-use super::log::{read_copies, read_host, read_log, read_ran};
+use super::log::{read_copies, read_host, read_log, read_ran, CopiedData, MappedTask, RanTask};
 
 /// One measured task run.
 #[derive(Debug, Clone, PartialEq)]
@@ -47,18 +47,29 @@ impl Timeline {
     pub fn from_log(text: &str) -> Option<Timeline> {
         let ran = read_ran(text).ok()?;
         let copies = read_copies(text).unwrap_or_default();
-        let top: BTreeSet<u64> = read_log(text)
-            .unwrap_or_default()
+        let mapped = read_log(text).unwrap_or_default();
+        let host = read_host(text).map(|h| h.host).unwrap_or_default();
+        Timeline::from_parts(&mapped, &ran, &copies, &host)
+    }
+
+    /// [`Timeline::from_log`] on the log's parsed lines.
+    pub fn from_parts(
+        mapped: &[MappedTask],
+        ran: &[RanTask],
+        copies: &[CopiedData],
+        host: &[String],
+    ) -> Option<Timeline> {
+        let top: BTreeSet<u64> = mapped
             .iter()
             .filter(|t| t.parent.is_none())
             .map(|t| t.uid)
             .collect();
-        let ran: Vec<_> = ran.into_iter().filter(|r| !top.contains(&r.uid)).collect();
+        let ran: Vec<&RanTask> = ran.iter().filter(|r| !top.contains(&r.uid)).collect();
         if ran.is_empty() {
             return None;
         }
         let label = |node: u32, kind: &str, proc: u32| format!("node{node} {kind}{proc}");
-        let mut procs: Vec<String> = read_host(text).map(|h| h.host).unwrap_or_default();
+        let mut procs: Vec<String> = host.to_vec();
         for r in &ran {
             let l = label(r.node, &r.proc_kind, r.proc);
             if !procs.contains(&l) {
