@@ -324,14 +324,9 @@ impl CommandBackend {
                 Ok(None) => {}
                 Err(_) => break None,
             }
-            if cancel.is_some_and(|c| c.load(Ordering::SeqCst)) {
-                cancelled = true;
-                kill_group(child.id());
-                let _ = child.kill();
-                break child.wait().ok();
-            }
-            if start.elapsed() >= self.config.timeout {
-                timed_out = true;
+            cancelled = cancel.is_some_and(|c| c.load(Ordering::SeqCst));
+            timed_out = !cancelled && start.elapsed() >= self.config.timeout;
+            if cancelled || timed_out {
                 kill_group(child.id());
                 let _ = child.kill();
                 break child.wait().ok();
