@@ -45,6 +45,24 @@ def statements(rng, n):
         s = f"x{i} = {rng.randrange(1000)} + 1;\n"; out.append(s); size += len(s); i += 1
     return "".join(out).encode()
 
+def rules(rng, n):
+    # One mapping rule a line, each with its own key: the streaming check
+    # keeps one entry per key to find shadowed rules (14x the file at
+    # 18 MB when the entry was the key itself).
+    kinds = ["Task t{i} GPU;\n", "Region t{i} r{r} GPU FBMEM;\n",
+             "Layout t{i} * * SOA C_order;\n", "InstanceLimit t{i} 4;\n"]
+    out, size, i = [], 0, 0
+    while size < n:
+        s = rng.choice(kinds).format(i=i, r=rng.randrange(8)); out.append(s); size += len(s); i += 1
+    return "".join(out).encode()
+
+def task_rules(rng, n):
+    # The shortest rule, so the most keys a byte: `Task NAME PROC;`.
+    out, size, i = [], 0, 0
+    while size < n:
+        s = f"Task task_{i} {rng.choice(['GPU', 'CPU', 'OMP'])};\n"; out.append(s); size += len(s); i += 1
+    return "".join(out).encode()
+
 def deep_nesting(rng, n):
     depth = n // 2
     return ("x = " + "(" * depth + "1" + ")" * depth + ";\n").encode()
@@ -114,6 +132,8 @@ def main():
     kinds = [("random-bytes", random_bytes, [1_000, 10_000, 2_000_000]),
              ("random-tokens", random_tokens, [1_000, 10_000, 2_000_000]),
              ("statements", statements, [1_000, 10_000, 2_000_000, 20_000_000]),
+             ("rules", rules, [1_000, 100_000, 2_000_000, 20_000_000]),
+             ("task-rules", task_rules, [1_000, 100_000, 2_000_000, 20_000_000]),
              ("deep-nesting", deep_nesting, [1_000, 10_000, 200_000]),
              ("long-lines", long_lines, [1_000, 100_000, 2_000_000]),
              ("many-diagnostics", many_diagnostics, [1_000, 10_000, 2_000_000]),

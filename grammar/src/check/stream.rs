@@ -34,6 +34,7 @@
 //! (`report` and `report_whole`) on the corpus, cuts and mutations of it,
 //! generated programs, arbitrary bytes and past the cap of each kind.
 
+use std::collections::hash_map::Entry;
 use std::hash::BuildHasherDefault;
 use std::sync::Arc;
 
@@ -482,8 +483,8 @@ pub(crate) fn report(source: &str) -> (PackedPair, PackedDiagnostics) {
     checker.stream = Some(globals);
     // Pass two: each statement's names, types, unused locals and rules.
     let mut pass = Pass::default();
-    let syntax = each_statement(source, true, |i, stmt, _| {
-        pass.statement(&mut checker, &mut found, i, &stmt);
+    let syntax = each_statement(source, true, |i, stmt, at| {
+        pass.statement(&mut checker, &mut found, i, &stmt, at);
     });
     pass.finish(&mut checker, &mut found, first_stmt);
     // (The tables go before the cap's selection, which allocates.)
@@ -557,8 +558,90 @@ struct Pass<'a> {
     /// with its number.
     used_before: Vec<(Span, usize)>,
     /// The first rule with each key.
-    rules: FastMap<RuleKey<'a>, Span>,
+    rules: FirstRules<'a>,
     keys: Vec<RuleKey<'a>>,
+}
+
+/// The first rule with each key, by the key's hash: where that statement's
+/// parse begins and which of its keys it is. The keys themselves (borrowed
+/// names, 72 bytes a rule with the span) made a file of a million `Task`
+/// statements peak at 14 times its size (see bench/memory); a hash that
+/// matches is confirmed on the statement parsed again ([`FirstRule::key`]).
+struct FirstRules<'a> {
+    by_hash: FastMap<u64, FirstRule>,
+    /// The first rule of each key whose hash a different, earlier key
+    /// already has (exact, and almost always empty).
+    collided: FastMap<RuleKey<'a>, Span>,
+    hash: fn(&RuleKey) -> u64,
+}
+
+impl Default for FirstRules<'_> {
+    fn default() -> Self {
+        FirstRules {
+            by_hash: FastMap::default(),
+            collided: FastMap::default(),
+            hash: rule_hash,
+        }
+    }
+}
+
+impl<'a> FirstRules<'a> {
+    /// The span of the first statement with `key`, or `None` when this
+    /// one, `stmt` (whose parse began `at`; `key` is its `nth`), is the
+    /// first and is now kept.
+    fn earlier(
+        &mut self,
+        source: &'a str,
+        key: &RuleKey<'a>,
+        (stmt, at, nth): (Span, ResumePoint, usize),
+    ) -> Option<Span> {
+        match self.by_hash.entry((self.hash)(key)) {
+            Entry::Vacant(slot) => {
+                slot.insert(FirstRule {
+                    at,
+                    nth: nth as u32,
+                });
+                None
+            }
+            Entry::Occupied(first) => match first.get().key(source) {
+                Some((wins, first_key)) if first_key == *key => Some(wins),
+                _ => match self.collided.entry(*key) {
+                    Entry::Vacant(slot) => {
+                        slot.insert(stmt);
+                        None
+                    }
+                    Entry::Occupied(first) => Some(*first.get()),
+                },
+            },
+        }
+    }
+}
+
+/// Where the first rule with some key is: its statement's resume point and
+/// the key's place among that statement's keys ([`mapping_keys`]).
+#[derive(Debug, Clone, Copy)]
+struct FirstRule {
+    at: ResumePoint,
+    nth: u32,
+}
+
+impl FirstRule {
+    /// The rule's statement span and its key, from the statement parsed
+    /// again.
+    fn key(self, source: &str) -> Option<(Span, RuleKey<'_>)> {
+        let stmt = parse_one_at(source, self.at)?;
+        let mut keys = Vec::new();
+        mapping_keys(&stmt, source, &mut keys);
+        Some((stmt.span, *keys.get(self.nth as usize)?))
+    }
+}
+
+/// A key's hash, for [`FirstRules`].
+fn rule_hash(key: &RuleKey) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = FastHasher::default();
+    key.hash(&mut hasher);
+    hasher.finish()
 }
 
 impl<'a> Pass<'a> {
@@ -568,6 +651,7 @@ impl<'a> Pass<'a> {
         found: &mut Collected<'_>,
         index: usize,
         stmt: &Stmt,
+        at: ResumePoint,
     ) {
         let source = checker.source;
         let Some(globals) = checker.stream.as_mut() else {
@@ -655,15 +739,13 @@ impl<'a> Pass<'a> {
 
         self.keys.clear();
         mapping_keys(stmt, source, &mut self.keys);
-        for key in &self.keys {
-            match self.rules.get(key) {
-                None => {
-                    self.rules.insert(*key, stmt.span);
-                }
-                Some(&wins) => found.add(Kind::Shadowed, stmt.span, || {
+        for (nth, key) in self.keys.iter().enumerate() {
+            let wins = self.rules.earlier(source, key, (stmt.span, at, nth));
+            if let Some(wins) = wins {
+                found.add(Kind::Shadowed, stmt.span, || {
                     let line = checker.line(wins.start());
                     shadowed_rule(source, stmt.span, wins, &key.shown(), line)
-                }),
+                });
             }
         }
     }
@@ -833,6 +915,35 @@ mod tests {
                 }
                 .late(),
                 ty
+            );
+        }
+    }
+
+    #[test]
+    fn rules_whose_hashes_collide_are_still_told_apart() {
+        let source = "Task a GPU;\nTask b GPU;\nTask a CPU;\n# x\nTask b, c GPU;\nTask c GPU;\n";
+        for hash in [rule_hash as fn(&RuleKey) -> u64, |_: &RuleKey| 7] {
+            let mut rules = FirstRules {
+                hash,
+                ..FirstRules::default()
+            };
+            let mut found = Vec::new();
+            each_statement(source, false, |_, stmt, at| {
+                let mut keys = Vec::new();
+                mapping_keys(&stmt, source, &mut keys);
+                for (nth, key) in keys.iter().enumerate() {
+                    if let Some(wins) = rules.earlier(source, key, (stmt.span, at, nth)) {
+                        found.push((stmt.span.text(source), key.shown(), wins.text(source)));
+                    }
+                }
+            });
+            assert_eq!(
+                found,
+                [
+                    ("Task a CPU;", "task `a`".to_string(), "Task a GPU;"),
+                    ("Task b, c GPU;", "task `b`".to_string(), "Task b GPU;"),
+                    ("Task c GPU;", "task `c`".to_string(), "Task b, c GPU;"),
+                ]
             );
         }
     }
