@@ -235,6 +235,48 @@ pub fn diagnostic_json(
     })
 }
 
+/// Diagnostics in a compact, stable text form, one line each
+/// (`CODE Severity LINE:COL message [label]`, 1-based, UTF-8 columns in
+/// bytes), then its related spans, notes and fix titles indented, or
+/// `(no diagnostics)`: what the snapshot tests of the checker and of the
+/// mapping resolution compare.
+pub fn describe_compact<'d>(
+    source: &str,
+    diagnostics: impl IntoIterator<Item = &'d Diagnostic>,
+) -> String {
+    let index = LineIndex::new(source);
+    let mut out = String::new();
+    for d in diagnostics {
+        let at = index.line_col(d.span.start(), Encoding::Utf8);
+        out.push_str(&format!(
+            "{} {:?} {}:{} {}",
+            d.code,
+            d.severity,
+            at.line + 1,
+            at.col + 1,
+            d.message
+        ));
+        if let Some(label) = &d.label {
+            out.push_str(&format!(" [{label}]"));
+        }
+        out.push('\n');
+        for r in &d.related {
+            let line = index.line_of(r.span.start()) + 1;
+            out.push_str(&format!("  related {line}: {}\n", r.message));
+        }
+        for n in &d.notes {
+            out.push_str(&format!("  note: {n}\n"));
+        }
+        for f in &d.fixes {
+            out.push_str(&format!("  fix ({:?}): {}\n", f.applicability, f.title));
+        }
+    }
+    if out.is_empty() {
+        out.push_str("(no diagnostics)\n");
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -309,104 +309,6 @@ impl TokenKind {
             )
     }
 
-    /// The spelling of a keyword or operator; `None` for tokens with variable text.
-    pub fn keyword_text(self) -> Option<&'static str> {
-        use TokenKind::*;
-        Some(match self {
-            KwTask => "Task",
-            KwRegion => "Region",
-            KwLayout => "Layout",
-            KwInstanceLimit => "InstanceLimit",
-            KwCollectMemory => "CollectMemory",
-            KwIndexTaskMap => "IndexTaskMap",
-            KwSingleTaskMap => "SingleTaskMap",
-            KwControlReplicate => "ControlReplicate",
-            FOrder => "F_order",
-            COrder => "C_order",
-            Aos => "AOS",
-            Soa => "SOA",
-            Compact => "Compact",
-            Align => "Align",
-            Exact => "Exact",
-            PropSize => "size",
-            PropSplit => "split",
-            PropMerge => "merge",
-            PropSwap => "swap",
-            PropSlice => "slice",
-            PropReverse => "reverse",
-            PropBalanceSplit => "balance_split",
-            PropAutoSplit => "auto_split",
-            PropGreedySplit => "greedy_split",
-            PropVolume => "volume",
-            PropHas => "has",
-            PropLen => "len",
-            PropIpoint => "ipoint",
-            PropIspace => "ispace",
-            PropParent => "parent",
-            PropProcessor => "processor",
-            ProcCpu => "CPU",
-            ProcGpu => "GPU",
-            ProcIo => "IO",
-            ProcPy => "PY",
-            ProcProc => "PROC",
-            ProcOmp => "OMP",
-            MemSysmem => "SYSMEM",
-            MemFbmem => "FBMEM",
-            MemRdmem => "RDMEM",
-            MemZcmem => "ZCMEM",
-            MemSockmem => "SOCKMEM",
-            MemVirtual => "VIRTUAL",
-            TyInt => "int",
-            TyBool => "bool",
-            TyIPoint => "IPoint",
-            TyISpace => "ISpace",
-            TyMSpace => "MSpace",
-            KwTuple => "tuple",
-            KwFor => "for",
-            KwIn => "in",
-            KwTrue => "True",
-            KwFalse => "False",
-            KwDef => "def",
-            KwReturn => "return",
-            KwPrint => "print",
-            _ => return None,
-        })
-    }
-
-    /// Operator spelling, for messages.
-    pub fn operator_text(self) -> Option<&'static str> {
-        use TokenKind::*;
-        Some(match self {
-            Le => "<=",
-            Ge => ">=",
-            EqEq => "==",
-            Ne => "!=",
-            AndAnd => "&&",
-            OrOr => "||",
-            Minus => "-",
-            Plus => "+",
-            Star => "*",
-            Slash => "/",
-            Percent => "%",
-            Assign => "=",
-            Comma => ",",
-            Semi => ";",
-            Bang => "!",
-            Question => "?",
-            Colon => ":",
-            Lt => "<",
-            Gt => ">",
-            LParen => "(",
-            RParen => ")",
-            LBrace => "{",
-            RBrace => "}",
-            Dot => ".",
-            LBracket => "[",
-            RBracket => "]",
-            _ => return None,
-        })
-    }
-
     /// How a token is named in "expected X, found Y" messages.
     pub fn describe(self) -> String {
         if let Some(k) = self.keyword_text() {
@@ -423,6 +325,133 @@ impl TokenKind {
             _ => "unrecognized character".into(),
         }
     }
+}
+
+/// Declares a table of fixed spellings and the `TokenKind` method that
+/// answers from it: one list, so the lexer's words, the messages, the
+/// completion and the tests' vocabularies cannot drift apart.
+macro_rules! spellings {
+    ($(#[$table_doc:meta])* $table:ident, $(#[$fn_doc:meta])* $method:ident, $($kind:ident => $text:literal,)*) => {
+        $(#[$table_doc])*
+        pub const $table: &[(TokenKind, &str)] = &[$((TokenKind::$kind, $text)),*];
+
+        impl TokenKind {
+            $(#[$fn_doc])*
+            pub fn $method(self) -> Option<&'static str> {
+                match self {
+                    $(TokenKind::$kind => Some($text),)*
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+
+spellings! {
+    /// Every reserved word with its token kind (statement keywords first,
+    /// in the manual's order).
+    KEYWORDS,
+    /// The spelling of a keyword; `None` for tokens with variable text and
+    /// operators.
+    keyword_text,
+    KwTask => "Task",
+    KwRegion => "Region",
+    KwLayout => "Layout",
+    KwInstanceLimit => "InstanceLimit",
+    KwCollectMemory => "CollectMemory",
+    KwIndexTaskMap => "IndexTaskMap",
+    KwSingleTaskMap => "SingleTaskMap",
+    KwControlReplicate => "ControlReplicate",
+    FOrder => "F_order",
+    COrder => "C_order",
+    Aos => "AOS",
+    Soa => "SOA",
+    Compact => "Compact",
+    Align => "Align",
+    Exact => "Exact",
+    PropSize => "size",
+    PropSplit => "split",
+    PropMerge => "merge",
+    PropSwap => "swap",
+    PropSlice => "slice",
+    PropReverse => "reverse",
+    PropBalanceSplit => "balance_split",
+    PropAutoSplit => "auto_split",
+    PropGreedySplit => "greedy_split",
+    PropVolume => "volume",
+    PropHas => "has",
+    PropLen => "len",
+    PropIpoint => "ipoint",
+    PropIspace => "ispace",
+    PropParent => "parent",
+    PropProcessor => "processor",
+    ProcCpu => "CPU",
+    ProcGpu => "GPU",
+    ProcIo => "IO",
+    ProcPy => "PY",
+    ProcProc => "PROC",
+    ProcOmp => "OMP",
+    MemSysmem => "SYSMEM",
+    MemFbmem => "FBMEM",
+    MemRdmem => "RDMEM",
+    MemZcmem => "ZCMEM",
+    MemSockmem => "SOCKMEM",
+    MemVirtual => "VIRTUAL",
+    TyInt => "int",
+    TyBool => "bool",
+    TyIPoint => "IPoint",
+    TyISpace => "ISpace",
+    TyMSpace => "MSpace",
+    KwTuple => "tuple",
+    KwFor => "for",
+    KwIn => "in",
+    KwTrue => "True",
+    KwFalse => "False",
+    KwDef => "def",
+    KwReturn => "return",
+    KwPrint => "print",
+}
+
+spellings! {
+    /// Every operator and punctuation token with its kind.
+    OPERATORS,
+    /// Operator spelling, for messages.
+    operator_text,
+    Le => "<=",
+    Ge => ">=",
+    EqEq => "==",
+    Ne => "!=",
+    AndAnd => "&&",
+    OrOr => "||",
+    Minus => "-",
+    Plus => "+",
+    Star => "*",
+    Slash => "/",
+    Percent => "%",
+    Assign => "=",
+    Comma => ",",
+    Semi => ";",
+    Bang => "!",
+    Question => "?",
+    Colon => ":",
+    Lt => "<",
+    Gt => ">",
+    LParen => "(",
+    RParen => ")",
+    LBrace => "{",
+    RBrace => "}",
+    Dot => ".",
+    LBracket => "[",
+    RBracket => "]",
+}
+
+/// The words that begin a statement (`Task` ... `ControlReplicate`, `def`,
+/// `print`), in [`KEYWORDS`]' order.
+pub fn statement_keywords() -> impl Iterator<Item = &'static str> {
+    KEYWORDS
+        .iter()
+        .filter(|(kind, _)| kind.starts_statement())
+        .map(|(_, text)| *text)
 }
 
 /// One token: its kind and byte span in the source.
@@ -744,6 +773,29 @@ mod tests {
         );
         assert_eq!(kinds("a<=b<c"), vec![Ident, Le, Ident, Lt, Ident]);
         assert_eq!(kinds("1abc"), vec![Int, Ident]);
+    }
+
+    #[test]
+    fn every_spelling_in_the_tables_lexes_to_its_kind() {
+        for (kind, text) in KEYWORDS.iter().chain(OPERATORS) {
+            assert_eq!(kinds(text), vec![*kind], "{text}");
+            assert_eq!(kind.keyword_text().or(kind.operator_text()), Some(*text));
+        }
+        assert_eq!(
+            statement_keywords().collect::<Vec<_>>(),
+            [
+                "Task",
+                "Region",
+                "Layout",
+                "InstanceLimit",
+                "CollectMemory",
+                "IndexTaskMap",
+                "SingleTaskMap",
+                "ControlReplicate",
+                "def",
+                "print"
+            ]
+        );
     }
 
     #[test]

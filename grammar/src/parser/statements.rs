@@ -667,23 +667,11 @@ impl<'a> Parser<'a> {
     /// `NAME` at the start of a statement not followed by `=`: usually a
     /// mistyped statement keyword.
     pub(super) fn not_an_assignment<R>(&mut self, name: &Ident) -> PResult<R> {
-        const STATEMENTS: &[&str] = &[
-            "Task",
-            "Region",
-            "Layout",
-            "InstanceLimit",
-            "CollectMemory",
-            "IndexTaskMap",
-            "SingleTaskMap",
-            "ControlReplicate",
-            "def",
-            "print",
-            "return",
-        ];
         if self.peek() == Some(T::BadChar) {
             return Err(Failed);
         }
-        if let Some(best) = closest(&name.name, STATEMENTS.iter().copied()) {
+        let statements = || crate::token::statement_keywords().chain(["return"]);
+        if let Some(best) = closest(&name.name, statements()) {
             return self.fail(
                 Diagnostic::error(
                     "E0117",
@@ -699,7 +687,7 @@ impl<'a> Parser<'a> {
                     name.span,
                     &name.name,
                     best,
-                    STATEMENTS.iter().copied(),
+                    statements(),
                 )),
             );
         }

@@ -1,45 +1,12 @@
 //! Shared helpers of the snapshot tests: diagnostics as text, fixes applied.
 #![allow(dead_code)]
 
-use mapwright_grammar::{analyze, Applicability, LineIndex};
+use mapwright_grammar::render::describe_compact;
+use mapwright_grammar::{analyze, Applicability};
 
 /// Diagnostics in a compact, stable text form.
 pub fn describe(source: &str) -> String {
-    let diagnostics = analyze(source).diagnostics();
-    let index = LineIndex::new(source);
-    let mut out = String::new();
-    for d in &diagnostics {
-        let lc = index.line_col(
-            d.span.start(),
-            mapwright_grammar::line_index::Encoding::Utf8,
-        );
-        out.push_str(&format!(
-            "{} {:?} {}:{} {}",
-            d.code,
-            d.severity,
-            lc.line + 1,
-            lc.col + 1,
-            d.message
-        ));
-        if let Some(label) = &d.label {
-            out.push_str(&format!(" [{label}]"));
-        }
-        out.push('\n');
-        for r in &d.related {
-            let rl = index.line_of(r.span.start()) + 1;
-            out.push_str(&format!("  related {rl}: {}\n", r.message));
-        }
-        for n in &d.notes {
-            out.push_str(&format!("  note: {n}\n"));
-        }
-        for f in &d.fixes {
-            out.push_str(&format!("  fix ({:?}): {}\n", f.applicability, f.title));
-        }
-    }
-    if out.is_empty() {
-        out.push_str("(no diagnostics)\n");
-    }
-    out
+    describe_compact(source, &analyze(source).diagnostics())
 }
 
 /// Applies the first fix of the first fixable diagnostic, preferring safe

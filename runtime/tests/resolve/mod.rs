@@ -3,7 +3,8 @@
 //! and re-check (the style of `grammar/tests/common`).
 #![allow(dead_code)]
 
-use mapwright_grammar::{analyze, Applicability, Diagnostic, LineIndex};
+use mapwright_grammar::render::describe_compact;
+use mapwright_grammar::{analyze, Applicability, Diagnostic};
 use mapwright_runtime::app::App;
 use mapwright_runtime::decisions::Decisions;
 use mapwright_runtime::machine::Machine;
@@ -26,40 +27,7 @@ pub fn resolution_diagnostics(d: &Decisions) -> Vec<&Diagnostic> {
 
 /// Diagnostics in a compact, stable text form.
 pub fn describe_diagnostics(source: &str, diagnostics: &[&Diagnostic]) -> String {
-    let index = LineIndex::new(source);
-    let mut out = String::new();
-    for d in diagnostics {
-        let lc = index.line_col(
-            d.span.start(),
-            mapwright_grammar::line_index::Encoding::Utf8,
-        );
-        out.push_str(&format!(
-            "{} {:?} {}:{} {}",
-            d.code,
-            d.severity,
-            lc.line + 1,
-            lc.col + 1,
-            d.message
-        ));
-        if let Some(label) = &d.label {
-            out.push_str(&format!(" [{label}]"));
-        }
-        out.push('\n');
-        for r in &d.related {
-            let rl = index.line_of(r.span.start()) + 1;
-            out.push_str(&format!("  related {rl}: {}\n", r.message));
-        }
-        for n in &d.notes {
-            out.push_str(&format!("  note: {n}\n"));
-        }
-        for f in &d.fixes {
-            out.push_str(&format!("  fix ({:?}): {}\n", f.applicability, f.title));
-        }
-    }
-    if out.is_empty() {
-        out.push_str("(no diagnostics)\n");
-    }
-    out
+    describe_compact(source, diagnostics.iter().copied())
 }
 
 /// Resolution diagnostics of `source`, plus the fatal failure, as text.

@@ -429,18 +429,7 @@ mod tests {
     #[test]
     fn statement_start_offers_templates() {
         let l = labels("$0");
-        for kw in [
-            "Task",
-            "Region",
-            "Layout",
-            "IndexTaskMap",
-            "SingleTaskMap",
-            "InstanceLimit",
-            "CollectMemory",
-            "ControlReplicate",
-            "def",
-            "print",
-        ] {
+        for kw in mapwright_grammar::token::statement_keywords() {
             assert!(l.contains(&kw.to_string()), "{kw} missing from {l:?}");
         }
         let body = labels("m = 1;\ndef f(Task t) {\n    $0\n}\n");

@@ -5,9 +5,10 @@
 //! cloned to be mutated.
 
 use std::path::{Path, PathBuf};
+use std::sync::LazyLock;
 
 use mapwright_grammar::line_index::Encoding;
-use mapwright_grammar::token::lex;
+use mapwright_grammar::token::{lex, KEYWORDS, OPERATORS};
 
 /// A small, fast, seedable generator (xorshift64*); the fuzzer needs no
 /// statistical quality, only reproducibility without a dependency.
@@ -33,115 +34,47 @@ impl Rng {
     }
 }
 
-/// Words and punctuation of the DSL, inserted as tokens.
-const DICTIONARY: &[&str] = &[
-    "Task",
-    "Region",
-    "Layout",
-    "InstanceLimit",
-    "CollectMemory",
-    "IndexTaskMap",
-    "SingleTaskMap",
-    "ControlReplicate",
-    "def",
-    "return",
-    "print",
-    "tuple",
-    "for",
-    "in",
-    "Machine",
-    "GPU",
-    "CPU",
-    "OMP",
-    "IO",
-    "PY",
-    "PROC",
-    "SYSMEM",
-    "FBMEM",
-    "ZCMEM",
-    "RDMEM",
-    "SOCKMEM",
-    "VIRTUAL",
-    "SOA",
-    "AOS",
-    "C_order",
-    "F_order",
-    "Align",
-    "Compact",
-    "Exact",
-    "Task",
-    "int",
-    "bool",
-    "IPoint",
-    "ISpace",
-    "MSpace",
-    ".size",
-    ".split",
-    ".merge",
-    ".swap",
-    ".slice",
-    ".reverse",
-    ".balance_split",
-    ".auto_split",
-    ".greedy_split",
-    ".volume",
-    ".has",
-    ".len",
-    ".ipoint",
-    ".ispace",
-    ".parent",
-    ".processor",
-    "*",
-    "-",
-    "+",
-    "/",
-    "%",
-    "==",
-    "!=",
-    "<",
-    ">",
-    "<=",
-    ">=",
-    "&&",
-    "||",
-    "?",
-    ":",
-    "(",
-    ")",
-    "[",
-    "]",
-    "{",
-    "}",
-    ",",
-    ";",
-    "=",
-    "!",
-    ".",
-    "0",
-    "1",
-    "2",
-    "-1",
-    "2147483648",
-    "99999999999999999999",
-    "\"%d\"",
-    "\"",
-    "#",
-    "//",
-    "/*",
-    "\n",
-    "\r",
-    "\r\n",
-    "\t",
-    "é",
-    "𝕏",
-    "\u{0}",
-    "True",
-    "False",
-    "m",
-    "x",
-    "task",
-    "mgpu",
-];
+/// Words and punctuation of the DSL, inserted as tokens: every keyword of
+/// the lexer's table (properties also after a `.`) and every operator, then
+/// numbers, strings, comments, line breaks and odd characters.
+static DICTIONARY: LazyLock<Vec<String>> = LazyLock::new(|| {
+    let keywords = KEYWORDS.iter().map(|(_, text)| text.to_string());
+    let properties = KEYWORDS
+        .iter()
+        .filter(|(kind, _)| kind.is_property())
+        .map(|(_, text)| format!(".{text}"));
+    let operators = OPERATORS.iter().map(|(_, text)| text.to_string());
+    let others = [
+        "Machine",
+        "0",
+        "1",
+        "2",
+        "-1",
+        "2147483648",
+        "99999999999999999999",
+        "\"%d\"",
+        "\"",
+        "#",
+        "//",
+        "/*",
+        "\n",
+        "\r",
+        "\r\n",
+        "\t",
+        "é",
+        "𝕏",
+        "\u{0}",
+        "m",
+        "x",
+        "task",
+        "mgpu",
+    ];
+    keywords
+        .chain(properties)
+        .chain(operators)
+        .chain(others.map(String::from))
+        .collect()
+});
 
 /// Inputs are kept below this size: larger ones slow the run without
 /// reaching new code (the deep-input tests cover size separately).
