@@ -215,20 +215,28 @@ fn lsp_modules_import_each_other_without_a_cycle() {
     }
 }
 
-/// The optimizer's modules and its proposers import each other in no circle
-/// either (issue 48: `llm` and `structured` did, and `space` and `pins`).
+/// The optimizer's modules, its proposers and the simulator's import each
+/// other in no circle either (issue 48: `llm` and `structured` did, and
+/// `space` and `pins`, and `sim/gemm` and `sim/plan`).
 #[test]
-fn optimizer_and_proposer_modules_import_each_other_without_a_cycle() {
-    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src");
+fn optimizer_proposer_and_simulator_modules_import_each_other_without_a_cycle() {
+    let server = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src");
+    let runtime = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../runtime/src");
     for (dir, prefix, must) in [
-        ("optimize", "crate::optimize::", ["space", "pins"]),
         (
-            "optimize/proposers",
+            server.join("optimize"),
+            "crate::optimize::",
+            ["space", "pins"],
+        ),
+        (
+            server.join("optimize/proposers"),
             "crate::optimize::proposers::",
             ["llm", "structured"],
         ),
+        (runtime.join("sim"), "crate::sim::", ["gemm", "plan"]),
     ] {
-        let graph = module_graph_of(&src.join(dir), prefix);
+        let graph = module_graph_of(&dir, prefix);
+        let dir = dir.display();
         for m in must {
             assert!(
                 graph.contains_key(m),

@@ -297,7 +297,7 @@ pub fn schedule(plan: &Plan, mem_bytes: Vec<u64>) -> Measured {
                         .map(|(u, c)| c.1 / f64::from(u.execs.max(1)))
                         .collect();
                     let r = super::gemm::launch(
-                        plan,
+                        (&plan.tasks, &plan.topo),
                         g,
                         t,
                         &phase.copies,
@@ -470,7 +470,14 @@ fn launch_phase(
         // is read after the GEMMs (the placement task's last launch).
         if let Some(g) = plan.gemm.as_ref() {
             if g.reduce.as_ref().is_some_and(|r| r.placement == ti) && l + 1 == t.launches {
-                super::gemm::reduction_copies(plan, g, t, u.proc, u.piece, &mut phase.copies);
+                super::gemm::reduction_copies(
+                    (&plan.tasks, &plan.topo),
+                    g,
+                    t,
+                    u.proc,
+                    u.piece,
+                    &mut phase.copies,
+                );
             }
         }
         phase

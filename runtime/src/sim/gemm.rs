@@ -34,7 +34,7 @@
 
 use crate::app::{App, FlowKind, Launch};
 
-use super::plan::{FlowPlan, TaskPlan};
+use super::task_plan::{FlowPlan, TaskPlan};
 use super::topology::{MemId, ProcId, Resource, Route, Topo};
 
 /// Which `k` panel a stepped GEMM point reads at each step: the
@@ -255,7 +255,7 @@ fn span(x: u64, ext: u64, p: u64) -> std::ops::Range<u64> {
 /// `unit_piece` at step `s`, each with the share of the tile it holds,
 /// into `out`.
 fn tiles(
-    plan: &super::plan::Plan,
+    tasks: &[TaskPlan],
     g: &GemmPlan,
     input: &Input,
     unit_piece: u32,
@@ -264,10 +264,10 @@ fn tiles(
     out: &mut Vec<(u64, f64)>,
 ) {
     out.clear();
-    let pdom = &plan.tasks[input.placement].task.domain;
+    let pdom = &tasks[input.placement].task.domain;
     match g.shape {
         Shape::Stepped { parent, stagger } => {
-            let dom = &plan.tasks[parent].task.domain;
+            let dom = &tasks[parent].task.domain;
             let c = coords(u64::from(unit_piece), dom);
             let e = ext3(dom);
             let (k, k_ext) = panel(stagger, c, u64::from(s), u64::from(steps), e[2]);
@@ -284,7 +284,7 @@ fn tiles(
             }
         }
         Shape::Projected => {
-            let dom = &plan.tasks[g.task].task.domain;
+            let dom = &tasks[g.task].task.domain;
             let c = coords(u64::from(unit_piece), dom);
             out.push((linear(&c, &ext3(dom), pdom), 1.0));
         }
@@ -314,7 +314,7 @@ pub struct Launched {
 /// unit. Bytes per resource are added to `totals`, busy time to `busy`.
 #[allow(clippy::too_many_arguments)]
 pub fn launch(
-    plan: &super::plan::Plan,
+    (tasks, topo): (&[TaskPlan], &Topo),
     g: &GemmPlan,
     t: &TaskPlan,
     base: &[(ProcId, Route, f64)],
@@ -322,7 +322,6 @@ pub fn launch(
     totals: &mut Vec<(Resource, f64)>,
     busy: &mut [f64],
 ) -> Launched {
-    let topo = &plan.topo;
     // Jobs: (unit index, step), in the order each processor runs them.
     let mut jobs: Vec<(usize, u32)> = Vec::new();
     for (ui, u) in t.units.iter().enumerate() {
@@ -347,11 +346,11 @@ pub fn launch(
             let Some(dst) = topo.home(u.proc, ca.mem) else {
                 continue;
             };
-            let placement = &plan.tasks[input.placement];
+            let placement = &tasks[input.placement];
             let Some(pa) = placement.args.get(input.placement_arg) else {
                 continue;
             };
-            tiles(plan, g, input, u.piece, s, u.execs, &mut pieces);
+            tiles(tasks, g, input, u.piece, s, u.execs, &mut pieces);
             for &(piece, share) in &pieces {
                 let Some(owner) = placement.units.iter().find(|x| u64::from(x.piece) == piece)
                 else {
@@ -486,7 +485,7 @@ pub fn launch(
 /// Copies of the partial `A` tiles into the placement of `A` (3-D GEMMs),
 /// for consumer unit `piece` of the placement task on processor `proc`.
 pub fn reduction_copies(
-    plan: &super::plan::Plan,
+    (tasks, topo): (&[TaskPlan], &Topo),
     g: &GemmPlan,
     consumer: &TaskPlan,
     proc: ProcId,
@@ -496,8 +495,7 @@ pub fn reduction_copies(
     let Some(r) = &g.reduce else {
         return;
     };
-    let topo: &Topo = &plan.topo;
-    let gemm = &plan.tasks[g.task];
+    let gemm = &tasks[g.task];
     let (Some(ga), Some(ca)) = (gemm.args.get(r.arg), consumer.args.get(r.placement_arg)) else {
         return;
     };
@@ -507,7 +505,7 @@ pub fn reduction_copies(
     // A stepped GEMM's units are its parent's points; their layer-0 A
     // tiles are the placement's own pieces, which coherence follows.
     let (dom, stepped) = match g.shape {
-        Shape::Stepped { parent, .. } => (&plan.tasks[parent].task.domain, true),
+        Shape::Stepped { parent, .. } => (&tasks[parent].task.domain, true),
         Shape::Projected => (&gemm.task.domain, false),
     };
     let pdom = &consumer.task.domain;

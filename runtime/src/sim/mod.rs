@@ -11,6 +11,7 @@
 //! - `model`     efficiency factors and runtime costs, each with its source.
 //! - `topology`  dense processor/memory ids, copy routes and link resources.
 //! - `plan`      decisions -> per-task units, argument memories, flows.
+//! - `task_plan` what the plan holds per task and per flow.
 //! - `engine`    failure checks and the steady-state iteration schedule.
 //! - `gemm`      per-algorithm tile schedules of the six DISTAL matmuls.
 //! - `output`    the programs' printed lines; seeded noise (splitmix64).
@@ -30,6 +31,7 @@ pub mod model;
 pub(crate) mod output;
 pub(crate) mod plan;
 pub mod reference;
+pub(crate) mod task_plan;
 pub(crate) mod topology;
 
 #[cfg(test)]
