@@ -14,7 +14,8 @@ use crate::machine::{MemKind, ProcKind};
 use super::exec::{Access, Executor, InstId, RegionSpec};
 use super::kernels::Kernel;
 use super::layout::Rect;
-use super::plan::{ArgPlace, GemmAlgo, Loc, Proc, TaskPlace, Workload};
+use super::plan::{ArgPlace, Loc, Proc, TaskPlace, Workload};
+use super::tiles::{Operand, TileGrid};
 use super::CudaError;
 
 /// Time step of circuit's kernels.
@@ -291,30 +292,20 @@ pub fn init(ex: &mut Executor, w: &Workload, places: &[TaskPlace]) -> Result<(),
                 })?;
             }
         }
-        Workload::Gemm { n, grid, .. } => {
-            let [gi, gj, gk] = grid;
-            for i in 0..gi {
-                for j in 0..gj {
-                    let ((loc, staged), l) = home(0, 0, a_owner(w, i, j));
+        Workload::Gemm { n, .. } => {
+            let Some(grid) = TileGrid::of(w) else {
+                return Ok(());
+            };
+            for operand in [Operand::A, Operand::B, Operand::C] {
+                let region = operand.region();
+                for t in grid.tiles(operand) {
+                    let ((loc, staged), l) = home(0, region, t.owner);
                     let loc = if staged { Loc::Host } else { loc };
-                    ex.init(0, i * gj + j, loc, &l, &|_, _, _| 0.0)?;
-                }
-            }
-            for i in 0..gi {
-                for k in 0..gk {
-                    let ((loc, staged), l) = home(0, 1, b_owner(w, i, k));
-                    let loc = if staged { Loc::Host } else { loc };
-                    ex.init(1, i * gk + k, loc, &l, &|_, r, c| {
-                        b_value(i as u64 * n + r, k as u64 * n + c)
-                    })?;
-                }
-            }
-            for k in 0..gk {
-                for j in 0..gj {
-                    let ((loc, staged), l) = home(0, 2, c_owner(w, k, j));
-                    let loc = if staged { Loc::Host } else { loc };
-                    ex.init(2, k * gj + j, loc, &l, &|_, r, c| {
-                        c_value(k as u64 * n + r, j as u64 * n + c)
+                    let (r0, c0) = (t.row as u64 * n, t.col as u64 * n);
+                    ex.init(region, t.piece, loc, &l, &|_, r, c| match operand {
+                        Operand::A => 0.0,
+                        Operand::B => b_value(r0 + r, c0 + c),
+                        Operand::C => c_value(r0 + r, c0 + c),
                     })?;
                 }
             }
@@ -332,70 +323,6 @@ pub fn b_value(r: u64, c: u64) -> f64 {
 /// Global `C(r, c)`, as [`b_value`].
 pub fn c_value(r: u64, c: u64) -> f64 {
     ((r * 5 + c * 9) % 13) as f64 / 8.0 - 0.75
-}
-
-fn unit_index(w: &Workload, i: usize, j: usize, k: usize) -> usize {
-    match *w {
-        Workload::Gemm {
-            grid: [_, gj, gk],
-            three_d: true,
-            ..
-        } => (i * gj + j) * gk + k,
-        Workload::Gemm {
-            grid: [_, gj, _], ..
-        } => i * gj + j,
-        _ => 0,
-    }
-}
-
-/// The unit that owns tile `A(i, j)`.
-fn a_owner(w: &Workload, i: usize, j: usize) -> usize {
-    unit_index(w, i, j, 0)
-}
-
-/// The unit that owns tile `B(i, k)` (its home).
-fn b_owner(w: &Workload, i: usize, k: usize) -> usize {
-    match *w {
-        Workload::Gemm {
-            grid: [_, gj, _],
-            three_d,
-            ..
-        } => {
-            if three_d {
-                unit_index(w, i, 0, k)
-            } else {
-                unit_index(w, i, k % gj, 0)
-            }
-        }
-        _ => 0,
-    }
-}
-
-/// The unit that owns tile `C(k, j)`.
-fn c_owner(w: &Workload, k: usize, j: usize) -> usize {
-    match *w {
-        Workload::Gemm {
-            grid: [gi, _, _],
-            three_d,
-            ..
-        } => {
-            if three_d {
-                unit_index(w, 0, j, k)
-            } else {
-                unit_index(w, k % gi, j, 0)
-            }
-        }
-        _ => 0,
-    }
-}
-
-/// The `k` tile unit `(i, j)` multiplies at step `s` of a 2-D algorithm:
-/// Cannon and PUMMA shift (skewed start), the others broadcast in order.
-pub fn k_at(algo: GemmAlgo, i: usize, j: usize, s: usize, gk: usize) -> usize {
-    match algo {
-        GemmAlgo::Cannon | GemmAlgo::Pumma => (i + j + s) % gk.max(1),
-        _ => s % gk.max(1),
-    }
 }
 
 /// Runs one iteration of the workload's core loop.
@@ -637,120 +564,82 @@ pub fn iteration(ex: &mut Executor, w: &Workload, places: &[TaskPlace]) -> Resul
                 ex.end_launch()?;
             }
         }
-        Workload::Gemm {
-            algo,
-            n,
-            grid,
-            three_d,
-        } => {
-            let [gi, gj, gk] = grid;
+        Workload::Gemm { n, .. } => {
+            let Some(grid) = TileGrid::of(w) else {
+                return Ok(());
+            };
             let pl = &places[0];
             // taco_fill: A cleared where it lives; B and C refilled at their
             // homes, which invalidates the copies other units made.
             ex.begin_launch("taco_fill");
-            for i in 0..gi {
-                for j in 0..gj {
-                    let u = a_owner(w, i, j);
-                    let proc = pl.units[u];
-                    let used = vec![use_arg(ex, proc, 0, i * gj + j, &pl.arg(0), Access::Write)?];
-                    ex.kernel(
-                        proc,
-                        Kernel::Fill {
-                            field: 0,
-                            value: 0.0,
-                        },
-                        &ids(&used),
-                    )?;
-                    write_back(ex, proc, &used)?;
-                }
+            for t in grid.tiles(Operand::A) {
+                let proc = pl.units[t.owner];
+                let used = vec![use_arg(ex, proc, 0, t.piece, &pl.arg(0), Access::Write)?];
+                ex.kernel(
+                    proc,
+                    Kernel::Fill {
+                        field: 0,
+                        value: 0.0,
+                    },
+                    &ids(&used),
+                )?;
+                write_back(ex, proc, &used)?;
             }
-            for (region, count, owner) in [(1usize, gi * gk, 1usize), (2, gk * gj, 2)] {
-                for piece in 0..count {
-                    let (x, y) = if region == 1 {
-                        (piece / gk, piece % gk)
-                    } else {
-                        (piece / gj, piece % gj)
-                    };
-                    let u = if owner == 1 {
-                        b_owner(w, x, y)
-                    } else {
-                        c_owner(w, x, y)
-                    };
-                    let (loc, staged) = where_for(pl.units[u], &pl.arg(region));
+            for operand in [Operand::B, Operand::C] {
+                let region = operand.region();
+                for t in grid.tiles(operand) {
+                    let (loc, staged) = where_for(pl.units[t.owner], &pl.arg(region));
                     let loc = if staged { Loc::Host } else { loc };
-                    let home = ex.instance(region, piece, loc, &pl.arg(region).layout)?;
-                    let home = if is_valid(ex, region, piece, home) {
+                    let home = ex.instance(region, t.piece, loc, &pl.arg(region).layout)?;
+                    let home = if is_valid(ex, region, t.piece, home) {
                         home
                     } else {
-                        valid_src(ex, region, piece, Some(loc))?
+                        valid_src(ex, region, t.piece, Some(loc))?
                     };
-                    ex.invalidate_except(region, piece, home);
+                    ex.invalidate_except(region, t.piece, home);
                 }
             }
             ex.end_launch()?;
-            if three_d {
+            // A 3-D algorithm writes each product into its own piece of the
+            // partial products (region 3), then reduces them into A; a 2-D
+            // one accumulates into A, one launch per step.
+            let (launches, out, access, accumulate) = if grid.three_d {
+                (1, 3, Access::Write, false)
+            } else {
+                (grid.gk, 0, Access::ReadWrite, true)
+            };
+            for s in 0..launches {
                 ex.begin_launch("task_4");
-                for i in 0..gi {
-                    for j in 0..gj {
-                        for k in 0..gk {
-                            let u = unit_index(w, i, j, k);
-                            let proc = pl.units[u];
-                            let used = vec![
-                                use_arg(ex, proc, 3, u, &pl.arg(0), Access::Write)?,
-                                use_arg(ex, proc, 1, i * gk + k, &pl.arg(1), Access::Read)?,
-                                use_arg(ex, proc, 2, k * gj + j, &pl.arg(2), Access::Read)?,
-                            ];
-                            let g = Kernel::Gemm {
-                                n,
-                                accumulate: false,
-                            };
-                            ex.kernel(proc, g, &ids(&used))?;
-                            write_back(ex, proc, &used)?;
-                        }
-                    }
+                for p in grid.products(s) {
+                    let proc = pl.units[p.unit];
+                    let out_piece = if grid.three_d { p.unit } else { p.a };
+                    let used = vec![
+                        use_arg(ex, proc, out, out_piece, &pl.arg(0), access)?,
+                        use_arg(ex, proc, 1, p.b, &pl.arg(1), Access::Read)?,
+                        use_arg(ex, proc, 2, p.c, &pl.arg(2), Access::Read)?,
+                    ];
+                    ex.kernel(proc, Kernel::Gemm { n, accumulate }, &ids(&used))?;
+                    write_back(ex, proc, &used)?;
                 }
                 ex.end_launch()?;
+            }
+            if grid.three_d {
                 // Reduction of the partial products into A's owner.
                 ex.begin_launch("task_4");
-                for i in 0..gi {
-                    for j in 0..gj {
-                        let dst = valid_src(ex, 0, i * gj + j, None)?;
-                        for k in 0..gk {
-                            let u = unit_index(w, i, j, k);
-                            let src = valid_src(ex, 3, u, Some(ex.loc(dst)))?;
-                            let rect = Rect {
-                                lo: [0, 0],
-                                len: [n, n],
-                            };
-                            ex.copy_rect(pl.units[u], src, rect, dst, [0, 0], &[0], true)?;
-                        }
-                        ex.written(dst);
+                for t in grid.tiles(Operand::A) {
+                    let dst = valid_src(ex, 0, t.piece, None)?;
+                    for k in 0..grid.gk {
+                        let u = grid.unit(t.row, t.col, k);
+                        let src = valid_src(ex, 3, u, Some(ex.loc(dst)))?;
+                        let rect = Rect {
+                            lo: [0, 0],
+                            len: [n, n],
+                        };
+                        ex.copy_rect(pl.units[u], src, rect, dst, [0, 0], &[0], true)?;
                     }
+                    ex.written(dst);
                 }
                 ex.end_launch()?;
-            } else {
-                for s in 0..gk {
-                    ex.begin_launch("task_4");
-                    for i in 0..gi {
-                        for j in 0..gj {
-                            let u = unit_index(w, i, j, 0);
-                            let proc = pl.units[u];
-                            let k = k_at(algo, i, j, s, gk);
-                            let used = vec![
-                                use_arg(ex, proc, 0, i * gj + j, &pl.arg(0), Access::ReadWrite)?,
-                                use_arg(ex, proc, 1, i * gk + k, &pl.arg(1), Access::Read)?,
-                                use_arg(ex, proc, 2, k * gj + j, &pl.arg(2), Access::Read)?,
-                            ];
-                            let g = Kernel::Gemm {
-                                n,
-                                accumulate: true,
-                            };
-                            ex.kernel(proc, g, &ids(&used))?;
-                            write_back(ex, proc, &used)?;
-                        }
-                    }
-                    ex.end_launch()?;
-                }
             }
         }
     }
@@ -909,6 +798,7 @@ pub fn check_closed_form(w: &Workload, s: &State, iterations: u32) -> Result<(),
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cuda::plan::GemmAlgo;
     use crate::decisions::Order;
     use crate::machine::MemKind;
 
@@ -1047,10 +937,7 @@ mod tests {
     }
 
     #[test]
-    fn cannon_shifts_and_summa_broadcasts() {
-        assert_eq!(k_at(GemmAlgo::Cannon, 1, 0, 0, 2), 1);
-        assert_eq!(k_at(GemmAlgo::Cannon, 1, 1, 1, 2), 1);
-        assert_eq!(k_at(GemmAlgo::Summa, 1, 1, 1, 2), 1);
+    fn circuit_pieces_neighbour_around_a_ring() {
         assert_eq!(neighbours(0, 4), vec![3, 1]);
         assert_eq!(neighbours(0, 2), vec![1]);
         assert!(neighbours(0, 1).is_empty());

@@ -11,6 +11,7 @@
 //! - [`exec`]     the executor: instances, coherence, copies, launches, on
 //!   host threads and through the [`exec::Device`] trait on GPUs.
 //! - [`apps`]     the benchmarks' core loops and their result checks.
+//! - [`tiles`]    a DISTAL GEMM's tile grid: tiles, owners, products.
 //! - [`discover`] a machine description from device attributes, host
 //!   facts and calibration figures.
 //!
@@ -34,6 +35,7 @@ pub mod exec;
 pub mod kernels;
 pub mod layout;
 pub mod plan;
+pub mod tiles;
 
 #[cfg(feature = "cuda")]
 mod backend;
