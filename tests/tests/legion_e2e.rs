@@ -28,6 +28,7 @@
 
 mod lsp_support;
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::{Mutex, MutexGuard, OnceLock};
@@ -1762,9 +1763,11 @@ fn every_program_reports_realms_measurements_as_its_metrics() {
             "{app}"
         );
 
-        // The program's own log, read as the backend reads it.
-        let (out, log, _) = run_app(b, &dir, app, &mapper, &[]);
+        // The program's own log, read as the backend reads it; `-window`
+        // has the program print its timed part in Realm's clock.
+        let (out, log, _) = run_app(b, &dir, app, &mapper, &["-window"]);
         assert!(out.status.success(), "{app}: {}", text(&out));
+        busy_fits_the_timed_windows(app, &String::from_utf8_lossy(&out.stdout), &log);
         let metrics = metrics_from_log(&log, None).unwrap().expect("measurements");
         let ran = read_ran(&log).unwrap();
         let top: Vec<u64> = mapwright_runtime::legion::log::read_log(&log)
@@ -1786,6 +1789,81 @@ fn every_program_reports_realms_measurements_as_its_metrics() {
         }
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Each processor's measured busy time inside each timed window the
+/// program printed (`TIMED WINDOW = START END s`) is at most the window's
+/// length, and some task ran in each; the windows are the program's own
+/// elapsed time: `ELAPSED TIME` (circuit, stencil, pennant, to its printed
+/// millisecond) or each timed iteration's `Execution time: N ms` (DISTAL,
+/// which truncates to the millisecond).
+fn busy_fits_the_timed_windows(app: &str, stdout: &str, log: &str) {
+    use mapwright_runtime::legion::log::read_ran;
+    let windows: Vec<(f64, f64)> = stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("TIMED WINDOW = "))
+        .map(|rest| {
+            let mut it = rest.split_whitespace().map(|x| x.parse::<f64>().unwrap());
+            (it.next().unwrap(), it.next().unwrap())
+        })
+        .collect();
+    assert!(!windows.is_empty(), "{app}: no TIMED WINDOW line: {stdout}");
+    let elapsed: Vec<f64> = stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("ELAPSED TIME = "))
+        .map(|x| x.trim_end_matches(" s").trim().parse::<f64>().unwrap())
+        .collect();
+    let iterations: Vec<f64> = stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("Execution time: "))
+        .map(|x| x.trim_end_matches(" ms.").parse::<f64>().unwrap() * 1e-3)
+        .collect();
+    if let [e] = elapsed[..] {
+        assert_eq!(windows.len(), 1, "{app}: {stdout}");
+        let w = windows[0].1 - windows[0].0;
+        assert!(
+            (w - e).abs() <= 0.0006,
+            "{app}: window {w} s, ELAPSED TIME {e} s"
+        );
+    } else {
+        assert_eq!(windows.len(), iterations.len(), "{app}: {stdout}");
+        for ((lo, hi), ms) in windows.iter().zip(&iterations) {
+            let w = hi - lo;
+            assert!(
+                w >= *ms && w < ms + 0.001 + 1e-6,
+                "{app}: window {w} s, printed {ms} s"
+            );
+        }
+    }
+    let top: Vec<u64> = read_log(log)
+        .unwrap()
+        .iter()
+        .filter(|t| t.parent.is_none())
+        .map(|t| t.uid)
+        .collect();
+    let runs = read_ran(log).unwrap();
+    for &(lo, hi) in &windows {
+        let mut inside: BTreeMap<String, f64> = BTreeMap::new();
+        for r in runs.iter().filter(|r| !top.contains(&r.uid)) {
+            let (start, end) = (r.start_ns as f64 * 1e-9, r.end_ns as f64 * 1e-9);
+            let overlap = end.min(hi) - start.max(lo);
+            if overlap > 0.0 {
+                let proc = format!("node{} {}{}", r.node, r.proc_kind, r.proc);
+                *inside.entry(proc).or_default() += overlap;
+            }
+        }
+        assert!(
+            !inside.is_empty(),
+            "{app}: no task ran in the window {lo}-{hi}"
+        );
+        for (proc, busy) in &inside {
+            assert!(
+                *busy <= hi - lo + 1e-6,
+                "{app}: {proc} busy {busy} s inside a {} s window",
+                hi - lo
+            );
+        }
+    }
 }
 
 /// `-mapwright:app FILE`: circuit, run with the CPU-adapted expert, writes

@@ -32,6 +32,12 @@ bool Flags::has(const char *name) const {
 
 double now_seconds() { return double(Realm::Clock::current_time_in_nanoseconds()) * 1e-9; }
 
+void print_timed_window(double start_s, double end_s) {
+  if (!Flags().has("-window")) return;
+  std::printf("TIMED WINDOW = %.9f %.9f s\n", start_s, end_s);
+  std::fflush(stdout);
+}
+
 uint64_t mix(uint64_t seed, uint64_t stream, uint64_t index) {
   // splitmix64 over the three inputs.
   uint64_t z = seed * 0x9E3779B97F4A7C15ull ^
@@ -140,6 +146,7 @@ double time_span(Runtime *rt, const Task *task, const std::vector<PhysicalRegion
     lo = std::min(lo, start[*p]);
     hi = std::max(hi, stop[*p]);
   }
+  print_timed_window(lo, hi);
   return hi - lo;
 }
 

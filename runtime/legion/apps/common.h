@@ -33,6 +33,12 @@ class Flags {
 // Seconds since an arbitrary start (Realm's clock, as the Regent programs).
 double now_seconds();
 
+// With `-window` on the command line, prints the timed part of the run as
+// "TIMED WINDOW = START END s" in now_seconds()'s clock, the clock of
+// Realm's task timelines, so a test can hold what each processor measured
+// inside it against its length. Nothing without the flag.
+void print_timed_window(double start_s, double end_s);
+
 // Deterministic pseudo-random numbers from (seed, stream, index), so a task
 // and the program's own reference computation draw the same values.
 uint64_t mix(uint64_t seed, uint64_t stream, uint64_t index);
@@ -219,7 +225,8 @@ enum TimeFields : Legion::FieldID { TIME_START = 300, TIME_STOP };
 Legion::FieldSpace time_field_space(Legion::Runtime *rt, Legion::Context ctx);
 // Writes the current time into field `f` of `times` at `point`.
 void stamp(const Legion::PhysicalRegion &times, Legion::FieldID f, Legion::coord_t point);
-// The latest stop minus the earliest start over region requirement `i`.
+// The latest stop minus the earliest start over region requirement `i` (the
+// window printed with `-window`, see print_timed_window).
 double time_span(Legion::Runtime *rt, const Legion::Task *task,
                  const std::vector<Legion::PhysicalRegion> &regions, unsigned i);
 

@@ -412,8 +412,10 @@ void benchmark(Runtime *rt, Context ctx, const Config &c, Prepare prepare, Compu
     double start = now_seconds();
     compute();
     rt->issue_execution_fence(ctx).get_void_result();
-    double ms = (now_seconds() - start) * 1e3;
+    double end = now_seconds();
+    double ms = (end - start) * 1e3;
     if (it >= c.warmup) {
+      print_timed_window(start, end);
       total_ms += ms;
       std::printf("Execution time: %lld ms.\n", (long long)ms);
       std::fflush(stdout);

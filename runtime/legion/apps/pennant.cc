@@ -851,6 +851,9 @@ struct Pennant {
     Future span = binary(SUB_UINT64, ts_end, ts_start);
     Future seconds = binary(SCALE_UINT64, value(1e-6), span);
     output(OUTPUT1, "ELAPSED TIME = %7.3f s\n", 0.0, {seconds});
+    if (Flags().has("-window"))
+      print_timed_window(double(ts_start.get_result<uint64_t>()) * 1e-6,
+                         double(ts_end.get_result<uint64_t>()) * 1e-6);
     return n;
   }
   bool not_bool(const Future &f) { return single(NOT_BOOL, nullptr, 0, {f}).get_result<bool>(); }
