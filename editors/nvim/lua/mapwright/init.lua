@@ -26,6 +26,11 @@ local defaults = {
   on_attach = nil,
   flags = {},
   cmd_env = nil,
+  -- Show the server's code lenses (the measured time of the tasks each
+  -- statement decided, after a run on real Legion) as virtual text,
+  -- refreshed on entering the buffer, on leaving insert mode and after
+  -- each command (Neovim 0.7 has no `workspace/codeLens/refresh`).
+  codelens = true,
 }
 
 M.config = vim.deepcopy(defaults)
@@ -131,6 +136,18 @@ local function start_client(root)
     end,
   }
   return lsp_start_client(config)
+end
+
+--- Asks the server for `bufnr`'s code lenses again and shows them (a no-op
+--- with `codelens = false` or without a mapwright client).
+function M.refresh_codelens(bufnr)
+  bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
+  if not M.config.codelens or not vim.lsp.codelens or not M.client(bufnr) then
+    return
+  end
+  vim.api.nvim_buf_call(bufnr, function()
+    vim.lsp.codelens.refresh()
+  end)
 end
 
 --- Attaches the server (started for the buffer's root if needed) to `bufnr`.
@@ -261,6 +278,8 @@ function M.execute(command, bufnr, on_done)
         show_explanation(result)
       end
     end
+    -- A run or an optimize changes what the lenses measure.
+    M.refresh_codelens(bufnr)
     if on_done then
       on_done(err, result)
     end
@@ -320,6 +339,14 @@ function M.setup(opts)
     pattern = M.config.filetypes,
     callback = function(args)
       M.attach(args.buf)
+    end,
+  })
+  vim.api.nvim_create_autocmd({ 'BufEnter', 'InsertLeave' }, {
+    group = group,
+    callback = function(args)
+      if is_mapper(args.buf) then
+        M.refresh_codelens(args.buf)
+      end
     end,
   })
   M.attach_loaded()
