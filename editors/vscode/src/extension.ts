@@ -33,6 +33,9 @@ import {
   versionProblem,
   serverCommand,
   serverEnv,
+  ReportPictures,
+  reportHtml,
+  reportPictures,
   serverSettings,
   serverStatusText,
   summarize,
@@ -54,6 +57,8 @@ let serverDetail = "";
 let project: ProjectInfo | null | undefined;
 /** The mapper document the status bar item describes. */
 let lastMapper: vscode.TextDocument | undefined;
+/** The last optimize report's pictures (shown by Mapper: Show Optimize Report). */
+let lastReport: ReportPictures | undefined;
 /** Forwarders for server command ids the server did not register itself (code lenses use them). */
 let fallbackCommands: vscode.Disposable[] = [];
 
@@ -123,6 +128,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     ),
     vscode.commands.registerCommand("mapwright.restartServer", () => restart(context)),
     vscode.commands.registerCommand("mapwright.showOutput", () => output.show(true)),
+    vscode.commands.registerCommand("mapwright.showReport", () => showReport()),
     vscode.commands.registerCommand("mapwright.setApiKey", async () => {
       const key = await vscode.window.showInputBox({
         title: "LLM API key for the mapwright optimizer",
@@ -428,12 +434,19 @@ async function forward(command: ServerCommand, title: string, args?: unknown[]):
     const summary = summarize(command, result);
     output.appendLine(summary.detail);
     status.text = summary.text;
-    status.tooltip = new vscode.MarkdownString(
+    const tooltip = new vscode.MarkdownString(
       "**Last mapper " + command.replace("mapwright.", "") + "**\n\n```\n" + summary.detail.slice(0, 2000) + "\n```",
     );
     status.backgroundColor = summary.failed
       ? new vscode.ThemeColor("statusBarItem.errorBackground")
       : undefined;
+    if (command === "mapwright.optimize") {
+      lastReport = reportPictures(result);
+      // Clicking the status bar item opens the report when there is one.
+      status.command = lastReport ? "mapwright.showReport" : "mapwright.showOutput";
+      if (lastReport) tooltip.appendMarkdown("\n\nClick to show the optimize report.");
+    }
+    status.tooltip = tooltip;
     if (command === "mapwright.explain") {
       const { text, language } = explanationText(result);
       const doc = await vscode.workspace.openTextDocument({ content: text, language });
@@ -447,4 +460,30 @@ async function forward(command: ServerCommand, title: string, args?: unknown[]):
     status.backgroundColor = new vscode.ThemeColor("statusBarItem.errorBackground");
     void vscode.window.showErrorMessage(`Mapper: ${title} failed: ${message}`);
   }
+}
+
+/**
+ * Shows the last optimize report's pictures (the trajectory plot and the
+ * best run's timeline) in a webview beside the mapper.
+ */
+function showReport(): void {
+  const pictures = lastReport;
+  if (!pictures) {
+    void vscode.window.showInformationMessage(
+      "No optimize report yet: run Mapper: Optimize This Mapper (with mapwright.optimize.saveRuns on).",
+    );
+    return;
+  }
+  const files = [pictures.plot, pictures.timeline].filter((f): f is string => !!f);
+  const panel = vscode.window.createWebviewPanel(
+    "mapwright.report",
+    "Mapper Optimize Report",
+    vscode.ViewColumn.Beside,
+    { localResourceRoots: files.map((f) => vscode.Uri.file(path.dirname(f))) },
+  );
+  panel.webview.html = reportHtml(
+    pictures,
+    (file) => panel.webview.asWebviewUri(vscode.Uri.file(file)).toString(),
+    panel.webview.cspSource,
+  );
 }

@@ -216,3 +216,55 @@ export const PROJECT_FILE = "mapwright.toml";
  * with the URI; the server reads the file).
  */
 export const PROJECT_FILE_SELECTOR = { scheme: "file", pattern: `**/${PROJECT_FILE}` };
+
+/** The optimize report's pictures the server wrote into the run folder. */
+export interface ReportPictures {
+  /** The trajectory plot (`report.svg`). */
+  plot: string;
+  /** The best run's per-processor timeline, where that run was measured. */
+  timeline?: string;
+}
+
+/**
+ * The pictures an optimize result names (`report_svg`, `timeline_svg`), or
+ * `undefined` when it names none (no run folder: `mapwright.optimize.saveRuns`
+ * off).
+ */
+export function reportPictures(result: unknown): ReportPictures | undefined {
+  if (!isObject(result)) return undefined;
+  const plot = result["report_svg"];
+  if (typeof plot !== "string" || plot === "") return undefined;
+  const timeline = result["timeline_svg"];
+  return typeof timeline === "string" && timeline !== "" ? { plot, timeline } : { plot };
+}
+
+/** Escapes text for HTML. */
+function escapeHtml(s: string): string {
+  return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+/**
+ * The report view's page: the plot, then the timeline, each an `<img>` of
+ * its webview URI (`src` maps a file to it), under a Content-Security-Policy
+ * that allows images from `cspSource` only.
+ */
+export function reportHtml(
+  pictures: ReportPictures,
+  src: (file: string) => string,
+  cspSource: string,
+): string {
+  const figure = (file: string, caption: string) =>
+    `<figure><img src="${escapeHtml(src(file))}" alt="${escapeHtml(caption)}">` +
+    `<figcaption>${escapeHtml(caption)}: ${escapeHtml(file)}</figcaption></figure>`;
+  const timeline = pictures.timeline
+    ? figure(pictures.timeline, "The best run's timeline, as Realm measured it")
+    : "<p>No timeline: the best candidate ran on the simulator, which measures nothing.</p>";
+  return `<!DOCTYPE html>
+<html><head><meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; img-src ${cspSource}; style-src 'unsafe-inline';">
+<style>body{background:#fff;color:#222;font-family:sans-serif}img{max-width:100%}figure{margin:0 0 16px 0}</style>
+</head><body>
+${figure(pictures.plot, "Trajectory")}
+${timeline}
+</body></html>`;
+}

@@ -16,7 +16,8 @@ use super::read_utf8;
 use crate::autoguide::FeedbackMode;
 use crate::optimize::changes::render_changes;
 use crate::optimize::history::Record;
-use crate::optimize::plot::{trajectory_svg, Series};
+use crate::optimize::pictures;
+use crate::optimize::plot::Series;
 use crate::optimize::proposers::hybrid::HybridProposer;
 use crate::optimize::proposers::llm::{LlmConfig, LlmProposer, OutputMode};
 use crate::optimize::proposers::random::RandomProposer;
@@ -24,7 +25,6 @@ use crate::optimize::proposers::scalar::ScalarProposer;
 use crate::optimize::proposers::search::SearchProposer;
 use crate::optimize::proposers::Proposer;
 use crate::optimize::runner::Runner;
-use crate::optimize::timeline_svg::timeline_svg;
 use crate::optimize::{default_run_dir, load_report, optimize, Config, Report};
 use crate::project::{check_min_gain, target, ProjectFile};
 
@@ -410,36 +410,11 @@ pub fn run(args: OptimizeArgs) -> anyhow::Result<ExitCode> {
                 .parent()
                 .map(Path::to_path_buf),
         };
-        let mut series = earlier_runs(runs_folder.as_deref(), run_dir.as_deref(), &report);
-        series.push(Series {
-            label: format!("{} (seed {}, this run)", report.proposer, report.seed),
-            values: report.trajectory.clone(),
-        });
-        let (measure, reference) = match report.trajectory_basis.relative_to.as_str() {
-            "expert" => ("best normalized throughput", "expert"),
-            _ => ("best speed relative to your mapper", "your mapper"),
-        };
-        let svg = trajectory_svg(
-            &format!("{} on {}: {measure}", app.name, machine.name),
-            &series,
-            reference,
-        );
-        std::fs::write(path, svg).with_context(|| format!("cannot write {}", path.display()))?;
-        // Where the best candidate's run was measured (a `legion` or
-        // `command` run), its timeline beside the plot.
-        let best = report.records.get(report.best_iteration);
-        if let Some(timeline) = best.and_then(|r| r.evaluation.metrics.timeline.as_ref()) {
-            let timeline_path = timeline_path(path);
-            let svg = timeline_svg(
-                &format!(
-                    "{} on {}: the best mapper's run (iteration {}), as Realm measured it",
-                    app.name, machine.name, report.best_iteration
-                ),
-                timeline,
-            );
-            std::fs::write(&timeline_path, svg)
-                .with_context(|| format!("cannot write {}", timeline_path.display()))?;
-            errln!("timeline of the best run: {}", timeline_path.display());
+        let series = earlier_runs(runs_folder.as_deref(), run_dir.as_deref(), &report);
+        let written = pictures::write(&report, (&app.name, &machine.name), series, path)
+            .with_context(|| format!("cannot write {} and its timeline", path.display()))?;
+        if let Some(timeline) = &written.timeline {
+            errln!("timeline of the best run: {}", timeline.display());
         }
     }
     // Printed first, in the order a reader expects, but a failure to print
@@ -617,13 +592,4 @@ impl ProposerKind {
             ProposerKind::Search | ProposerKind::Llm | ProposerKind::Hybrid
         )
     }
-}
-
-/// `plot.timeline.svg` beside `plot.svg`.
-fn timeline_path(report: &Path) -> PathBuf {
-    let stem = report
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "report".into());
-    report.with_file_name(format!("{stem}.timeline.svg"))
 }

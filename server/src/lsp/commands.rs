@@ -18,6 +18,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::optimize::metrics::StartRelative;
+use crate::optimize::pictures::{self, Pictures};
 use mapwright_grammar::{LineIndex, Span};
 use mapwright_runtime::app::App;
 use mapwright_runtime::machine::Machine;
@@ -545,6 +546,10 @@ impl Step {
 pub struct Optimized {
     pub report: Report,
     pub report_dir: Option<PathBuf>,
+    /// The report's plot and the best run's timeline, written into the run
+    /// folder (`report.svg`, `report.timeline.svg`), or why they could not
+    /// be; `None` without a run folder.
+    pub pictures: Option<Result<Pictures, String>>,
 }
 
 /// Runs the optimizer loop on `source` (blocking). `step` is called after
@@ -596,9 +601,20 @@ pub fn optimize_blocking(
         None,
         &mut progress,
     );
+    let pictures = run_dir.as_ref().map(|dir| {
+        let plot = dir.join("report.svg");
+        pictures::write(
+            &report,
+            (&setup.app.name, &setup.machine.name),
+            Vec::new(),
+            &plot,
+        )
+        .map_err(|e| format!("cannot write {}: {e}", plot.display()))
+    });
     Ok(Optimized {
         report,
         report_dir: run_dir,
+        pictures,
     })
 }
 

@@ -24,6 +24,8 @@
 //! - [`history`]   the records of a run.
 //! - [`metrics`]   trajectory, success rate, parameter entropy, feedback sensitivity.
 //! - [`plot`]      the SVG trajectory plot.
+//! - [`timeline_svg`] a measured run's per-processor timeline (SVG).
+//! - [`pictures`]  the report's plot and timeline, written side by side.
 //! - [`rng`]       the seeded PRNG proposers use.
 
 pub mod changes;
@@ -31,6 +33,7 @@ pub mod executors;
 pub mod history;
 pub mod inplace;
 pub mod metrics;
+pub mod pictures;
 pub mod pins;
 pub mod plot;
 pub mod proposers;

@@ -15,6 +15,8 @@
 # python3, libkrb5-dev, ripgrep.
 set -euo pipefail
 PREFIX=${1:?usage: install-code-server.sh PREFIX}
+# Absolute: the steps below change directory.
+PREFIX=$(mkdir -p "$PREFIX" && cd "$PREFIX" && pwd)
 VERSION=${CODE_SERVER_VERSION:-4.100.3}
 CS="$PREFIX/node_modules/code-server"
 

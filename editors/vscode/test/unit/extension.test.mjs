@@ -101,6 +101,7 @@ test("the issue's commands are contributed, each registered in the extension", (
     "Mapper: Run Mapper",
     "Mapper: Explain Mapping Decisions",
     "Mapper: Restart Server",
+    "Mapper: Show Optimize Report",
   ]) {
     assert.ok(titles[title], `missing command "${title}"`);
   }
@@ -255,4 +256,21 @@ test("project files get document links from the server without being synced as m
   const selector = source.match(/documentSelector: \[([^\]]*)\]/)[1];
   assert.doesNotMatch(selector, /toml|PROJECT_FILE/);
   assert.match(selector, /language: "mapper"/);
+});
+
+test("an optimize result's pictures become the report view, images from the webview only", () => {
+  const { reportPictures, reportHtml } = loadTs("src/results.ts");
+  assert.equal(reportPictures({ summary: "done", report_dir: null }), undefined);
+  assert.equal(reportPictures("text"), undefined);
+  assert.deepEqual(reportPictures({ report_svg: "/r/report.svg", timeline_svg: null }), { plot: "/r/report.svg" });
+  const pictures = reportPictures({ report_svg: "/r/report.svg", timeline_svg: "/r/report.timeline.svg" });
+  assert.deepEqual(pictures, { plot: "/r/report.svg", timeline: "/r/report.timeline.svg" });
+  const html = reportHtml(pictures, (f) => `vscode-webview://x${f}`, "vscode-webview://x");
+  assert.ok(html.includes('<img src="vscode-webview://x/r/report.svg"'), html);
+  assert.ok(html.includes('<img src="vscode-webview://x/r/report.timeline.svg"'), html);
+  assert.ok(html.includes("img-src vscode-webview://x;"), html);
+  assert.ok(!html.includes("<script"), html);
+  const simulated = reportHtml({ plot: "/r/a<b>.svg" }, (f) => f, "s");
+  assert.ok(simulated.includes("No timeline"), simulated);
+  assert.ok(simulated.includes("/r/a&#60;b&#62;.svg"), simulated);
 });

@@ -549,6 +549,7 @@ impl Backend {
         optimized: commands::Optimized,
     ) -> Value {
         let report = &optimized.report;
+        let pictures = optimized.pictures.as_ref().map(|p| p.as_ref());
         if let Some(r) = report.records.get(report.best_iteration) {
             self.state.set_last_run(
                 &doc.uri,
@@ -654,6 +655,12 @@ impl Backend {
             "candidates": candidates,
             "summary": summary,
             "report_dir": optimized.report_dir.as_ref().map(|d| d.display().to_string()),
+            "report_svg": pictures.and_then(|p| p.ok()).map(|p| p.plot.display().to_string()),
+            "timeline_svg": pictures
+                .and_then(|p| p.ok())
+                .and_then(|p| p.timeline.as_ref())
+                .map(|t| t.display().to_string()),
+            "report_error": pictures.and_then(|p| p.err()),
             "new_document": new_document,
             "best_mapper": best,
             "verdict": report.verdict,
