@@ -1707,7 +1707,10 @@ fn a_crowded_real_run_gets_the_measured_imbalance_and_its_edit_runs_faster() {
 /// time within the run's wall time (the figures cover every task the mapper
 /// mapped, initialisation included), and the per-task runs adding up to
 /// the task times. The same figures come from the program's own decision
-/// log through `metrics_from_log`, equal to the sums of its `ran` lines.
+/// log through `metrics_from_log`, equal to the sums of its `ran` lines;
+/// and inside each timed window the program prints (`-window`), each
+/// processor's measured busy time is at most the window, which is the
+/// program's own elapsed time ([`busy_fits_the_timed_windows`]).
 #[test]
 #[cfg_attr(
     not(legion_sdk),
