@@ -39,11 +39,15 @@ def random_tokens(rng, n):
         t = rng.choice(TOKENS); out.append(t); size += len(t) + 1
     return " ".join(out).encode()
 
-def statements(rng, n):
+def numbered_lines(n, line):
+    """`line(i)` for i = 0, 1, ... until the text reaches n bytes."""
     out, size, i = [], 0, 0
     while size < n:
-        s = f"x{i} = {rng.randrange(1000)} + 1;\n"; out.append(s); size += len(s); i += 1
+        s = line(i); out.append(s); size += len(s); i += 1
     return "".join(out).encode()
+
+def statements(rng, n):
+    return numbered_lines(n, lambda i: f"x{i} = {rng.randrange(1000)} + 1;\n")
 
 def rules(rng, n):
     # One mapping rule a line, each with its own key: the streaming check
@@ -51,17 +55,11 @@ def rules(rng, n):
     # 18 MB when the entry was the key itself).
     kinds = ["Task t{i} GPU;\n", "Region t{i} r{r} GPU FBMEM;\n",
              "Layout t{i} * * SOA C_order;\n", "InstanceLimit t{i} 4;\n"]
-    out, size, i = [], 0, 0
-    while size < n:
-        s = rng.choice(kinds).format(i=i, r=rng.randrange(8)); out.append(s); size += len(s); i += 1
-    return "".join(out).encode()
+    return numbered_lines(n, lambda i: rng.choice(kinds).format(i=i, r=rng.randrange(8)))
 
 def task_rules(rng, n):
     # The shortest rule, so the most keys a byte: `Task NAME PROC;`.
-    out, size, i = [], 0, 0
-    while size < n:
-        s = f"Task task_{i} {rng.choice(['GPU', 'CPU', 'OMP'])};\n"; out.append(s); size += len(s); i += 1
-    return "".join(out).encode()
+    return numbered_lines(n, lambda i: f"Task task_{i} {rng.choice(['GPU', 'CPU', 'OMP'])};\n")
 
 def deep_nesting(rng, n):
     depth = n // 2

@@ -14,25 +14,12 @@
 
 local TIMEOUT = tonumber(os.getenv('MAPWRIGHT_E2E_TIMEOUT_MS') or '') or 30000
 
-local function log(msg)
-  io.stderr:write('[nvim-e2e] ' .. msg .. '\n')
-end
+local support = dofile(debug.getinfo(1, 'S').source:sub(2):match('(.*/)') .. 'support.lua')
+local log, check, env = support.logger('nvim-e2e'), support.check, support.env
 
 local function fail(msg)
   log('FAIL: ' .. msg)
   vim.cmd('cquit 1')
-end
-
-local function check(cond, msg)
-  if not cond then
-    error(msg, 0)
-  end
-end
-
-local function env(name)
-  local v = os.getenv(name)
-  check(v and v ~= '', name .. ' is not set')
-  return v
 end
 
 --- The buffer's diagnostics as LSP diagnostics (with the server's `data`),

@@ -17,21 +17,8 @@ local TIMEOUT = tonumber(os.getenv('MAPWRIGHT_E2E_TIMEOUT_MS') or '') or 30000
 -- A first run may build the mapper and the programs.
 local RUN_TIMEOUT = 240000
 
-local function log(msg)
-  io.stderr:write('[nvim-measured] ' .. msg .. '\n')
-end
-
-local function check(cond, msg)
-  if not cond then
-    error(msg, 0)
-  end
-end
-
-local function env(name)
-  local v = os.getenv(name)
-  check(v and v ~= '', name .. ' is not set')
-  return v
-end
+local support = dofile(debug.getinfo(1, 'S').source:sub(2):match('(.*/)') .. 'support.lua')
+local log, check, env = support.logger('nvim-measured'), support.check, support.env
 
 local function run()
   local server = env('MAPWRIGHT_SERVER')
