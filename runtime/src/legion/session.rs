@@ -23,7 +23,7 @@ use crate::resolve_mapping::{
 
 use super::host::HostFacts;
 use super::launch::{LaunchInfo, SeenApp};
-use super::log::{DecisionLog, MappedTask};
+use super::log::DecisionLog;
 use super::recorder::{AppRecorder, RegionShape};
 
 /// How the mapper was started (its command-line flags).
@@ -351,23 +351,25 @@ impl MapperSession {
         }
     }
 
-    /// Records what was realised for one mapped task.
+    /// Records what was realised for one mapped task: its line
+    /// ([`super::log::MappedTaskLine`]), serialized.
     ///
     /// The first task of each launch (`launch_id`, from
     /// [`MapperSession::remember_launch`]) goes into the file at once: a
     /// layout or placement that makes a program abort does so on its
     /// launch's first task, and an abort skips the exit hook. The others
     /// are written in batches: a write a task cost 10-20 µs a `map_task`.
-    pub fn log_mapped(&mut self, launch_id: u32, mapped: &MappedTask) {
+    pub fn log_mapped(&mut self, launch_id: u32, line: &[u8]) {
         let Some(log) = &mut self.log else {
             return;
         };
         match self.launches.get_mut(launch_id as usize) {
             Some(launch) if !launch.logged => {
                 launch.logged = true;
-                log.write_now(mapped);
+                log.write_line(line);
+                log.flush();
             }
-            _ => log.write(mapped),
+            _ => log.write_line(line),
         }
     }
 }

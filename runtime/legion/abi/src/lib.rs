@@ -16,7 +16,9 @@ use mapwright_grammar::ast::AlignOp;
 use mapwright_runtime::app::{Launch, Privilege};
 use mapwright_runtime::decisions::{InstanceKind, Order};
 use mapwright_runtime::legion::host::HostAffinity;
-use mapwright_runtime::legion::log::{CopiedData, MappedRegion, MappedTask, RanTask};
+use mapwright_runtime::legion::log::{
+    CopiedData, MappedRegionLine, MappedTaskLine, MemoryLabel, RanTask,
+};
 use mapwright_runtime::legion::recorder::{FieldShape, RegionShape};
 use mapwright_runtime::legion::{
     HostFacts, HostMemory, HostProcessors, LaunchInfo, MapperSession, RegionInfo, SessionOptions,
@@ -153,12 +155,17 @@ pub struct MwMemoryRef {
 
 /// `node0 SYSMEM0`: a memory as the metrics and the simulator name it.
 fn memory_label(kind: u32, node: u32, index: u32) -> String {
-    let name = mem_of(kind).and_then(|k| k.dsl_name()).unwrap_or("OTHER");
-    format!("node{node} {name}{index}")
+    format!("node{node} {}{index}", mem_dsl_name(kind))
 }
 
-/// A session behind an opaque pointer.
-pub struct MwSession(MapperSession);
+/// The DSL's name of a memory kind code (`OTHER` for one it has none for).
+fn mem_dsl_name(code: u32) -> &'static str {
+    mem_of(code).and_then(|k| k.dsl_name()).unwrap_or("OTHER")
+}
+
+/// A session behind an opaque pointer, with the buffer each decision-log
+/// line is written into (kept, so a line allocates nothing).
+pub struct MwSession(MapperSession, Vec<u8>);
 
 fn proc_code(kind: ProcKind) -> u32 {
     PROC_KINDS.iter().position(|k| *k == kind).unwrap_or(0) as u32
@@ -349,7 +356,7 @@ pub unsafe extern "C" fn mw_session_open(
                 if !session.warnings.is_empty() {
                     give(warnings, session.warnings.clone());
                 }
-                Box::into_raw(Box::new(MwSession(session)))
+                Box::into_raw(Box::new(MwSession(session, Vec::new())))
             }
             Err(message) => {
                 give(error, message);
@@ -530,60 +537,68 @@ pub unsafe extern "C" fn mw_log_mapped(
         if !session.0.logging() {
             return;
         }
-        let Some(launch) = session.0.launch(launch_id) else {
+        let MwSession(session, line_buffer) = session;
+        let Some(launch) = session.launch(launch_id) else {
             return;
         };
-        let mapped = MappedTask {
-            task: launch.task.clone(),
-            parent: launch.parent.clone(),
+        let regions: Vec<MappedRegionLine> = slice(regions, nregions)
+            .iter()
+            .map(|r| {
+                let physical = r.instance == 0;
+                let placed = physical && r.bytes > 0;
+                // (MemKind's Display, without the String.)
+                let memory =
+                    mem_of(r.memory).map_or("OTHER", |m| m.dsl_name().unwrap_or(m.legion_name()));
+                MappedRegionLine {
+                    index: r.index,
+                    instance: match r.instance {
+                        0 => "physical",
+                        2 => "none",
+                        _ => "virtual",
+                    },
+                    memory: physical.then_some(memory),
+                    layout: physical
+                        .then(|| {
+                            launch
+                                .layouts
+                                .iter()
+                                .find(|(i, _)| *i == r.index)
+                                .map(|(_, l)| l.as_str())
+                        })
+                        .flatten(),
+                    layout_holds: physical.then_some(r.layout_holds != 0),
+                    reused: physical.then_some(r.reused != 0),
+                    bytes: placed.then_some(r.bytes),
+                    instance_id: placed.then_some(r.instance_id),
+                    at: placed.then(|| MemoryLabel {
+                        node: r.mem_node,
+                        memory: mem_dsl_name(r.memory),
+                        index: r.mem_index,
+                    }),
+                }
+            })
+            .collect();
+        let line = MappedTaskLine {
+            task: &launch.task,
+            parent: launch.parent.as_deref(),
             inner: launch.inner,
             uid,
-            point: slice(point, dims as usize).to_vec(),
+            point: slice(point, dims as usize),
             proc_kind: proc_kind_name(proc_kind),
             node,
             proc,
             targets: targets.max(1),
-            regions: slice(regions, nregions)
-                .iter()
-                .map(|r| {
-                    let requested = launch
-                        .layouts
-                        .iter()
-                        .find(|(i, _)| *i == r.index)
-                        .map(|(_, l)| l.clone());
-                    let physical = r.instance == 0;
-                    MappedRegion {
-                        index: r.index,
-                        instance: match r.instance {
-                            0 => "physical",
-                            2 => "none",
-                            _ => "virtual",
-                        }
-                        .into(),
-                        memory: physical.then(|| {
-                            mem_of(r.memory).map_or_else(|| "OTHER".into(), |m| m.to_string())
-                        }),
-                        layout: physical.then_some(requested).flatten(),
-                        layout_holds: physical.then_some(r.layout_holds != 0),
-                        reused: physical.then_some(r.reused != 0),
-                        bytes: (physical && r.bytes > 0).then_some(r.bytes),
-                        instance_id: (physical && r.bytes > 0).then_some(r.instance_id),
-                        at: (physical && r.bytes > 0)
-                            .then(|| memory_label(r.memory, r.mem_node, r.mem_index)),
-                    }
-                })
-                .collect(),
+            regions: &regions,
         };
-        session.0.log_mapped(launch_id, &mapped);
+        if line.write_into(line_buffer) {
+            session.log_mapped(launch_id, line_buffer);
+        }
     })
 }
 
 /// The DSL's name of a processor kind code (`?` for one it has none for).
-fn proc_kind_name(code: u32) -> String {
-    PROC_KINDS
-        .get(code as usize)
-        .map_or("?", |k| k.dsl_name())
-        .to_string()
+fn proc_kind_name(code: u32) -> &'static str {
+    PROC_KINDS.get(code as usize).map_or("?", |k| k.dsl_name())
 }
 
 /// See `mw_log_ran` in the header.
@@ -616,7 +631,7 @@ pub unsafe extern "C" fn mw_log_ran(
             ran: text(task).unwrap_or_default(),
             uid,
             point: slice(point, dims as usize).to_vec(),
-            proc_kind: proc_kind_name(proc_kind),
+            proc_kind: proc_kind_name(proc_kind).to_string(),
             node,
             proc,
             ready_ns,
