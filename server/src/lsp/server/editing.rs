@@ -229,7 +229,11 @@ impl Backend {
             }),
             data: None,
         };
-        let machine = target.machine_name().to_string();
+        let runtime = project
+            .as_ref()
+            .and_then(|p| p.runtime.clone())
+            .or(settings.runtime_url.clone());
+        let run_title = run_lens_title(runtime.as_deref(), target.machine_name());
         let mut lenses = vec![
             lens(
                 format!(
@@ -239,7 +243,7 @@ impl Backend {
                 commands::OPTIMIZE,
                 false,
             ),
-            lens(format!("Run on {machine}"), commands::RUN, false),
+            lens(run_title, commands::RUN, false),
             lens(
                 "Explain mapping decisions".to_string(),
                 commands::EXPLAIN,
@@ -258,6 +262,20 @@ type StatementTimes<'a> = (Span, Vec<(&'a str, f64)>);
 /// decided tasks the last real run measured: their measured time in all
 /// (`measured 3.21 s: calculate_new_currents 3.19 s, ... (the run on
 /// legion-host, version 4)`); clicking runs the mapper again.
+/// The run lens's title: where `mapwright.run` runs the mapper. Real
+/// Legion and a user's program run on this host, whatever machine model
+/// the decisions are shown for; a runtime URL is another machine.
+fn run_lens_title(runtime: Option<&str>, machine: &str) -> String {
+    match runtime.map(str::trim) {
+        Some("legion") => "Run on real Legion (this host)".into(),
+        Some("command") => "Run your program".into(),
+        Some(url) if !url.is_empty() && url != "embedded" && url != "sim" => {
+            format!("Run on {url}")
+        }
+        _ => format!("Run on {machine}"),
+    }
+}
+
 fn measured_lenses(
     a: &Analysis,
     resolution: Option<&Resolution>,
@@ -661,6 +679,25 @@ impl CurrentFixes<'_> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_run_lens_says_where_it_runs() {
+        use super::run_lens_title;
+        assert_eq!(run_lens_title(None, "p100x4"), "Run on p100x4");
+        assert_eq!(run_lens_title(Some("sim"), "p100x4"), "Run on p100x4");
+        assert_eq!(
+            run_lens_title(Some("legion"), "p100x4"),
+            "Run on real Legion (this host)"
+        );
+        assert_eq!(
+            run_lens_title(Some("command"), "p100x4"),
+            "Run your program"
+        );
+        assert_eq!(
+            run_lens_title(Some("http://gpu-box:7878"), "p100x4"),
+            "Run on http://gpu-box:7878"
+        );
+    }
+
     use super::*;
 
     #[test]
