@@ -10,6 +10,7 @@
 //! - [`cli`]     the subcommands (`check`, `fmt`, `lsp`, ...), one module each.
 //! - [`lsp`]     the language server (tower-lsp): protocol glue over pure
 //!   analysis functions; see its module map.
+//! - [`testing`] what the workspace's tests share (temporary folders).
 //!
 //! Layering: this crate may use `mapwright-runtime` and `mapwright-grammar`;
 //! they never use it. LSP types stay in this crate.
@@ -21,3 +22,4 @@ pub mod lsp;
 pub mod optimize;
 pub mod project;
 pub mod render;
+pub mod testing;

@@ -94,6 +94,8 @@ pub(crate) fn explain_text(args: &ExplainArgs, color: bool) -> anyhow::Result<St
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::{temp_dir, TempDir};
+    use std::path::PathBuf;
 
     fn args(file: &str, json: bool) -> ExplainArgs {
         ExplainArgs {
@@ -106,39 +108,20 @@ mod tests {
 
     /// The expert mapper of `name` in a file of its own: tests run in
     /// parallel, and two writing one file would read each other's halves.
-    fn expert_file(name: &str) -> Removed {
+    /// The folder is removed when the returned guard is dropped.
+    fn expert_file(name: &str) -> (TempDir, PathBuf) {
         static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
         let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        let dir =
-            std::env::temp_dir().join(format!("mapwright-explain-{}-{n}", std::process::id()));
-        std::fs::create_dir_all(&dir).expect("temp dir");
+        let dir = temp_dir("mapwright-explain", &format!("{name}-{n}"));
         let path = dir.join(format!("{name}.mapper"));
         let text = mapwright_runtime::app::expert_mapper_text(name).expect("expert");
         std::fs::write(&path, text).expect("write");
-        Removed(path)
-    }
-
-    /// A test's file, its folder removed when the test ends.
-    struct Removed(std::path::PathBuf);
-
-    impl std::ops::Deref for Removed {
-        type Target = std::path::Path;
-        fn deref(&self) -> &std::path::Path {
-            &self.0
-        }
-    }
-
-    impl Drop for Removed {
-        fn drop(&mut self) {
-            if let Some(dir) = self.0.parent() {
-                let _ = std::fs::remove_dir_all(dir);
-            }
-        }
+        (dir, path)
     }
 
     #[test]
     fn explains_the_cannon_expert_as_tables_and_grids() {
-        let path = expert_file("cannon");
+        let (_dir, path) = expert_file("cannon");
         let out = explain_text(&args(&path.to_string_lossy(), false), false).expect("explain");
         assert!(
             out.starts_with("application `cannon` on machine `p100x4`"),
@@ -163,7 +146,7 @@ mod tests {
 
     #[test]
     fn json_output_is_the_decisions() {
-        let path = expert_file("cannon");
+        let (_dir, path) = expert_file("cannon");
         let out = explain_text(&args(&path.to_string_lossy(), true), false).expect("explain");
         let v: serde_json::Value = serde_json::from_str(&out).expect("json");
         assert_eq!(v["app"], "cannon");
@@ -174,12 +157,10 @@ mod tests {
 
     #[test]
     fn a_pinned_statement_is_shown_as_pinned() {
-        let dir =
-            std::env::temp_dir().join(format!("mapwright-explain-pin-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).expect("temp dir");
-        let path = Removed(dir.join("pinned.mapper"));
+        let dir = temp_dir("mapwright-explain", "pin");
+        let path = dir.join("pinned.mapper");
         std::fs::write(
-            &*path,
+            &path,
             "Task * GPU,CPU;\nRegion * rp_ghost GPU ZCMEM;  # mapwright: keep\n",
         )
         .expect("write");
@@ -196,7 +177,7 @@ mod tests {
 
     #[test]
     fn an_application_is_required() {
-        let path = expert_file("circuit");
+        let (_dir, path) = expert_file("circuit");
         let mut a = args(&path.to_string_lossy(), false);
         a.app = None;
         a.machine = None;

@@ -723,17 +723,8 @@ mod tests {
             app: Some("stencil".into()),
             machine: None,
         });
-        /// Removes the folder however the test ends.
-        struct TempDir(std::path::PathBuf);
-        impl Drop for TempDir {
-            fn drop(&mut self) {
-                let _ = std::fs::remove_dir_all(&self.0);
-            }
-        }
-        let tmp =
-            TempDir(std::env::temp_dir().join(format!("mw-lsp-command-{}", std::process::id())));
-        let dir = tmp.0.clone();
-        std::fs::create_dir_all(&dir).unwrap();
+        let tmp = crate::testing::temp_dir("mw-lsp-command", "program");
+        let dir = tmp.to_path_buf();
         let mut project = ProjectConfig {
             path: dir.join("mapwright.toml"),
             runtime: Some("command".into()),

@@ -79,32 +79,15 @@ fn inside_quotes(text: &str, literal: std::ops::Range<usize>) -> Span {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::{temp_dir, TempDir};
 
-    fn project_dir(name: &str) -> ProjectDir {
-        let dir = std::env::temp_dir().join(format!(
-            "mapwright-document-link-{name}-{}",
-            std::process::id()
-        ));
+    /// A test's project folder, removed when the test ends.
+    fn project_dir(name: &str) -> TempDir {
+        let dir = temp_dir("mapwright-document-link", name);
         std::fs::create_dir_all(dir.join("apps")).unwrap();
         std::fs::write(dir.join("apps/mine.json"), "{}").unwrap();
         std::fs::write(dir.join("cluster.toml"), "").unwrap();
-        ProjectDir(dir)
-    }
-
-    /// A test's project folder, removed when the test ends.
-    struct ProjectDir(PathBuf);
-
-    impl std::ops::Deref for ProjectDir {
-        type Target = Path;
-        fn deref(&self) -> &Path {
-            &self.0
-        }
-    }
-
-    impl Drop for ProjectDir {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
+        dir
     }
 
     #[test]

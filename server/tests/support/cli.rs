@@ -2,46 +2,12 @@
 
 #![allow(dead_code)]
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
-/// An empty folder for one test (`prefix-name-pid` under the temp dir),
-/// removed when the test ends, passed or failed.
-pub fn temp_dir(prefix: &str, name: &str) -> TempDir {
-    let dir = std::env::temp_dir().join(format!("{prefix}-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    TempDir(dir)
-}
-
-/// A folder [`temp_dir`] made; removed when dropped.
-#[derive(Debug)]
-pub struct TempDir(PathBuf);
-
-impl std::ops::Deref for TempDir {
-    type Target = Path;
-    fn deref(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl AsRef<Path> for TempDir {
-    fn as_ref(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl AsRef<std::ffi::OsStr> for TempDir {
-    fn as_ref(&self) -> &std::ffi::OsStr {
-        self.0.as_os_str()
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+// (Not every test binary that includes this module makes a folder.)
+#[allow(unused_imports)]
+pub use mapwright::testing::{temp_dir, TempDir};
 
 /// Runs `mapwright ARGS` in `cwd`: (success, stdout, stderr).
 pub fn mapwright(args: &[&str], cwd: &Path) -> (bool, String, String) {

@@ -520,49 +520,13 @@ pub fn apply_edits(text: &str, edits: &[Value], enc: Encoding) -> String {
 }
 
 /// A fresh, empty directory for one test (no `mapwright.toml` above it
-/// inside the directory itself).
+/// inside the directory itself), `mapwright-lsp-PID/NAME`, removed (with
+/// the per-process folder, once empty) when the test that made it ends.
 pub fn temp_dir(name: &str) -> TempDir {
-    let dir = std::env::temp_dir()
-        .join(format!("mapwright-lsp-{}", std::process::id()))
-        .join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    TempDir(dir)
+    mapwright::testing::temp_dir_in("mapwright-lsp", name)
 }
 
-/// A folder [`temp_dir`] made, removed (with the per-process folder above
-/// it, once empty) when the test that made it ends, passed or failed.
-#[derive(Debug)]
-pub struct TempDir(PathBuf);
-
-impl std::ops::Deref for TempDir {
-    type Target = Path;
-    fn deref(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl AsRef<Path> for TempDir {
-    fn as_ref(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl AsRef<std::ffi::OsStr> for TempDir {
-    fn as_ref(&self) -> &std::ffi::OsStr {
-        self.0.as_os_str()
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-        if let Some(parent) = self.0.parent() {
-            // Fails while another test's folder is still in it.
-            let _ = std::fs::remove_dir(parent);
-        }
-    }
-}
+pub use mapwright::testing::TempDir;
 
 /// `file://` URI of a path.
 pub fn file_uri(path: &Path) -> String {
