@@ -652,6 +652,42 @@ pub fn expert_mapper_text(name: &str) -> Option<&'static str> {
 }
 
 impl App {
+    /// An application as one run showed it (a mapper's own record, a
+    /// wrapper log): its tasks, the whole run as one timed iteration, and
+    /// nothing a run does not show (sources, expert mapper, library
+    /// constraints, flows between tasks: `unseen_flows` says why).
+    pub fn observed(
+        name: String,
+        description: String,
+        tasks: Vec<Task>,
+        unseen_flows: &str,
+        notes: String,
+        guess: String,
+    ) -> App {
+        App {
+            name,
+            description,
+            sources: Vec::new(),
+            expert_mapper: String::new(),
+            timed_iterations: 1,
+            untimed_iterations: 0,
+            tasks,
+            library_constraints: Vec::new(),
+            communication: Communication {
+                pattern: "unknown".into(),
+                description: unseen_flows.into(),
+                flows: Vec::new(),
+            },
+            performance_output: String::new(),
+            run_flags: String::new(),
+            ranks_per_node: RanksPerNode::default(),
+            ranks_notes: String::new(),
+            weak_scaling: None,
+            notes,
+            guess: Some(guess),
+        }
+    }
+
     /// The built-in expert mapper of this application: only where the
     /// description names that expert (a user's own program called
     /// `circuit`, described by `-mapwright:app`, names none and gets none).

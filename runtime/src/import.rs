@@ -26,7 +26,7 @@
 //! the bundled logs come from) — is filled in and marked as a guess.
 //! Nothing in here panics on malformed input; unreadable lines are skipped.
 
-use crate::app::{App, AppError, Communication, Launch, Privilege, RegionArg, Task, Work};
+use crate::app::{App, AppError, Launch, Privilege, RegionArg, Task, Work};
 use crate::machine::{
     Affinity, Link, Machine, MachineError, MemGroup, MemKind, Node, ProcGroup, ProcKind, Scope,
 };
@@ -1356,42 +1356,26 @@ fn build_app(o: &Observations, machine: &Machine, name: Option<&str>) -> Result<
         .map(str::to_string)
         .filter(|n| !n.trim().is_empty())
         .unwrap_or_else(|| app_name_from(o.source.as_deref()));
-    let app = App {
-        name: app_name,
-        description: format!(
+    let mut app = App::observed(
+        app_name,
+        format!(
             "imported from a Legion mapper-logging-wrapper log ({} mapper records, {} node(s))",
             o.records,
             machine.nodes()
         ),
-        sources: o.source.iter().cloned().collect(),
-        expert_mapper: String::new(),
-        timed_iterations: 1,
-        untimed_iterations: 0,
         tasks,
-        library_constraints: Vec::new(),
-        communication: Communication {
-            pattern: "unknown".into(),
-            description: "a wrapper log does not show data movement between tasks".into(),
-            flows: Vec::new(),
-        },
-        performance_output: String::new(),
-        run_flags: String::new(),
-        // The log's address spaces are the imported machine's nodes.
-        ranks_per_node: Default::default(),
-        ranks_notes: String::new(),
-        weak_scaling: None,
-        notes: format!(
+        "a wrapper log does not show data movement between tasks",
+        format!(
             "Launch domains and region sizes are those of the logged run; launch counts are \
              what rank 0 mapped (traced iterations replay without calling the mapper, so \
              loops look shorter than they are). {} unreadable machine lines skipped.",
             o.skipped_lines
         ),
-        guess: Some(
-            "the whole logged run is one iteration; per_iteration holds the launch counts the \
-             log shows"
-                .into(),
-        ),
-    };
+        "the whole logged run is one iteration; per_iteration holds the launch counts the log \
+         shows"
+            .into(),
+    );
+    app.sources = o.source.iter().cloned().collect();
     app.validate()?;
     Ok(app)
 }

@@ -17,7 +17,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::PathBuf;
 
-use crate::app::{App, Communication, Launch, MeasuredWork, Privilege, RegionArg, Task, Work};
+use crate::app::{App, Launch, MeasuredWork, Privilege, RegionArg, Task, Work};
 use crate::machine::{Machine, ProcKind};
 
 use super::launch::LaunchInfo;
@@ -230,38 +230,22 @@ impl AppRecorder {
                 ))
             })
             .collect();
-        App {
-            name: program.to_string(),
-            description: format!(
+        App::observed(
+            program.to_string(),
+            format!(
                 "written by mapwright's Legion mapper (-mapwright:app) from a run of {program} \
                  on {host_name}"
             ),
-            sources: Vec::new(),
-            expert_mapper: String::new(),
-            timed_iterations: 1,
-            untimed_iterations: 0,
             tasks,
-            library_constraints: Vec::new(),
-            communication: Communication {
-                pattern: "unknown".into(),
-                description: "the mapper does not see which task's data another task reads".into(),
-                flows: Vec::new(),
-            },
-            performance_output: String::new(),
-            run_flags: String::new(),
-            ranks_per_node: Default::default(),
-            ranks_notes: String::new(),
-            weak_scaling: None,
-            notes: "Tasks, launch domains, variants, region names, privileges, fields, field \
-                    sizes and piece extents are as Legion reported them to the mapper during \
-                    the run; work is Realm's measurement of each point task."
+            "the mapper does not see which task's data another task reads",
+            "Tasks, launch domains, variants, region names, privileges, fields, field sizes \
+             and piece extents are as Legion reported them to the mapper during the run; work \
+             is Realm's measurement of each point task."
                 .into(),
-            guess: Some(
-                "the whole run is one iteration: per_iteration counts every launch of the run \
-                 (the mapper does not see the program's loops)"
-                    .into(),
-            ),
-        }
+            "the whole run is one iteration: per_iteration counts every launch of the run (the \
+             mapper does not see the program's loops)"
+                .into(),
+        )
     }
 
     /// Writes the description (pretty JSON) to the recorder's file.
