@@ -243,18 +243,7 @@ fn progress_is_reported_at_most_ten_times_a_second_and_ends_on_the_final_state()
          [command]\ntemplate = \"echo 'ELAPSED TIME = 1.0 s' {mapper}\"\n",
     )
     .unwrap();
-    let mut s = Server::start_with(
-        caps(),
-        json!({"optimize": {"iterations": ITERATIONS, "saveRuns": false}}),
-        Some(&root),
-    );
-    let uri = file_uri(&root.join("cannon.mapper"));
-    s.open(&uri, NAIVE);
-    let id = s.send_request(
-        "workspace/executeCommand",
-        json!({"command": "mapwright.optimize", "arguments": [uri],
-               "workDoneToken": "rate"}),
-    );
+    let (mut s, id) = optimize_in_project(&root, ITERATIONS, "rate");
     // Every progress notification with the time it arrived.
     let mut seen: Vec<(std::time::Instant, Value)> = Vec::new();
     loop {
@@ -580,18 +569,7 @@ fn cancelling_kills_the_users_program_under_way() {
         ),
     )
     .unwrap();
-    let mut s = Server::start_with(
-        caps(),
-        json!({"optimize": {"iterations": 3, "saveRuns": false}}),
-        Some(&root),
-    );
-    let uri = file_uri(&root.join("cannon.mapper"));
-    s.open(&uri, NAIVE);
-    let id = s.send_request(
-        "workspace/executeCommand",
-        json!({"command": "mapwright.optimize", "arguments": [uri],
-               "workDoneToken": "kill-it"}),
-    );
+    let (mut s, id) = optimize_in_project(&root, 3, "kill-it");
     let t0 = std::time::Instant::now();
     let pid = loop {
         if let Some(pid) = std::fs::read_to_string(&started)
@@ -631,4 +609,24 @@ fn cancelling_kills_the_users_program_under_way() {
     assert!(gone(pid), "the program's child {pid} still runs");
     assert!(!root.join("cannon.mapper").exists(), "nothing written");
     assert_eq!(s.shutdown(), Some(0));
+}
+
+/// Starts a server on the project `root` (its `mapwright.toml` written),
+/// opens the naive mapper as `root/cannon.mapper` and asks for an optimize
+/// of `iterations` candidates (no run folder), reporting progress under
+/// `token`: the server and the request's id.
+fn optimize_in_project(root: &Path, iterations: u64, token: &str) -> (Server, i64) {
+    let mut s = Server::start_with(
+        caps(),
+        json!({"optimize": {"iterations": iterations, "saveRuns": false}}),
+        Some(root),
+    );
+    let uri = file_uri(&root.join("cannon.mapper"));
+    s.open(&uri, NAIVE);
+    let id = s.send_request(
+        "workspace/executeCommand",
+        json!({"command": "mapwright.optimize", "arguments": [uri],
+               "workDoneToken": token}),
+    );
+    (s, id)
 }
