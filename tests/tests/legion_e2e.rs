@@ -1061,7 +1061,6 @@ fn a_first_legion_run_shows_its_set_up_and_names_the_users_file() {
     let again = first_run();
     let stderr = String::from_utf8_lossy(&again.stderr);
     assert!(!stderr.contains("mapwright: building"), "{stderr}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// `bench sim-validate --backend legion`: after the recorded section, the
@@ -1791,7 +1790,6 @@ fn every_program_reports_realms_measurements_as_its_metrics() {
             );
         }
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Each processor's measured busy time inside each timed window the
@@ -1954,7 +1952,6 @@ fn circuit_writes_its_own_description_as_it_ran() {
         (4..=u64::from(currents.per_iteration) * 4).contains(&runs),
         "{currents:?}"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// The journey of docs/your-program.md, on real Legion, with circuit's
@@ -2164,7 +2161,6 @@ fn a_users_program_goes_from_its_folder_to_an_optimized_mapper() {
     }
     assert_eq!(s.shutdown(), Some(0));
     std::env::remove_var("LD_LIBRARY_PATH");
-    let _ = std::fs::remove_dir_all(&folder);
 }
 
 /// `optimize --backend legion --report plot.svg`: beside the trajectory
@@ -2206,5 +2202,4 @@ fn the_optimize_report_draws_the_best_runs_timeline() {
     );
     assert!(timeline.contains("calculate_new_currents ("), "{timeline}");
     assert!(text(&out).contains("timeline of the best run: "));
-    let _ = std::fs::remove_dir_all(&dir);
 }
