@@ -206,8 +206,9 @@ pub struct CommandBackend {
 
 static RUN_COUNTER: AtomicU64 = AtomicU64::new(0);
 
-/// `s` quoted for `sh`.
-fn shell_quote(s: &str) -> String {
+/// `s` quoted for `sh` (single quotes; the legion backend and the
+/// benchmarks quote with it too).
+pub fn shell_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', "'\\''"))
 }
 

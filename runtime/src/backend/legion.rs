@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use super::command::{CommandBackend, CommandConfig};
+use super::command::{shell_quote, CommandBackend, CommandConfig};
 use super::{Backend, RunOutcome, RunRequest};
 use crate::machine::Machine;
 use crate::resolve_mapping::RegionNaming;
@@ -183,11 +183,6 @@ fn run_script(
     }
 }
 
-/// `s` quoted for `sh`.
-fn quote(s: &str) -> String {
-    format!("'{}'", s.replace('\'', "'\\''"))
-}
-
 /// Realm's start-up lines that say nothing about the run itself (the libcuda
 /// stub's "no device", thread reservations that more processors than
 /// cores cannot get), taken out of `raw` for a person to read, with one
@@ -261,8 +256,8 @@ impl LegionBackend {
         };
         Ok(format!(
             "LD_LIBRARY_PATH={} exec {} {}{naming}{} -mapping {{mapper}}",
-            quote(&self.config.library_path),
-            quote(&program.to_string_lossy()),
+            shell_quote(&self.config.library_path),
+            shell_quote(&program.to_string_lossy()),
             self.config.legion_flags(),
             self.profile_flags()?,
         ))
@@ -284,7 +279,7 @@ impl LegionBackend {
             .map_err(|e| format!("mapwright: cannot make {}: {e}\n", run.display()))?;
         Ok(format!(
             " -lg:prof 1 -lg:prof_logfile {}",
-            quote(&run.join("prof_%").to_string_lossy())
+            shell_quote(&run.join("prof_%").to_string_lossy())
         ))
     }
 

@@ -20,7 +20,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use crate::app::App;
-use crate::backend::command::{CommandBackend, CommandConfig};
+use crate::backend::command::{shell_quote, CommandBackend, CommandConfig};
 use crate::backend::legion::LegionBackend;
 use crate::backend::{Backend, RunRequest, RunStatus};
 use crate::machine::Machine;
@@ -308,7 +308,7 @@ fn run_once(
     let request = RunRequest::new(request_mapper, app.clone(), machine.clone());
     let mut template = backend.template(&request)?;
     let stats_flag = stats
-        .map(|p| format!(" -mapwright:stats {}", quote(&p.to_string_lossy())))
+        .map(|p| format!(" -mapwright:stats {}", shell_quote(&p.to_string_lossy())))
         .unwrap_or_default();
     match mapper {
         MapperUnderTest::LegionDefault => {
@@ -345,10 +345,6 @@ fn without_mapper(template: &str) -> String {
     template
         .replace(" -tm:use_semantic_name", "")
         .replace(" -mapping {mapper}", "")
-}
-
-fn quote(s: &str) -> String {
-    format!("'{}'", s.replace('\'', "'\\''"))
 }
 
 /// The last lines of a failed run's output.

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context};
 use clap::Args;
 use mapwright_runtime::app::App;
-use mapwright_runtime::backend::command::{CommandBackend, CommandConfig};
+use mapwright_runtime::backend::command::{shell_quote, CommandBackend, CommandConfig};
 
 #[derive(Debug, Args)]
 pub struct InitArgs {
@@ -109,7 +109,7 @@ fn shell_word(word: &str) -> String {
     if plain {
         word.to_string()
     } else {
-        format!("'{}'", word.replace('\'', "'\\''"))
+        shell_quote(word)
     }
 }
 
@@ -156,7 +156,8 @@ pub fn project_file(
     machine: &str,
     timeout_s: u64,
 ) -> String {
-    let quoted = |s: &str| toml_string(s);
+    // A TOML basic string, escaped by the toml crate.
+    let quoted = |s: &str| toml::Value::String(s.to_string()).to_string();
     format!(
         "# Written by `mapwright init` from one run of your program:\n\
          #   {}\n\
@@ -177,20 +178,6 @@ pub fn project_file(
         quoted(machine),
         quoted(template),
     )
-}
-
-fn toml_string(s: &str) -> String {
-    let mut out = String::from("\"");
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
 }
 
 /// The program file `command[0]` names: relative to `dir` where it has a
