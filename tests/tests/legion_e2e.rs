@@ -511,7 +511,7 @@ fn pennant_runs_with_its_expert_on_cpus_as_explain_says() {
     assert_eq!(
         ghost.reused,
         Some(false),
-        "a reduction always gets a new instance"
+        "a reduction never maps onto the region's valid instances"
     );
     // A task reading what an earlier task of its piece wrote maps onto the
     // instance that holds it (no new instance, no copy): calc_char_len
@@ -580,6 +580,87 @@ fn pennant_replays_its_traces_unless_told_not_to_memoize() {
         replayed.len(),
         every.len()
     );
+}
+
+/// A reducing task gets a reduction instance an earlier task has finished
+/// with, as `DefaultMapper` takes its cached mapping's again, but never
+/// one another task holds: two tasks reducing into one instance at once
+/// would both accumulate into it (DISTAL's `dgemm` writes it directly).
+/// pennant without trace replay, so that every cycle is mapped: each
+/// reduction instance's tasks ran one after another.
+#[test]
+#[cfg_attr(
+    not(legion_sdk),
+    ignore = "needs the Legion SDK: runtime/legion/sdk.sh (or LEGION_DIR)"
+)]
+fn reduction_instances_are_reused_but_never_by_two_running_tasks() {
+    let Some(b) = built() else { return };
+    let _one = serial();
+    let dir = scratch("pennant-reductions");
+    let (out, log, _) = run_app(
+        b,
+        &dir,
+        "pennant",
+        &pennant_expert_on_cpus(),
+        &["-mapwright:no-memoize"],
+    );
+    let all = text(&out);
+    assert!(
+        out.status.success() && all.contains("CHECK PASSED"),
+        "{all}"
+    );
+    let mapped = read_log(&log).unwrap();
+    let ran: std::collections::HashMap<u64, (i64, i64)> =
+        mapwright_runtime::legion::log::read_ran(&log)
+            .unwrap()
+            .into_iter()
+            .map(|r| (r.uid, (r.start_ns, r.end_ns)))
+            .collect();
+    // Per reduction instance, when each task that reduced into it ran.
+    let description = App::builtin("pennant").unwrap();
+    let reduces = |task: &str, index: u32| {
+        description.tasks.iter().any(|t| {
+            t.name == task
+                && t.regions
+                    .get(index as usize)
+                    .is_some_and(|r| r.privilege == mapwright_runtime::app::Privilege::Reduce)
+        })
+    };
+    let mut users: std::collections::BTreeMap<u64, Vec<(i64, i64, String)>> = Default::default();
+    for m in &mapped {
+        for r in m.regions.iter().filter(|r| reduces(&m.task, r.index)) {
+            let id = r
+                .instance_id
+                .expect("a logged physical instance has its id");
+            let (start, end) = ran[&m.uid];
+            users
+                .entry(id)
+                .or_default()
+                .push((start, end, m.task.clone()));
+        }
+    }
+    let reducing: usize = users.values().map(Vec::len).sum();
+    assert!(reducing > 100, "{reducing} reducing arguments mapped");
+    assert!(
+        users.len() * 4 < reducing,
+        "{} reduction instances for {reducing} reducing arguments: not reused",
+        users.len()
+    );
+    for (id, mut runs) in users {
+        runs.sort();
+        for pair in runs.windows(2) {
+            assert!(
+                pair[0].1 <= pair[1].0,
+                "instance {id:x}: {} ran {}-{} ns and {} {}-{} ns",
+                pair[0].2,
+                pair[0].0,
+                pair[0].1,
+                pair[1].2,
+                pair[1].0,
+                pair[1].1
+            );
+        }
+    }
 }
 
 /// pennant's expert as written does not stop on a host without GPUs: its

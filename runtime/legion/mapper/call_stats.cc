@@ -8,8 +8,11 @@ namespace mapwright {
 
 namespace {
 
-const char *const kCallNames[] = {"select_task_options", "slice_task", "map_task",
-                                  "select_tasks_to_map", "report_profiling"};
+const char *const kCallNames[] = {
+    "select_task_options",      "slice_task",       "map_task",
+    "select_tasks_to_map",      "report_profiling", "map_task.decide",
+    "map_task.layout",          "map_task.reuse",   "map_task.find_or_create",
+    "map_task.create_reduction"};
 constexpr int kCalls = int(Call::Count);
 
 struct Stats {

@@ -12,7 +12,20 @@
 
 namespace mapwright {
 
-enum class Call { SelectTaskOptions, SliceTask, MapTask, SelectTasksToMap, ReportProfiling, Count };
+enum class Call {
+  SelectTaskOptions,
+  SliceTask,
+  MapTask,
+  SelectTasksToMap,
+  ReportProfiling,
+  // Parts of map_task: what its time is made of.
+  MapTaskDecide,
+  MapTaskLayout,
+  MapTaskReuse,
+  MapTaskFindOrCreate,
+  MapTaskCreateReduction,
+  Count
+};
 
 // Starts timing: where the stats go and which mapper was timed.
 void enable_call_stats(const std::string &path, const char *mapper);

@@ -17,6 +17,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "call_stats.h"
@@ -213,6 +214,22 @@ void describe_host(Machine machine, AddressSpace here, HostFacts &out) {
 }
 
 // One launch, described for mw_decide / mw_place (owns its strings).
+// What identifies a launch (launch_key), hashed for the per-launch caches:
+// every mapper call looks one up, so a lookup must not allocate or compare
+// whole keys along a tree's path.
+using LaunchKey = std::vector<int64_t>;
+
+struct LaunchKeyHash {
+  size_t operator()(const LaunchKey &k) const {
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (int64_t v : k) h = (h ^ uint64_t(v)) * 0x100000001b3ull;
+    return size_t(h ^ (h >> 29));
+  }
+};
+
+template <typename T>
+using LaunchMap = std::unordered_map<LaunchKey, T, LaunchKeyHash>;
+
 struct LaunchDesc {
   bool described = false;
   std::string task, parent;
@@ -274,6 +291,22 @@ class MapwrightMapper : public DefaultMapper {
     mw_task_decision decision;
     decide(ctx, task, d, decision, nullptr);
     Processor::Kind kind = kProcKinds[decision.proc_kind];
+    // The same launch over the same points is sliced as before: placing
+    // each point again would ask Rust the same question (a loop's launches
+    // are sliced once per iteration, pennant's 387 times a run).
+    launch_key(task);
+    key_.push_back(input.domain.get_dim());
+    for (int i = 0; i < input.domain.get_dim(); i++) {
+      key_.push_back(input.domain.lo()[i]);
+      key_.push_back(input.domain.hi()[i]);
+    }
+    key_.push_back(int64_t(kind));
+    auto hit = sliced_.find(key_);
+    if (hit != sliced_.end()) {
+      output.slices = hit->second;
+      return;
+    }
+    LaunchKey key = key_;
     // One slice per point, first dimension fastest, as the reference.
     for (Domain::DomainPointIterator it(input.domain); it; it++) {
       DomainPoint p = it.p;
@@ -287,6 +320,7 @@ class MapwrightMapper : public DefaultMapper {
       output.slices.push_back(TaskSlice(Domain(p, p), processor(kind, node, proc),
                                         false /*recurse*/, false /*stealable*/));
     }
+    sliced_.emplace(std::move(key), output.slices);
   }
 
   void map_task(const MapperContext ctx, const Task &task, const MapTaskInput &input,
@@ -295,7 +329,10 @@ class MapwrightMapper : public DefaultMapper {
     LaunchDesc d;
     mw_task_decision decision;
     std::vector<mw_region_decision> regions(task.regions.size());
-    decide(ctx, task, d, decision, regions.data());
+    {
+      CallTimer part(Call::MapTaskDecide);
+      decide(ctx, task, d, decision, regions.data());
+    }
     Processor::Kind kind = kProcKinds[decision.proc_kind];
     Processor target = task.target_proc;
     if (!task.is_index_space && target.kind() != kind) target = place(ctx, task, d, kind);
@@ -340,14 +377,25 @@ class MapwrightMapper : public DefaultMapper {
                           " memory visible from the processor of " + task.get_task_name();
         stop(msg.c_str());
       }
-      LayoutConstraintSet constraints = layout(ctx, req, r, memory);
-      bool reused = req.privilege != LEGION_REDUCE &&
-                    reuse_valid(ctx, task, i, output.chosen_variant, input.valid_instances[i],
-                                memory, constraints, output.chosen_instances[i]);
+      LayoutConstraintSet constraints;
+      {
+        CallTimer part(Call::MapTaskLayout);
+        constraints = layout(ctx, req, r, memory);
+      }
+      bool reused;
+      {
+        CallTimer part(Call::MapTaskReuse);
+        reused = req.privilege != LEGION_REDUCE &&
+                 reuse_valid(ctx, task, i, output.chosen_variant, input.valid_instances[i], memory,
+                             constraints, output.chosen_instances[i]);
+      }
       if (reused) {
         m.layout_holds = 1;
       } else {
-        PhysicalInstance instance = make_instance(ctx, task, i, target, memory, constraints);
+        PhysicalInstance instance =
+            req.privilege == LEGION_REDUCE
+                ? reduction_instance(ctx, task, i, target, memory, constraints)
+                : make_instance(ctx, task, i, target, memory, constraints);
         output.chosen_instances[i].push_back(instance);
         m.layout_holds = instance.entails(constraints) ? 1 : 0;
       }
@@ -367,8 +415,10 @@ class MapwrightMapper : public DefaultMapper {
       }
     }
 
-    if (decision.instance_limit >= 0 && flags_.backpressure) {
-      // Counted until the task finishes (report_profiling).
+    if ((decision.instance_limit >= 0 && flags_.backpressure) ||
+        busy_reductions_.count(task.get_unique_id()) > 0) {
+      // Counted, or its reduction instances held, until the task finishes
+      // (report_profiling).
       output.task_prof_requests.add_measurement<ProfilingMeasurements::OperationStatus>();
     }
 
@@ -452,6 +502,7 @@ class MapwrightMapper : public DefaultMapper {
     }
     auto it = in_flight_.find({task.get_task_name(), task.orig_proc});
     if (it != in_flight_.end() && it->second > 0) it->second--;
+    release_reductions(task.get_unique_id());
     if (deferral_.exists()) {
       MapperEvent e = deferral_;
       deferral_ = MapperEvent();
@@ -596,8 +647,7 @@ class MapwrightMapper : public DefaultMapper {
   // semantic-name lookups and the crossing, which were most of a call.
   void decide(MapperContext ctx, const Task &task, LaunchDesc &d, mw_task_decision &decision,
               mw_region_decision *regions) {
-    std::vector<int64_t> key = launch_key(task);
-    auto hit = decided_.find(key);
+    auto hit = decided_.find(launch_key(task));
     if (hit != decided_.end()) {
       decision = hit->second.task;
       if (regions != nullptr)
@@ -610,15 +660,19 @@ class MapwrightMapper : public DefaultMapper {
     if (mw_decide(session_, &d.c, &decision, decided.data(), &error) != 0) stop(error);
     limits_[task.get_task_name()] = decision.instance_limit;
     if (regions != nullptr) std::copy(decided.begin(), decided.end(), regions);
-    decided_.emplace(std::move(key), Decided{decision, std::move(decided)});
+    // (describe and mw_decide leave key_ alone.)
+    decided_.emplace(key_, Decided{decision, std::move(decided)});
   }
 
   // What identifies a launch for decide: the task, its parent task, the
   // launch domain and, per requirement, its region (or partition), its
   // privilege parent, privilege and field count: everything the launch
-  // description is made of (names are those of the handles).
-  static std::vector<int64_t> launch_key(const Task &task) {
-    std::vector<int64_t> k;
+  // description is made of (names are those of the handles). Written into
+  // key_, reused from call to call (calls never overlap: see
+  // get_mapper_sync_model).
+  const LaunchKey &launch_key(const Task &task) {
+    LaunchKey &k = key_;
+    k.clear();
     k.push_back(task.task_id);
     k.push_back(task.parent_task != nullptr ? int64_t(task.parent_task->task_id) : -1);
     k.push_back(task.is_index_space ? 1 : 0);
@@ -756,12 +810,13 @@ class MapwrightMapper : public DefaultMapper {
       for (int k = 0; k < p.get_dim(); k++) point.push_back(p[k]);
     }
     // The same launch from the same parent point is placed as before.
-    std::vector<int64_t> key = launch_key(task);
-    key.insert(key.end(), point.begin(), point.end());
-    key.push_back(int64_t(point.size()));
-    key.push_back(int64_t(kind));
-    auto hit = placed_.find(key);
+    launch_key(task);
+    key_.insert(key_.end(), point.begin(), point.end());
+    key_.push_back(int64_t(point.size()));
+    key_.push_back(int64_t(kind));
+    auto hit = placed_.find(key_);
     if (hit != placed_.end()) return hit->second;
+    LaunchKey key = key_;
     uint32_t node = 0, proc = 0;
     char *error = nullptr;
     describe(ctx, task, d);
@@ -815,10 +870,10 @@ class MapwrightMapper : public DefaultMapper {
     std::vector<LogicalRegion> lrs(1,
                                    instance_region(ctx, task.regions[index], memory, constraints));
     size_t footprint = 0;
-    // A reduction gets an instance of its own, as DefaultMapper forces one:
-    // a found one may be another task's that reduces into the same region
-    // at the same time (johnson's and cosma's task_4 points under default
-    // slicing), and both would accumulate into the same memory.
+    // A reduction gets an instance no running task holds (see
+    // reduction_instance).
+    CallTimer part(task.regions[index].privilege == LEGION_REDUCE ? Call::MapTaskCreateReduction
+                                                                  : Call::MapTaskFindOrCreate);
     bool made =
         task.regions[index].privilege == LEGION_REDUCE
             ? runtime->create_physical_instance(ctx, memory, constraints, lrs, instance, true, 0,
@@ -836,6 +891,45 @@ class MapwrightMapper : public DefaultMapper {
       stop(msg);
     }
     return instance;
+  }
+
+  // An instance for reduction requirement `index`: one of this mapper's
+  // earlier reduction instances for the same region, memory, operator and
+  // fields that no task holds now, else a new one. A found instance may be
+  // another task's that reduces into the same region at the same time
+  // (johnson's and cosma's task_4 points under default slicing), and both
+  // would accumulate into the same memory; a new one each time, as before,
+  // made pennant's 112 reducing tasks a run each create an instance (48 µs
+  // a call) where DefaultMapper takes its cached mapping's again. The task
+  // holds it until it has run (report_profiling).
+  PhysicalInstance reduction_instance(MapperContext ctx, const Task &task, unsigned index,
+                                      Processor target, Memory memory,
+                                      const LayoutConstraintSet &constraints) {
+    const RegionRequirement &req = task.regions[index];
+    LaunchKey key{int64_t(req.region.get_tree_id()), int64_t(req.region.get_index_space().get_id()),
+                  int64_t(req.region.get_field_space().get_id()), int64_t(memory.id),
+                  int64_t(req.redop)};
+    for (FieldID f : req.privilege_fields) key.push_back(int64_t(f));
+    PhysicalInstance instance;
+    auto &idle = idle_reductions_[key];
+    while (!idle.empty() && !instance.exists()) {
+      PhysicalInstance candidate = idle.back();
+      idle.pop_back();
+      // (Legion may have collected it since: then it cannot be acquired.)
+      if (candidate.entails(constraints) && runtime->acquire_instance(ctx, candidate))
+        instance = candidate;
+    }
+    if (!instance.exists()) instance = make_instance(ctx, task, index, target, memory, constraints);
+    busy_reductions_[task.get_unique_id()].emplace_back(std::move(key), instance);
+    return instance;
+  }
+
+  // Task `id` has run: its reduction instances are free for the next.
+  void release_reductions(UniqueID id) {
+    auto held = busy_reductions_.find(id);
+    if (held == busy_reductions_.end()) return;
+    for (auto &entry : held->second) idle_reductions_[entry.first].push_back(entry.second);
+    busy_reductions_.erase(held);
   }
 
   // The region an instance for `req` covers: the reference leaves this to
@@ -970,8 +1064,14 @@ class MapwrightMapper : public DefaultMapper {
 
   mw_session *session_;
   Flags flags_;
-  std::map<std::vector<int64_t>, Decided> decided_;
-  std::map<std::vector<int64_t>, Processor> placed_;
+  LaunchKey key_;
+  LaunchMap<Decided> decided_;
+  LaunchMap<Processor> placed_;
+  LaunchMap<std::vector<TaskSlice>> sliced_;
+  // Reduction instances: idle ones by region, memory, operator and fields,
+  // and those tasks hold until they have run (reduction_instance).
+  LaunchMap<std::vector<PhysicalInstance>> idle_reductions_;
+  std::map<UniqueID, std::vector<std::pair<LaunchKey, PhysicalInstance>>> busy_reductions_;
   // Launches whose regions the application description has (describe_regions).
   std::set<uint32_t> described_regions_;
   std::map<std::pair<Processor, Memory::Kind>, Memory> memories_;
