@@ -8,12 +8,19 @@ namespace mapwright {
 
 namespace {
 
-const char *const kCallNames[] = {
-    "select_task_options",      "slice_task",       "map_task",
-    "select_tasks_to_map",      "report_profiling", "map_task.decide",
-    "map_task.layout",          "map_task.reuse",   "map_task.find_or_create",
-    "map_task.create_reduction"};
+const char *const kCallNames[] = {"select_task_options",
+                                  "slice_task",
+                                  "map_task",
+                                  "select_tasks_to_map",
+                                  "report_profiling",
+                                  "map_task.decide",
+                                  "map_task.as_before",
+                                  "map_task.layout",
+                                  "map_task.reuse",
+                                  "map_task.find_or_create",
+                                  "map_task.create_reduction"};
 constexpr int kCalls = int(Call::Count);
+static_assert(sizeof(kCallNames) / sizeof(kCallNames[0]) == kCalls, "a name for each call");
 
 struct Stats {
   std::atomic<bool> on{false};

@@ -20,6 +20,7 @@ enum class Call {
   ReportProfiling,
   // Parts of map_task: what its time is made of.
   MapTaskDecide,
+  MapTaskAsBefore,
   MapTaskLayout,
   MapTaskReuse,
   MapTaskFindOrCreate,

@@ -349,6 +349,107 @@ class MapwrightMapper : public DefaultMapper {
     output.postmap_task = false;
 
     std::vector<mw_region_mapped> mapped(task.regions.size());
+    // The same task on the same processor with the same variant and
+    // arguments: its last mapping again where that still holds.
+    launch_key(task);
+    key_.push_back(int64_t(target.id));
+    key_.push_back(int64_t(output.chosen_variant));
+    LaunchKey mapping_key = key_;
+    if (!map_as_before(ctx, task, input, output, regions, target, mapping_key, mapped))
+      map_each_argument(ctx, task, input, output, regions, target, mapping_key, mapped);
+
+    if ((decision.instance_limit >= 0 && flags_.backpressure) ||
+        busy_reductions_.count(task.get_unique_id()) > 0) {
+      // Counted, or its reduction instances held, until the task finishes
+      // (report_profiling).
+      output.task_prof_requests.add_measurement<ProfilingMeasurements::OperationStatus>();
+    }
+
+    if (!recording()) return;
+    for (unsigned i = 0; i < task.regions.size(); i++) {
+      mw_region_mapped &m = mapped[i];
+      if (m.instance != MW_INSTANCE_PHYSICAL || output.chosen_instances[i].empty()) continue;
+      Memory memory = output.chosen_instances[i][0].get_location();
+      m.mem_node = memory.address_space();
+      m.mem_index = mem_index(memory);
+      for (const PhysicalInstance &inst : output.chosen_instances[i])
+        m.bytes += inst.get_instance_size();
+      m.instance_id = output.chosen_instances[i][0].get_instance_id();
+    }
+    describe_regions(ctx, task, decision.launch_id);
+    if (flags_.measure) {
+      // Realm reports where and when the task ran (with several targets
+      // Legion picks one), and what each copy or fill made for its
+      // arguments moved, between which memories, and when
+      // (report_profiling).
+      output.task_prof_requests.add_measurement<ProfilingMeasurements::OperationProcessorUsage>();
+      output.task_prof_requests.add_measurement<ProfilingMeasurements::OperationTimeline>();
+      output.copy_prof_requests.add_measurement<ProfilingMeasurements::OperationMemoryUsage>();
+      output.copy_prof_requests.add_measurement<ProfilingMeasurements::OperationTimeline>();
+    }
+    std::vector<int64_t> point = log_point(task);
+    uint32_t node = target.address_space();
+    mw_log_mapped(session_, decision.launch_id, uint64_t(task.get_unique_id()), point.data(),
+                  uint32_t(point.size()), uint32_t(proc_code(target.kind())), node,
+                  index_of(target), uint32_t(output.target_procs.size()), mapped.data(),
+                  mapped.size());
+  }
+
+  // The task's last mapping (same task, processor, variant and arguments:
+  // `key`) where each of its instances still holds its argument's current
+  // data (is among Legion's valid instances) and can be acquired: what
+  // map_each_argument would choose, with one runtime call instead of two
+  // an argument. The reference (DefaultMapper's map_task) keeps such a
+  // mapping too, and takes it again whatever the instances hold.
+  // Reductions get their instance as map_each_argument gives it. False,
+  // with nothing chosen, where the mapping does not hold.
+  bool map_as_before(MapperContext ctx, const Task &task, const MapTaskInput &input,
+                     MapTaskOutput &output, const std::vector<mw_region_decision> &regions,
+                     Processor target, const LaunchKey &key,
+                     std::vector<mw_region_mapped> &mapped) {
+    auto hit = mappings_.find(key);
+    if (hit == mappings_.end()) return false;
+    CallTimer part(Call::MapTaskAsBefore);
+    const CachedMapping &before = hit->second;
+    for (unsigned i = 0; i < task.regions.size(); i++)
+      for (const PhysicalInstance &inst : before.chosen[i])
+        if (std::find(input.valid_instances[i].begin(), input.valid_instances[i].end(), inst) ==
+            input.valid_instances[i].end())
+          return false;
+    std::vector<std::vector<PhysicalInstance>> held = before.chosen;
+    if (!runtime->acquire_and_filter_instances(ctx, held)) {
+      mappings_.erase(hit);
+      return false;
+    }
+    mapped = before.mapped;
+    for (unsigned i = 0; i < task.regions.size(); i++) {
+      const RegionRequirement &req = task.regions[i];
+      mw_region_mapped &m = mapped[i];
+      if (m.instance == MW_INSTANCE_VIRTUAL) {
+        output.chosen_instances[i].push_back(PhysicalInstance::get_virtual_instance());
+      } else if (m.instance == MW_INSTANCE_PHYSICAL && req.privilege == LEGION_REDUCE) {
+        Memory memory = memory_for(target, mem_kind(regions[i].memory));
+        LayoutConstraintSet constraints = layout(ctx, req, regions[i], memory);
+        PhysicalInstance instance = reduction_instance(ctx, task, i, target, memory, constraints);
+        output.chosen_instances[i].push_back(instance);
+        m.layout_holds = instance.entails(constraints) ? 1 : 0;
+      } else if (m.instance == MW_INSTANCE_PHYSICAL) {
+        output.chosen_instances[i] = std::move(held[i]);
+        m.reused = 1;
+        if (regions[i].collect && flags_.untrack_valid_regions && req.privilege == LEGION_READ_ONLY)
+          output.untracked_valid_regions.insert(i);
+      }
+    }
+    return true;
+  }
+
+  // Maps each argument: virtual where decided so; else in the decided
+  // memory the instances valid there that hold the decided layout, or an
+  // instance found or made; a reduction instance for a reduction. Keeps
+  // the mapping for map_as_before under `key`.
+  void map_each_argument(MapperContext ctx, const Task &task, const MapTaskInput &input,
+                         MapTaskOutput &output, const std::vector<mw_region_decision> &regions,
+                         Processor target, LaunchKey &key, std::vector<mw_region_mapped> &mapped) {
     for (unsigned i = 0; i < task.regions.size(); i++) {
       const RegionRequirement &req = task.regions[i];
       mw_region_mapped &m = mapped[i];
@@ -405,41 +506,16 @@ class MapwrightMapper : public DefaultMapper {
       m.instance = MW_INSTANCE_PHYSICAL;
       m.memory = uint32_t(mem_code(memory.kind()));
       m.reused = reused ? 1 : 0;
-      if (recording()) {
-        m.mem_node = memory.address_space();
-        m.mem_index = mem_index(memory);
-        for (const PhysicalInstance &inst : output.chosen_instances[i])
-          m.bytes += inst.get_instance_size();
-        if (!output.chosen_instances[i].empty())
-          m.instance_id = output.chosen_instances[i][0].get_instance_id();
-      }
     }
-
-    if ((decision.instance_limit >= 0 && flags_.backpressure) ||
-        busy_reductions_.count(task.get_unique_id()) > 0) {
-      // Counted, or its reduction instances held, until the task finishes
-      // (report_profiling).
-      output.task_prof_requests.add_measurement<ProfilingMeasurements::OperationStatus>();
-    }
-
-    if (!recording()) return;
-    describe_regions(ctx, task, decision.launch_id);
-    if (flags_.measure) {
-      // Realm reports where and when the task ran (with several targets
-      // Legion picks one), and what each copy or fill made for its
-      // arguments moved, between which memories, and when
-      // (report_profiling).
-      output.task_prof_requests.add_measurement<ProfilingMeasurements::OperationProcessorUsage>();
-      output.task_prof_requests.add_measurement<ProfilingMeasurements::OperationTimeline>();
-      output.copy_prof_requests.add_measurement<ProfilingMeasurements::OperationMemoryUsage>();
-      output.copy_prof_requests.add_measurement<ProfilingMeasurements::OperationTimeline>();
-    }
-    std::vector<int64_t> point = log_point(task);
-    uint32_t node = target.address_space();
-    mw_log_mapped(session_, decision.launch_id, uint64_t(task.get_unique_id()), point.data(),
-                  uint32_t(point.size()), uint32_t(proc_code(target.kind())), node,
-                  index_of(target), uint32_t(output.target_procs.size()), mapped.data(),
-                  mapped.size());
+    // Kept without the reduction instances, which are never taken again
+    // as they are (see reduction_instance).
+    CachedMapping kept;
+    kept.chosen.resize(task.regions.size());
+    for (unsigned i = 0; i < task.regions.size(); i++)
+      if (mapped[i].instance == MW_INSTANCE_PHYSICAL && task.regions[i].privilege != LEGION_REDUCE)
+        kept.chosen[i] = output.chosen_instances[i];
+    kept.mapped = mapped;
+    mappings_[std::move(key)] = std::move(kept);
   }
 
   void replicate_task(MapperContext ctx, const Task &task, const ReplicateTaskInput &input,
@@ -1068,6 +1144,13 @@ class MapwrightMapper : public DefaultMapper {
   LaunchMap<Decided> decided_;
   LaunchMap<Processor> placed_;
   LaunchMap<std::vector<TaskSlice>> sliced_;
+  // Each task's last mapping by task, processor, variant and arguments
+  // (map_as_before).
+  struct CachedMapping {
+    std::vector<std::vector<PhysicalInstance>> chosen;
+    std::vector<mw_region_mapped> mapped;
+  };
+  LaunchMap<CachedMapping> mappings_;
   // Reduction instances: idle ones by region, memory, operator and fields,
   // and those tasks hold until they have run (reduction_instance).
   LaunchMap<std::vector<PhysicalInstance>> idle_reductions_;

@@ -42,6 +42,10 @@ pub enum MapperUnderTest {
     /// costs (`bench mapper --measure-cost`). Not a mapper the others are
     /// held against.
     MapwrightMeasured { mapper: String },
+    /// mapwright's mapper with a mapper file of the user's (`bench mapper
+    /// --mapper`), run as [`MapperUnderTest::Mapwright`]: a row of its own,
+    /// which no other row is held against.
+    Yours { mapper: String },
     /// Another `libmapwright_mapper.so` (a folder holding it, put first on
     /// the library path, so that the program loads it instead of ours),
     /// with this mapper file: how the reference DSL mapper joins in.
@@ -93,6 +97,9 @@ pub struct Measured {
     /// is read from it.
     #[serde(default)]
     pub measuring: bool,
+    /// Whether the other rows are held against it (not the measuring row,
+    /// nor a user's own mapper file).
+    pub baseline: bool,
 }
 
 impl Measured {
@@ -145,7 +152,7 @@ impl AppComparison {
             .contenders
             .iter()
             .enumerate()
-            .filter(|(i, m)| *i != index && !m.measuring)
+            .filter(|(i, m)| *i != index && m.baseline)
             .filter_map(|(_, m)| median(m))
             .min_by(f64::total_cmp)?;
         Some(own / best_other)
@@ -221,6 +228,10 @@ pub fn compare(
             calls: BTreeMap::new(),
             stats_runs: 0,
             measuring: matches!(c.mapper, MapperUnderTest::MapwrightMeasured { .. }),
+            baseline: !matches!(
+                c.mapper,
+                MapperUnderTest::MapwrightMeasured { .. } | MapperUnderTest::Yours { .. }
+            ),
         })
         .collect();
     for round in 0..repeats.max(1) {
@@ -302,6 +313,7 @@ fn run_once(
     let request_mapper = match mapper {
         MapperUnderTest::LegionDefault | MapperUnderTest::LegionDefaultTimed => "",
         MapperUnderTest::Mapwright { mapper }
+        | MapperUnderTest::Yours { mapper }
         | MapperUnderTest::MapwrightMeasured { mapper }
         | MapperUnderTest::Library { mapper, .. } => mapper,
     };
@@ -323,7 +335,7 @@ fn run_once(
             template =
                 template.replacen("LD_LIBRARY_PATH='", &format!("LD_LIBRARY_PATH='{dir}:"), 1);
         }
-        MapperUnderTest::Mapwright { .. } => {
+        MapperUnderTest::Mapwright { .. } | MapperUnderTest::Yours { .. } => {
             // An empty MAPWRIGHT_LOG: no log, as in a user's program.
             template = format!("MAPWRIGHT_LOG= {template}");
         }
@@ -360,6 +372,7 @@ mod tests {
     fn measured(name: &str, times: &[f64]) -> Measured {
         Measured {
             measuring: false,
+            baseline: true,
             name: name.into(),
             times: times.to_vec(),
             failure: None,
@@ -372,6 +385,7 @@ mod tests {
     fn the_measuring_row_gives_the_cost_of_measuring_and_is_no_baseline() {
         let mut on = measured("measuring", &[0.9, 1.02, 1.1]);
         on.measuring = true;
+        on.baseline = false;
         let r = AppComparison {
             app: "a".into(),
             contenders: vec![
@@ -384,6 +398,22 @@ mod tests {
         // Held against DefaultMapper only, not against itself measuring.
         assert!((r.ratio_to_best_other(1).unwrap() - 1.0 / 1.2).abs() < 1e-12);
         assert_eq!(r.measurement_cost("nobody"), None);
+    }
+
+    #[test]
+    fn a_users_own_mapper_has_a_ratio_but_is_no_baseline() {
+        let mut yours = measured("yours", &[0.1, 0.1, 0.1]);
+        yours.baseline = false;
+        let r = AppComparison {
+            app: "a".into(),
+            contenders: vec![
+                measured("default", &[1.2, 1.2, 1.2]),
+                measured("ours", &[1.0, 1.0, 1.3]),
+                yours,
+            ],
+        };
+        assert!((r.ratio_to_best_other(1).unwrap() - 1.0 / 1.2).abs() < 1e-12);
+        assert!((r.ratio_to_best_other(2).unwrap() - 0.1 / 1.0).abs() < 1e-12);
     }
 
     #[test]

@@ -47,6 +47,11 @@ pub struct BenchMapperArgs {
     /// expert on CPUs, as mapwright's mapper does. Repeatable.
     #[arg(long = "also", value_name = "NAME=FOLDER")]
     pub also: Vec<String>,
+    /// A mapper file of your own, as `NAME=FILE`, run by mapwright's mapper
+    /// beside the others (every program of `--apps` runs it): a row of its
+    /// own, which the others are not held against. Repeatable.
+    #[arg(long = "mapper", value_name = "NAME=FILE")]
+    pub mappers: Vec<String>,
     /// Add mapwright's mapper with the expert writing its decision log with
     /// Realm's measurements (as `--backend legion` runs it; the other rows
     /// run as a drop-in in a user's program does, without a log), and
@@ -80,6 +85,18 @@ pub fn run(args: BenchMapperArgs) -> anyhow::Result<ExitCode> {
             ));
         }
     }
+    let yours: Vec<(String, String)> = args
+        .mappers
+        .iter()
+        .map(|a| {
+            let (name, file) = a
+                .split_once('=')
+                .ok_or_else(|| anyhow!("--mapper takes NAME=FILE, not {a:?}"))?;
+            let text = std::fs::read_to_string(file)
+                .map_err(|e| anyhow!("--mapper {name}: cannot read {file}: {e}"))?;
+            Ok((name.to_string(), text))
+        })
+        .collect::<anyhow::Result<_>>()?;
     let apps = super::bench_validate::programs_to_run(&backend, &args.apps)?;
     errln!(
         "bench mapper: {} program(s), {} runs per mapper, {} Legion CPU processors",
@@ -100,6 +117,14 @@ pub fn run(args: BenchMapperArgs) -> anyhow::Result<ExitCode> {
                 mapper: MapperUnderTest::Library {
                     dir: dir.clone(),
                     mapper: expert.clone(),
+                },
+            });
+        }
+        for (label, mapper) in &yours {
+            contenders.push(Contender {
+                name: label.clone(),
+                mapper: MapperUnderTest::Yours {
+                    mapper: mapper.clone(),
                 },
             });
         }
@@ -147,6 +172,7 @@ fn json(results: &[AppComparison]) -> serde_json::Value {
                         "times_s": m.times,
                         "failure": m.failure,
                         "ratio_to_best_other": (!m.measuring).then(|| r.ratio_to_best_other(i)).flatten(),
+                        "baseline": m.baseline,
                         "us_per_call": m.calls.keys().map(|c| (c.clone(), m.per_call(c))).collect::<std::collections::BTreeMap<_, _>>(),
                         "calls_per_run": m.calls.keys().map(|c| (c.clone(), m.calls_per_run(c))).collect::<std::collections::BTreeMap<_, _>>(),
                     })
