@@ -18,7 +18,8 @@ const char *const kCallNames[] = {"select_task_options",
                                   "map_task.layout",
                                   "map_task.reuse",
                                   "map_task.find_or_create",
-                                  "map_task.create_reduction"};
+                                  "map_task.create_reduction",
+                                  "describe"};
 constexpr int kCalls = int(Call::Count);
 static_assert(sizeof(kCallNames) / sizeof(kCallNames[0]) == kCalls, "a name for each call");
 

@@ -25,6 +25,8 @@ enum class Call {
   MapTaskReuse,
   MapTaskFindOrCreate,
   MapTaskCreateReduction,
+  // A launch described to Rust (the first call on each launch).
+  Describe,
   Count
 };
 

@@ -779,6 +779,7 @@ class MapwrightMapper : public DefaultMapper {
   // Fills `d` (once) for the calls that hand the launch to Rust.
   void describe(MapperContext ctx, const Task &task, LaunchDesc &d) {
     if (d.described) return;
+    CallTimer part(Call::Describe);
     d.described = true;
     d.task = task.get_task_name();
     bool has_parent = task.parent_task != nullptr;
