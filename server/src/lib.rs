@@ -11,6 +11,7 @@
 //! - [`lsp`]     the language server (tower-lsp): protocol glue over pure
 //!   analysis functions; see its module map.
 //! - [`testing`] what the workspace's tests share (temporary folders).
+//! - [`user_cache`] the user's cache folder (experts, linked pages, shown text).
 //!
 //! Layering: this crate may use `mapwright-runtime` and `mapwright-grammar`;
 //! they never use it. LSP types stay in this crate.
@@ -23,3 +24,4 @@ pub mod optimize;
 pub mod project;
 pub mod render;
 pub mod testing;
+pub mod user_cache;

@@ -351,7 +351,11 @@ class MapwrightMapper : public DefaultMapper {
     std::vector<mw_region_mapped> mapped(task.regions.size());
     // The same task on the same processor with the same variant and
     // arguments: its last mapping again where that still holds.
+    // (The launch key counts each argument's fields; a mapping also
+    // depends on which they are.)
     launch_key(task);
+    for (const RegionRequirement &req : task.regions)
+      for (FieldID f : req.privilege_fields) key_.push_back(int64_t(f));
     key_.push_back(int64_t(target.id));
     key_.push_back(int64_t(output.chosen_variant));
     LaunchKey mapping_key = key_;

@@ -6,7 +6,7 @@
 //! readable copy: the packaged file in the source tree the binary was built
 //! from when it is still there, otherwise a copy written (once, and again if
 //! it differs) to `$XDG_CACHE_HOME/mapwright/experts/` (or
-//! `~/.cache/mapwright/experts/`, or the system temporary directory). So the
+//! `~/.cache/mapwright/experts/`, see [`crate::user_cache`]). So the
 //! path always exists, whether the binary runs from a checkout or was
 //! installed elsewhere.
 
@@ -33,12 +33,7 @@ fn packaged_dir() -> PathBuf {
 }
 
 fn cache_dir() -> PathBuf {
-    let base = std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute())
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
-        .unwrap_or_else(std::env::temp_dir);
-    base.join("mapwright").join("experts")
+    crate::user_cache::dir().join("experts")
 }
 
 /// An absolute path to a readable copy of built-in `app`'s expert mapper

@@ -5,7 +5,8 @@
 //! run, to its rule's section of the rules page (`docs/autoguide.md`).
 //!
 //! Link target: each page is compiled into the binary and written once per
-//! version to the OS temporary directory (`<tmp>/mapwright-<version>/codes.md`),
+//! version to the user's cache (`~/.cache/mapwright/pages-<version>/codes.md`,
+//! see [`crate::user_cache`]),
 //! and each diagnostic links to `file://…/codes.md#e0201`. So the link works
 //! offline, without a checkout, and always describes the codes this binary
 //! emits (a URL into a repository would describe whatever version is there,
@@ -76,7 +77,7 @@ fn written_page(
     content: &str,
 ) -> Option<&'static Url> {
     slot.get_or_init(|| {
-        let dir = std::env::temp_dir().join(format!("mapwright-{}", env!("CARGO_PKG_VERSION")));
+        let dir = crate::user_cache::dir().join(format!("pages-{}", env!("CARGO_PKG_VERSION")));
         let path = dir.join(name);
         let current = std::fs::read_to_string(&path).is_ok_and(|t| t == content);
         if !current {

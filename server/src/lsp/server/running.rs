@@ -851,8 +851,10 @@ fn write_shown_text(uri: &Url, name: &str, text: &str) -> Option<(std::path::Pat
         .as_ref()
         .and_then(|p| p.parent())
         .map(|dir| dir.join(".mapwright").join(format!("{stem}.{name}.txt")));
-    let temporary = std::env::temp_dir().join(format!("mapwright-{stem}.{name}.txt"));
-    beside.into_iter().chain([temporary]).find_map(|file| {
+    let cached = crate::user_cache::dir()
+        .join("shown")
+        .join(format!("{stem}.{name}.txt"));
+    beside.into_iter().chain([cached]).find_map(|file| {
         let dir = file.parent()?;
         std::fs::create_dir_all(dir).ok()?;
         std::fs::write(&file, text).ok()?;
@@ -866,7 +868,7 @@ mod shown_text_tests {
     use super::*;
 
     #[test]
-    fn the_text_goes_beside_the_mapper_else_in_the_temporary_directory() {
+    fn the_text_goes_beside_the_mapper_else_in_the_users_cache() {
         let dir = std::env::temp_dir().join(format!("mapwright-shown-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let uri = Url::from_file_path(dir.join("m.mapper")).unwrap();
@@ -878,7 +880,7 @@ mod shown_text_tests {
         let (file, _) = write_shown_text(&untitled, "explain", "c").unwrap();
         assert_eq!(
             file,
-            std::env::temp_dir().join("mapwright-mapper.explain.txt")
+            crate::user_cache::dir().join("shown/mapper.explain.txt")
         );
         let _ = std::fs::remove_dir_all(&dir);
     }
