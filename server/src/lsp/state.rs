@@ -25,7 +25,7 @@ use super::convert::{apply_change_indexed, DiagnosticFields};
 use super::outbox::Outbox;
 use super::providers::Providers;
 use super::publish_cache::PublishCache;
-use super::target::{resolve, Resolution, ResolutionSlot, Target, TargetKey};
+use super::target::{resolve, resolve_with, Resolution, ResolutionSlot, Target, TargetKey};
 
 /// One version of an open document. Its analysis is computed on first use
 /// (a burst of keystrokes parses only the versions someone asks about), and
@@ -45,8 +45,12 @@ pub struct Document {
     /// The last analysed earlier version, to re-analyse from incrementally;
     /// dropped once this version's analysis exists.
     base: Mutex<Option<Arc<Analysis>>>,
-    /// This version resolved against the target it was last asked about.
+    /// This version resolved against the target it was last asked about,
+    /// without quick fixes (what publishing, hovers and lenses read).
     resolution: ResolutionSlot,
+    /// The same with the diagnostics' quick fixes, for code actions: made
+    /// only when one asks (see [`super::target::resolve_with`]).
+    with_fixes: ResolutionSlot,
 }
 
 impl Document {
@@ -59,6 +63,7 @@ impl Document {
             analysis: AnalysisSlot::default(),
             base: Mutex::new(None),
             resolution: ResolutionSlot::default(),
+            with_fixes: ResolutionSlot::default(),
         }
     }
 
@@ -80,15 +85,20 @@ impl Document {
 
     /// This version resolved against `target` (computed once per target;
     /// again if it was evicted, see [`ResolutionSlot`]).
+    /// Its diagnostics have no quick fixes: see [`Document::cached_resolution`].
     pub fn resolution(&self, target: &Arc<Target>) -> Arc<Resolution> {
         self.resolution
-            .get_or_resolve(target, || resolve(&self.analysis(), target))
+            .get_or_resolve(target, || resolve_with(&self.analysis(), target, false))
     }
 
-    /// The resolution against `target` if it was computed already.
+    /// The resolution against `target` with its diagnostics' quick fixes,
+    /// if this version was resolved against it already (published); made
+    /// once, when a code action first asks.
     pub fn cached_resolution(&self, target: &Arc<Target>) -> Option<Arc<Resolution>> {
-        self.resolution
-            .get_if_resolved(target, || resolve(&self.analysis(), target))
+        self.resolution.resolved_against(target).then(|| {
+            self.with_fixes
+                .get_or_resolve(target, || resolve(&self.analysis(), target))
+        })
     }
 
     /// The analysis of this version (computed once, and again if it was

@@ -263,6 +263,16 @@ impl ResolutionSlot {
         r
     }
 
+    /// Whether this slot's resolution was computed against `target` (it
+    /// may have been evicted since).
+    pub fn resolved_against(&self, target: &Arc<Target>) -> bool {
+        self.inner
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+            .is_some_and(|(t, _)| Arc::ptr_eq(t, target))
+    }
+
     /// The resolution against `target` if it was computed before (again
     /// from `compute` if it was evicted since); `None` if it never was.
     pub fn get_if_resolved(
@@ -293,13 +303,23 @@ const TOP_LEVEL_STEPS: u64 = 200_000;
 /// pages it shares with them (with 100 open documents and an application,
 /// several megabytes stayed resident for the 8 kept resolutions).
 pub fn resolve(a: &Analysis, target: &Target) -> Resolution {
-    crate::alloc::compacted(|| resolve_here(a, target))
+    resolve_with(a, target, true)
+}
+
+/// [`resolve`], with the diagnostics' quick fixes only where `fixes` says
+/// so. Finding a layout problem's fix resolves the edited file again for
+/// each candidate edit: with an application on a 5,000-line file that was
+/// 29 % of the server's time per keystroke (`perf`, cannon), for fixes
+/// nobody had asked for yet. Publishing resolves without them (they are
+/// not published), code actions with them (see `Document`).
+pub fn resolve_with(a: &Analysis, target: &Target, fixes: bool) -> Resolution {
+    crate::alloc::compacted(|| resolve_here(a, target, fixes))
 }
 
 /// [`resolve`] on the current heap. Holds one copy of the program (the
 /// statements that parsed), shared by the evaluator of the top level and
 /// the launch placer, and the resolution reads the parse in place.
-fn resolve_here(a: &Analysis, target: &Target) -> Resolution {
+fn resolve_here(a: &Analysis, target: &Target, fixes: bool) -> Resolution {
     let mut out = Resolution::default();
     let (Some(machine), Some(shape)) = (target.machine.as_deref(), target.shape.as_ref()) else {
         return out;
@@ -321,7 +341,7 @@ fn resolve_here(a: &Analysis, target: &Target) -> Resolution {
     if let Some(app) = target.app.as_deref() {
         let options = ResolveOptions {
             naming: None,
-            fixes: true,
+            fixes,
         };
         let (parsed, text) = (&a.parsed, a.text.as_str());
         let decisions = match EvalPlacer::with_parsed_statements(program, machine) {
