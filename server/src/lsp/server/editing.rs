@@ -102,10 +102,12 @@ impl Backend {
         };
         let enc = self.state.encoding();
         let target = self.state.target(&uri);
-        let resolution = target.as_ref().and_then(|t| doc.cached_resolution(t));
         let has_app = target.as_ref().is_some_and(|t| t.app.is_some());
         let actions = self
             .guarded("code actions", || {
+                // (Inside the guard: the first code action on a version
+                // resolves the mapping again, with its quick fixes.)
+                let resolution = target.as_ref().and_then(|t| doc.cached_resolution(t));
                 let mut out = code_actions(
                     &uri,
                     &doc,
@@ -151,7 +153,6 @@ impl Backend {
         }
         let enc = self.state.encoding();
         let target = self.state.target(&data.uri);
-        let resolution = target.as_ref().and_then(|t| doc.cached_resolution(t));
         let context = CodeActionContext {
             diagnostics: action.diagnostics.clone().unwrap_or_default(),
             only: action.kind.clone().map(|k| vec![k]),
@@ -159,6 +160,7 @@ impl Backend {
         };
         let edit = self
             .guarded("code action resolve", || {
+                let resolution = target.as_ref().and_then(|t| doc.cached_resolution(t));
                 code_actions(
                     &data.uri,
                     &doc,
