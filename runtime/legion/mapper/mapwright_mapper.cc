@@ -213,7 +213,6 @@ void describe_host(Machine machine, AddressSpace here, HostFacts &out) {
   out.host.naffinities = out.affinities.size();
 }
 
-// One launch, described for mw_decide / mw_place (owns its strings).
 // What identifies a launch (launch_key), hashed for the per-launch caches:
 // every mapper call looks one up, so a lookup must not allocate or compare
 // whole keys along a tree's path.
@@ -230,6 +229,7 @@ struct LaunchKeyHash {
 template <typename T>
 using LaunchMap = std::unordered_map<LaunchKey, T, LaunchKeyHash>;
 
+// One launch, described for mw_decide / mw_place (owns its strings).
 struct LaunchDesc {
   bool described = false;
   std::string task, parent;
@@ -358,9 +358,9 @@ class MapwrightMapper : public DefaultMapper {
       for (FieldID f : req.privilege_fields) key_.push_back(int64_t(f));
     key_.push_back(int64_t(target.id));
     key_.push_back(int64_t(output.chosen_variant));
-    LaunchKey mapping_key = key_;
-    if (!map_as_before(ctx, task, input, output, regions, target, mapping_key, mapped))
-      map_each_argument(ctx, task, input, output, regions, target, mapping_key, mapped);
+    // (Neither touches key_ before it is done with it: no copy a call.)
+    if (!map_as_before(ctx, task, input, output, regions, target, key_, mapped))
+      map_each_argument(ctx, task, input, output, regions, target, key_, mapped);
 
     if ((decision.instance_limit >= 0 && flags_.backpressure) ||
         busy_reductions_.count(task.get_unique_id()) > 0) {
@@ -450,10 +450,12 @@ class MapwrightMapper : public DefaultMapper {
   // Maps each argument: virtual where decided so; else in the decided
   // memory the instances valid there that hold the decided layout, or an
   // instance found or made; a reduction instance for a reduction. Keeps
-  // the mapping for map_as_before under `key`.
+  // the mapping for map_as_before under `key` (copied only here, on a
+  // task's first mapping or when the last one no longer holds).
   void map_each_argument(MapperContext ctx, const Task &task, const MapTaskInput &input,
                          MapTaskOutput &output, const std::vector<mw_region_decision> &regions,
-                         Processor target, LaunchKey &key, std::vector<mw_region_mapped> &mapped) {
+                         Processor target, const LaunchKey &key,
+                         std::vector<mw_region_mapped> &mapped) {
     for (unsigned i = 0; i < task.regions.size(); i++) {
       const RegionRequirement &req = task.regions[i];
       mw_region_mapped &m = mapped[i];
@@ -519,7 +521,7 @@ class MapwrightMapper : public DefaultMapper {
       if (mapped[i].instance == MW_INSTANCE_PHYSICAL && task.regions[i].privilege != LEGION_REDUCE)
         kept.chosen[i] = output.chosen_instances[i];
     kept.mapped = mapped;
-    mappings_[std::move(key)] = std::move(kept);
+    mappings_[key] = std::move(kept);
   }
 
   void replicate_task(MapperContext ctx, const Task &task, const ReplicateTaskInput &input,
