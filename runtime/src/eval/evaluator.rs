@@ -75,6 +75,8 @@ impl Placement {
 pub struct Evaluator {
     program: Arc<Program>,
     state: State,
+    /// The steps the top level took (see [`Evaluator::top_level_steps`]).
+    top_level_steps: u64,
 }
 
 impl Evaluator {
@@ -150,6 +152,7 @@ impl Evaluator {
                 index_funcs: FastMap::default(),
                 single_funcs: FastMap::default(),
             },
+            top_level_steps: 0,
         };
         let err = ev.run_top_level().err().map(|e| *e);
         (ev, err)
@@ -175,10 +178,21 @@ impl Evaluator {
         let program = Arc::clone(&self.program);
         check_comprehension_ranges(&program)?;
         let mut it = Interp::new(&program, &mut self.state);
-        for index in 0..program.stmts.len() {
-            it.exec_top(index)?;
-        }
-        Ok(())
+        let ran = (0..program.stmts.len()).try_for_each(|index| it.exec_top(index));
+        self.top_level_steps = it.steps;
+        ran
+    }
+
+    /// The evaluation steps the top level took (up to where it stopped,
+    /// if it failed).
+    pub fn top_level_steps(&self) -> u64 {
+        self.top_level_steps
+    }
+
+    /// The steps each later entry call may take (the top level ran under
+    /// the limits it was made with).
+    pub fn set_steps_per_call(&mut self, max_steps: u64) {
+        self.state.limits.max_steps = max_steps;
     }
 
     /// The program being evaluated.

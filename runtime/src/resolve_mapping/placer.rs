@@ -221,6 +221,36 @@ impl EvalPlacer {
         machine: &Machine,
         ranks_per_node: u32,
     ) -> Result<EvalPlacer, crate::eval::EvalError> {
+        let shape = Self::shape(machine, ranks_per_node);
+        let limits = crate::eval::Limits {
+            max_steps: STEPS_PER_CALL,
+            ..crate::eval::Limits::default()
+        };
+        match crate::eval::Evaluator::new_partial_shared(program, &shape, limits) {
+            (ev, None) => Ok(Self::placing_with(ev)),
+            (_, Some(err)) => Err(err),
+        }
+    }
+
+    /// The placer of a program whose top level already ran without error
+    /// on `machine` (one rank per node), under limits of at least
+    /// [`STEPS_PER_CALL`]: the language server evaluates the top level once
+    /// for the names' values and hands the evaluator on, where it ran the
+    /// same top level twice (each run was about a sixth of a keystroke's
+    /// resolution on a 5,000-line file, `perf`). `None` where
+    /// [`EvalPlacer::with_parsed_statements`] could decide otherwise: the
+    /// evaluator saw another machine shape, or its top level took more
+    /// steps than a placer's own run may.
+    pub fn from_top_level(mut ev: crate::eval::Evaluator, machine: &Machine) -> Option<EvalPlacer> {
+        if *ev.machine() != Self::shape(machine, 1) || ev.top_level_steps() > STEPS_PER_CALL {
+            return None;
+        }
+        ev.set_steps_per_call(STEPS_PER_CALL);
+        Some(Self::placing_with(ev))
+    }
+
+    /// The evaluator's view of `machine` run with `ranks_per_node` ranks.
+    fn shape(machine: &Machine, ranks_per_node: u32) -> crate::eval::MachineShape {
         let view = RankView::new(machine, ranks_per_node);
         let mut shape = crate::eval::MachineShape::new(i64::from(view.nodes()));
         for k in machine.proc_kinds() {
@@ -228,17 +258,14 @@ impl EvalPlacer {
                 shape = shape.with(ek, i64::from(view.procs_per_node(k)));
             }
         }
-        let limits = crate::eval::Limits {
-            max_steps: STEPS_PER_CALL,
-            ..crate::eval::Limits::default()
-        };
-        match crate::eval::Evaluator::new_partial_shared(program, &shape, limits) {
-            (ev, None) => Ok(EvalPlacer {
-                ev,
-                memo: FastMap::default(),
-                key: Vec::new(),
-            }),
-            (_, Some(err)) => Err(err),
+        shape
+    }
+
+    fn placing_with(ev: crate::eval::Evaluator) -> EvalPlacer {
+        EvalPlacer {
+            ev,
+            memo: FastMap::default(),
+            key: Vec::new(),
         }
     }
 

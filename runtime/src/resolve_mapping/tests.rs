@@ -132,3 +132,44 @@ fn the_wrong_kind_note_says_what_the_reference_does_without_such_processors() {
         "{without}"
     );
 }
+
+/// The language server hands its top-level evaluator to the placer: only
+/// where the placer's own run of the top level would be the same one.
+#[test]
+fn a_top_level_is_handed_to_the_placer_only_where_its_own_run_would_match() {
+    use super::placer::EvalPlacer;
+    use crate::eval::{Evaluator, Limits};
+    use crate::machine::Machine;
+    use std::sync::Arc;
+
+    let machine = Machine::preset("p100x4").unwrap();
+    let program = |src: &str| Arc::new(mapwright_grammar::parse(src).program);
+    let limits = Limits {
+        max_steps: 200_000,
+        ..Limits::default()
+    };
+    // (As the language server sees the machine: the kinds the DSL names.)
+    let mut shape = crate::eval::MachineShape::new(i64::from(machine.nodes()));
+    for k in machine.proc_kinds() {
+        if k.dsl_kind().is_some() {
+            shape = shape.with(k, i64::from(machine.procs_per_node(k)));
+        }
+    }
+    let small = program("m = Machine(GPU);\ndef f(Task t) { return m[0, 0]; }\nIndexTaskMap t f;\n");
+    let (ev, err) = Evaluator::new_partial_shared(small.clone(), &shape, limits);
+    assert!(err.is_none(), "{err:?}");
+    assert!(EvalPlacer::from_top_level(ev, &machine).is_some());
+    // Another machine shape: the placer must run its own top level.
+    let other = crate::eval::MachineShape::new(2).with(crate::mspace::ProcKind::Gpu, 4);
+    let (ev, _) = Evaluator::new_partial_shared(small, &other, limits);
+    assert!(EvalPlacer::from_top_level(ev, &machine).is_none());
+    // A top level over the placer's step limit: its own run would fail.
+    let long: String = (0..4_000)
+        .map(|i| format!("x{i} = 1 + 2 + 3 + 4 + 5 + 6 + 7 + 8 + 9 + 10 + 11 + 12 + 13 + 14 + 15 + 16;\n"))
+        .collect();
+    let long = program(&long);
+    let (ev, err) = Evaluator::new_partial_shared(long, &shape, limits);
+    assert!(err.is_none(), "{err:?}");
+    assert!(ev.top_level_steps() > super::placement::STEPS_PER_CALL, "{}", ev.top_level_steps());
+    assert!(EvalPlacer::from_top_level(ev, &machine).is_none());
+}

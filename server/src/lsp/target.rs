@@ -327,24 +327,32 @@ fn resolve_here(a: &Analysis, target: &Target, fixes: bool) -> Resolution {
     // copy before; copying and freeing a 5,000-line tree was a few per cent
     // of a keystroke with an application).
     let program = Arc::new(parsed_statements(a.program()));
-    {
-        let limits = Limits {
-            max_steps: TOP_LEVEL_STEPS,
-            ..Limits::default()
-        };
-        let (ev, err) = Evaluator::new_partial_shared(program.clone(), shape, limits);
-        out.globals = globals_of(&ev);
-        out.eval_error = err.map(|e| (e.span, e.message));
-    }
+    let limits = Limits {
+        max_steps: TOP_LEVEL_STEPS,
+        ..Limits::default()
+    };
+    let (ev, err) = Evaluator::new_partial_shared(program.clone(), shape, limits);
+    out.globals = globals_of(&ev);
+    let top_level_failed = err.is_some();
+    out.eval_error = err.map(|e| (e.span, e.message));
     if let Some(app) = target.app.as_deref() {
         let options = ResolveOptions {
             naming: None,
             fixes,
         };
+        // The placer's top level is the one just run, where it would run
+        // the same way again (see `EvalPlacer::from_top_level`); a top
+        // level that failed fails the placer's too.
+        let placer = if top_level_failed {
+            None
+        } else {
+            EvalPlacer::from_top_level(ev, machine)
+                .or_else(|| EvalPlacer::with_parsed_statements(program, machine).ok())
+        };
         let (parsed, text) = (&a.parsed, a.text.as_str());
-        let decisions = match EvalPlacer::with_parsed_statements(program, machine) {
-            Ok(mut placer) => resolve_parsed_with(parsed, text, app, machine, &mut placer, options),
-            Err(_) => resolve_parsed_with(parsed, text, app, machine, &mut NoPlacer, options),
+        let decisions = match placer {
+            Some(mut placer) => resolve_parsed_with(parsed, text, app, machine, &mut placer, options),
+            None => resolve_parsed_with(parsed, text, app, machine, &mut NoPlacer, options),
         };
         out.decisions = Some(decisions);
     }
@@ -461,6 +469,35 @@ mod tests {
         let r = resolve(&a, &m);
         assert!(r.decisions.is_none());
         assert!(r.globals.contains_key("m2"));
+    }
+
+    /// Handing the top level's evaluator to the launch placer (instead of
+    /// the placer running the top level again) changes no decision: every
+    /// application's expert, resolved both ways.
+    #[test]
+    fn the_shared_top_level_places_as_a_placer_of_its_own() {
+        for &name in App::builtin_names() {
+            let t = target(Some(name), Some("p100x4"));
+            let expert = App::builtin(name).and_then(|a| a.expert_text()).unwrap();
+            let a = Analysis::new(expert);
+            let shared = resolve_with(&a, &t, false);
+            let machine = t.machine.as_deref().unwrap();
+            let program = Arc::new(parsed_statements(a.program()));
+            let mut own = EvalPlacer::with_parsed_statements(program, machine).unwrap();
+            let options = ResolveOptions {
+                naming: None,
+                fixes: false,
+            };
+            let app = t.app.as_deref().unwrap();
+            let by_own = resolve_parsed_with(&a.parsed, &a.text, app, machine, &mut own, options);
+            let placed = by_own.tasks.iter().filter(|t| !t.placement.is_empty()).count();
+            assert!(placed > 0, "{name}: nothing placed");
+            assert_eq!(
+                serde_json::to_value(shared.decisions.as_ref().unwrap()).unwrap(),
+                serde_json::to_value(&by_own).unwrap(),
+                "{name}"
+            );
+        }
     }
 
     /// The merge as it was written first: a linear scan of the list for
