@@ -155,7 +155,8 @@ fn a_top_level_is_handed_to_the_placer_only_where_its_own_run_would_match() {
             shape = shape.with(k, i64::from(machine.procs_per_node(k)));
         }
     }
-    let small = program("m = Machine(GPU);\ndef f(Task t) { return m[0, 0]; }\nIndexTaskMap t f;\n");
+    let small =
+        program("m = Machine(GPU);\ndef f(Task t) { return m[0, 0]; }\nIndexTaskMap t f;\n");
     let (ev, err) = Evaluator::new_partial_shared(small.clone(), &shape, limits);
     assert!(err.is_none(), "{err:?}");
     assert!(EvalPlacer::from_top_level(ev, &machine).is_some());
@@ -165,11 +166,19 @@ fn a_top_level_is_handed_to_the_placer_only_where_its_own_run_would_match() {
     assert!(EvalPlacer::from_top_level(ev, &machine).is_none());
     // A top level over the placer's step limit: its own run would fail.
     let long: String = (0..4_000)
-        .map(|i| format!("x{i} = 1 + 2 + 3 + 4 + 5 + 6 + 7 + 8 + 9 + 10 + 11 + 12 + 13 + 14 + 15 + 16;\n"))
+        .map(|i| {
+            format!(
+                "x{i} = 1 + 2 + 3 + 4 + 5 + 6 + 7 + 8 + 9 + 10 + 11 + 12 + 13 + 14 + 15 + 16;\n"
+            )
+        })
         .collect();
     let long = program(&long);
     let (ev, err) = Evaluator::new_partial_shared(long, &shape, limits);
     assert!(err.is_none(), "{err:?}");
-    assert!(ev.top_level_steps() > super::placement::STEPS_PER_CALL, "{}", ev.top_level_steps());
+    assert!(
+        ev.top_level_steps() > super::placement::STEPS_PER_CALL,
+        "{}",
+        ev.top_level_steps()
+    );
     assert!(EvalPlacer::from_top_level(ev, &machine).is_none());
 }

@@ -19,7 +19,9 @@ use mapwright_grammar::{analyze_remembering, Diagnostic, LineIndex, Parsed, Span
 pub struct Analysis {
     /// The document's text, shared with it and with [`Analysis::index`].
     pub text: Arc<String>,
-    pub parsed: Parsed,
+    /// Shared so that the mapping can be resolved from the parse while the
+    /// check runs (see [`Analysis::after_edit_consuming`]).
+    pub parsed: Arc<Parsed>,
     pub index: LineIndex,
     pub resolved: Resolved,
     /// Inferred type of each symbol (index into `resolved.symbols`).
@@ -66,10 +68,18 @@ impl Analysis {
     /// statements (`resolve::resolve_after_edit`), and what is left of it
     /// is handed to `free` (the server frees it on its dropping thread).
     /// Equal to [`Analysis::after_edit`] either way.
+    ///
+    /// `on_parsed` is handed the new parse as soon as it exists, before the
+    /// check: the server starts resolving the mapping from it on its
+    /// resolving thread, so that the two run side by side on a big file
+    /// with an application, where one followed the other. (Not called
+    /// where the previous analysis or its parse is still shared: that
+    /// path parses and checks in one.)
     pub fn after_edit_consuming(
         prev: Arc<Analysis>,
         text: &Arc<String>,
         free: impl Fn(Box<dyn Send>),
+        on_parsed: impl FnOnce(&Arc<Parsed>),
     ) -> Analysis {
         let prev = match Arc::try_unwrap(prev) {
             Ok(prev) => prev,
@@ -96,7 +106,19 @@ impl Analysis {
         let old_lines = index.into_line_starts();
         let rest = (symbol_types, returns, check_diagnostics);
         free(Box::new(rest));
+        // (Shared only while an earlier resolution still reads it: then
+        // re-analysed from it, as from a shared analysis above.)
+        let parsed = match Arc::try_unwrap(parsed) {
+            Ok(parsed) => parsed,
+            Err(shared) => {
+                let front = reanalyze_remembering(&shared, &check_memo, &old_text, text).0;
+                free(Box::new((shared, check_memo, old_text, resolved)));
+                return Analysis::from_front_end(text.clone(), front);
+            }
+        };
         let (parsed, how, unused) = reparse_owned(parsed, &old_text, text);
+        let parsed = Arc::new(parsed);
+        on_parsed(&parsed);
         // (The old names and line starts are reused after an incremental
         // re-parse; the names are handed back after a full one.)
         let (checked, _, unused_names) = check_after_reparse(
@@ -109,14 +131,19 @@ impl Analysis {
             old_lines,
         );
         free(Box::new((old_text, check_memo, unused, unused_names)));
-        Analysis::from_front_end(
-            text.clone(),
-            mapwright_grammar::Analysis { parsed, checked },
-        )
+        Analysis::with_checked(text.clone(), parsed, checked)
     }
 
     fn from_front_end(text: Arc<String>, front: mapwright_grammar::Analysis) -> Analysis {
         let mapwright_grammar::Analysis { parsed, checked } = front;
+        Analysis::with_checked(text, Arc::new(parsed), checked)
+    }
+
+    fn with_checked(
+        text: Arc<String>,
+        parsed: Arc<Parsed>,
+        checked: mapwright_grammar::check::Checked,
+    ) -> Analysis {
         Analysis {
             index: LineIndex::sharing(text.clone(), checked.lines),
             text,
@@ -319,18 +346,30 @@ mod tests {
         let edits: Vec<Arc<String>> = edits.into_iter().map(Arc::new).collect();
         for after in &edits {
             // Held only here: consumed, its statements shifted in place.
+            // The parse it hands on before the check is the one it keeps.
             let alone = Arc::new(Analysis::new(before));
-            same(&Analysis::after_edit_consuming(alone, after, drop), after);
+            let mut handed = None;
+            let next =
+                Analysis::after_edit_consuming(alone, after, drop, |p| handed = Some(p.clone()));
+            same(&next, after);
+            assert!(Arc::ptr_eq(&handed.unwrap(), &next.parsed));
             // Held by a request too: copied, and left as it was.
             let held = Arc::new(Analysis::new(before));
-            let next = Analysis::after_edit_consuming(held.clone(), after, drop);
+            let next = Analysis::after_edit_consuming(held.clone(), after, drop, |_| {});
             same(&next, after);
             same(&held, before);
+            // Its parse still read by a resolution: re-analysed from it,
+            // which is left as it was.
+            let alone = Arc::new(Analysis::new(before));
+            let reading = alone.parsed.clone();
+            let next = Analysis::after_edit_consuming(alone, after, drop, |_| {});
+            same(&next, after);
+            assert_eq!(reading.program, Analysis::new(before).parsed.program);
         }
         // A chain of edits, each consuming the one before.
         let mut a = Arc::new(Analysis::new(before));
         for after in &edits {
-            a = Arc::new(Analysis::after_edit_consuming(a, after, drop));
+            a = Arc::new(Analysis::after_edit_consuming(a, after, drop, |_| {}));
             same(&a, after);
         }
     }

@@ -104,6 +104,21 @@ pub async fn run<T: Send + 'static>(job: impl FnOnce() -> T + Send + 'static) ->
     }
 }
 
+/// Queues `job` on the resolving thread without waiting for it: work that
+/// a later job there will read (a resolution started early, see
+/// `Document::analysis_resolving`). A panic in it is caught and dropped
+/// (the later job then does the work itself and reports it). If the thread
+/// cannot be started, the job is dropped: it is only ever work a later job
+/// would otherwise do.
+pub fn submit(job: impl FnOnce() + Send + 'static) {
+    if let Some(s) = sender() {
+        let wrapped: Job = Box::new(move || {
+            let _ = super::guard::catch(job);
+        });
+        let _ = s.lock().unwrap_or_else(|e| e.into_inner()).send(wrapped);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -25,7 +25,7 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex, Weak};
 
-use mapwright_grammar::{Diagnostic, Span};
+use mapwright_grammar::{Diagnostic, Parsed, Span};
 use mapwright_runtime::app::App;
 use mapwright_runtime::decisions::Decisions;
 use mapwright_runtime::eval::{Evaluator, Limits, MachineShape, Value};
@@ -311,13 +311,20 @@ pub fn resolve(a: &Analysis, target: &Target) -> Resolution {
 /// nobody had asked for yet. Publishing resolves without them (they are
 /// not published), code actions with them (see `Document`).
 pub fn resolve_with(a: &Analysis, target: &Target, fixes: bool) -> Resolution {
-    crate::alloc::compacted(|| resolve_here(a, target, fixes))
+    resolve_parse(&a.parsed, &a.text, target, fixes)
+}
+
+/// [`resolve_with`] from the parse of `text` alone: the resolution reads
+/// no result of the check, so the server starts it before the check ends
+/// (see `Document::analysis_resolving`).
+pub fn resolve_parse(parsed: &Parsed, text: &str, target: &Target, fixes: bool) -> Resolution {
+    crate::alloc::compacted(|| resolve_here(parsed, text, target, fixes))
 }
 
 /// [`resolve`] on the current heap. Holds one copy of the program (the
 /// statements that parsed), shared by the evaluator of the top level and
 /// the launch placer, and the resolution reads the parse in place.
-fn resolve_here(a: &Analysis, target: &Target, fixes: bool) -> Resolution {
+fn resolve_here(parsed: &Parsed, text: &str, target: &Target, fixes: bool) -> Resolution {
     let mut out = Resolution::default();
     let (Some(machine), Some(shape)) = (target.machine.as_deref(), target.shape.as_ref()) else {
         return out;
@@ -326,7 +333,7 @@ fn resolve_here(a: &Analysis, target: &Target, fixes: bool) -> Resolution {
     // and the launch placer evaluate the same program (each made its own
     // copy before; copying and freeing a 5,000-line tree was a few per cent
     // of a keystroke with an application).
-    let program = Arc::new(parsed_statements(a.program()));
+    let program = Arc::new(parsed_statements(&parsed.program));
     let limits = Limits {
         max_steps: TOP_LEVEL_STEPS,
         ..Limits::default()
@@ -349,9 +356,10 @@ fn resolve_here(a: &Analysis, target: &Target, fixes: bool) -> Resolution {
             EvalPlacer::from_top_level(ev, machine)
                 .or_else(|| EvalPlacer::with_parsed_statements(program, machine).ok())
         };
-        let (parsed, text) = (&a.parsed, a.text.as_str());
         let decisions = match placer {
-            Some(mut placer) => resolve_parsed_with(parsed, text, app, machine, &mut placer, options),
+            Some(mut placer) => {
+                resolve_parsed_with(parsed, text, app, machine, &mut placer, options)
+            }
             None => resolve_parsed_with(parsed, text, app, machine, &mut NoPlacer, options),
         };
         out.decisions = Some(decisions);
@@ -490,7 +498,11 @@ mod tests {
             };
             let app = t.app.as_deref().unwrap();
             let by_own = resolve_parsed_with(&a.parsed, &a.text, app, machine, &mut own, options);
-            let placed = by_own.tasks.iter().filter(|t| !t.placement.is_empty()).count();
+            let placed = by_own
+                .tasks
+                .iter()
+                .filter(|t| !t.placement.is_empty())
+                .count();
             assert!(placed > 0, "{name}: nothing placed");
             assert_eq!(
                 serde_json::to_value(shared.decisions.as_ref().unwrap()).unwrap(),
