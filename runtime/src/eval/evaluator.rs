@@ -57,6 +57,40 @@ impl Placement {
     }
 }
 
+/// Where an evaluator reads its program: a program of its own, or the
+/// parse it is part of, read in place (the language server evaluates the
+/// parse of every keystroke's version; copying its tree was about a tenth
+/// of a resolution of a 5,000-line file).
+pub trait ProgramSource: std::fmt::Debug + Send + Sync {
+    /// The program.
+    fn program(&self) -> &Program;
+
+    /// Whether the top level leaves out the statements that did not parse
+    /// (one typo then hides no placement) instead of stopping at the first
+    /// with a syntax error.
+    fn leaves_out_unparsed(&self) -> bool {
+        false
+    }
+}
+
+impl ProgramSource for Program {
+    fn program(&self) -> &Program {
+        self
+    }
+}
+
+/// A parse is evaluated as the statements of it that parsed: as
+/// [`crate::resolve_mapping::parsed_statements`] of it, without the copy.
+impl ProgramSource for mapwright_grammar::Parsed {
+    fn program(&self) -> &Program {
+        &self.program
+    }
+
+    fn leaves_out_unparsed(&self) -> bool {
+        true
+    }
+}
+
 /// A mapper program after its top level ran, ready to map launches.
 ///
 /// ```
@@ -73,7 +107,7 @@ impl Placement {
 /// ```
 #[derive(Debug, Clone)]
 pub struct Evaluator {
-    program: Arc<Program>,
+    program: Arc<dyn ProgramSource>,
     state: State,
     /// The steps the top level took (see [`Evaluator::top_level_steps`]).
     top_level_steps: u64,
@@ -134,9 +168,25 @@ impl Evaluator {
     /// language server's top-level evaluator and the launch placer of one
     /// resolution read the same filtered program).
     pub fn new_partial_shared(
-        program: Arc<Program>,
+        program: Arc<dyn ProgramSource>,
         machine: &MachineShape,
         limits: Limits,
+    ) -> (Evaluator, Option<EvalError>) {
+        Self::new_partial_shared_hinted(program, machine, limits, true)
+    }
+
+    /// [`Evaluator::new_partial_shared`] for a caller that knows whether
+    /// the program can hold a comprehension at all (its source has a `for`
+    /// token; a comprehension cannot parse without one). Where it cannot,
+    /// the reference's parse-time check of every comprehension's range is
+    /// skipped: a walk of every expression of the file, about a sixth of
+    /// the language server's resolution of a 5,000-line file on each
+    /// keystroke (`perf`).
+    pub fn new_partial_shared_hinted(
+        program: Arc<dyn ProgramSource>,
+        machine: &MachineShape,
+        limits: Limits,
+        may_have_comprehensions: bool,
     ) -> (Evaluator, Option<EvalError>) {
         let mut ev = Evaluator {
             program,
@@ -154,7 +204,7 @@ impl Evaluator {
             },
             top_level_steps: 0,
         };
-        let err = ev.run_top_level().err().map(|e| *e);
+        let err = ev.run_top_level(may_have_comprehensions).err().map(|e| *e);
         (ev, err)
     }
 
@@ -174,11 +224,17 @@ impl Evaluator {
         Self::new(&parsed.program, machine)
     }
 
-    fn run_top_level(&mut self) -> R<()> {
-        let program = Arc::clone(&self.program);
-        check_comprehension_ranges(&program)?;
-        let mut it = Interp::new(&program, &mut self.state);
-        let ran = (0..program.stmts.len()).try_for_each(|index| it.exec_top(index));
+    fn run_top_level(&mut self, may_have_comprehensions: bool) -> R<()> {
+        let source = Arc::clone(&self.program);
+        let program = source.program();
+        if may_have_comprehensions {
+            check_comprehension_ranges(program)?;
+        }
+        let mut it = Interp::new(program, &mut self.state);
+        let leave_out = source.leaves_out_unparsed();
+        let ran = (0..program.stmts.len())
+            .filter(|&i| !(leave_out && matches!(program.stmts[i].kind, StmtKind::Error)))
+            .try_for_each(|index| it.exec_top(index));
         self.top_level_steps = it.steps;
         ran
     }
@@ -197,7 +253,7 @@ impl Evaluator {
 
     /// The program being evaluated.
     pub fn program(&self) -> &Program {
-        &self.program
+        self.program.program()
     }
 
     /// The machine it runs on.
@@ -361,8 +417,8 @@ impl Evaluator {
     /// Calls user function `func` with `args`, checking them as a DSL call
     /// does (count, and type per parameter).
     pub fn call(&mut self, func: &str, args: &[Value]) -> Result<Value, EvalError> {
-        let program = Arc::clone(&self.program);
-        let mut it = Interp::new(&program, &mut self.state);
+        let source = Arc::clone(&self.program);
+        let mut it = Interp::new(source.program(), &mut self.state);
         let f = match it.st.globals.get(func) {
             Some(v) => v.clone(),
             None => {
@@ -384,7 +440,8 @@ impl Evaluator {
         task: TaskValue,
         proc_kind: Option<ProcKind>,
     ) -> Result<Placement, EvalError> {
-        let program = Arc::clone(&self.program);
+        let source = Arc::clone(&self.program);
+        let program = source.program();
         let (params, body, def_span) = match self.state.globals.get(func_name) {
             None => {
                 return Err(bare_error(

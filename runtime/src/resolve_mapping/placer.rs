@@ -210,14 +210,14 @@ impl EvalPlacer {
     /// that parsed ([`parsed_statements`]), shared instead of copied (the
     /// language server evaluates the same one for the top-level values).
     pub fn with_parsed_statements(
-        program: std::sync::Arc<ast::Program>,
+        program: std::sync::Arc<dyn crate::eval::ProgramSource>,
         machine: &Machine,
     ) -> Result<EvalPlacer, crate::eval::EvalError> {
         Self::shared(program, machine, 1)
     }
 
     fn shared(
-        program: std::sync::Arc<ast::Program>,
+        program: std::sync::Arc<dyn crate::eval::ProgramSource>,
         machine: &Machine,
         ranks_per_node: u32,
     ) -> Result<EvalPlacer, crate::eval::EvalError> {

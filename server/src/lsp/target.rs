@@ -25,13 +25,14 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex, Weak};
 
+use mapwright_grammar::token::TokenKind;
 use mapwright_grammar::{Diagnostic, Parsed, Span};
 use mapwright_runtime::app::App;
 use mapwright_runtime::decisions::Decisions;
-use mapwright_runtime::eval::{Evaluator, Limits, MachineShape, Value};
+use mapwright_runtime::eval::{Evaluator, Limits, MachineShape, ProgramSource, Value};
 use mapwright_runtime::machine::Machine;
 use mapwright_runtime::resolve_mapping::{
-    parsed_statements, resolve_parsed_with, EvalPlacer, NoPlacer, ResolveOptions,
+    resolve_parsed_with, EvalPlacer, NoPlacer, ResolveOptions,
 };
 
 use super::analysis::Analysis;
@@ -317,28 +318,34 @@ pub fn resolve_with(a: &Analysis, target: &Target, fixes: bool) -> Resolution {
 /// [`resolve_with`] from the parse of `text` alone: the resolution reads
 /// no result of the check, so the server starts it before the check ends
 /// (see `Document::analysis_resolving`).
-pub fn resolve_parse(parsed: &Parsed, text: &str, target: &Target, fixes: bool) -> Resolution {
+pub fn resolve_parse(parsed: &Arc<Parsed>, text: &str, target: &Target, fixes: bool) -> Resolution {
     crate::alloc::compacted(|| resolve_here(parsed, text, target, fixes))
 }
 
-/// [`resolve`] on the current heap. Holds one copy of the program (the
-/// statements that parsed), shared by the evaluator of the top level and
-/// the launch placer, and the resolution reads the parse in place.
-fn resolve_here(parsed: &Parsed, text: &str, target: &Target, fixes: bool) -> Resolution {
+/// [`resolve`] on the current heap. The evaluator of the top level, the
+/// launch placer and the resolution all read the parse in place.
+fn resolve_here(parsed: &Arc<Parsed>, text: &str, target: &Target, fixes: bool) -> Resolution {
     let mut out = Resolution::default();
     let (Some(machine), Some(shape)) = (target.machine.as_deref(), target.shape.as_ref()) else {
         return out;
     };
-    // The statements that parsed, copied once: the top level's evaluator
-    // and the launch placer evaluate the same program (each made its own
-    // copy before; copying and freeing a 5,000-line tree was a few per cent
-    // of a keystroke with an application).
-    let program = Arc::new(parsed_statements(&parsed.program));
+    // The statements that parsed, read in the parse itself (see
+    // `ProgramSource`): the top level's evaluator and the launch placer
+    // evaluate them with no copy of the tree (copying and freeing it was
+    // about a tenth of a resolution of a 5,000-line file, `perf`).
+    let program: Arc<dyn ProgramSource> = parsed.clone();
     let limits = Limits {
         max_steps: TOP_LEVEL_STEPS,
         ..Limits::default()
     };
-    let (ev, err) = Evaluator::new_partial_shared(program.clone(), shape, limits);
+    // (A comprehension needs a `for`: without one, no range to check.)
+    let may_have_comprehensions = parsed.tokens.iter().any(|t| t.kind == TokenKind::KwFor);
+    let (ev, err) = Evaluator::new_partial_shared_hinted(
+        program.clone(),
+        shape,
+        limits,
+        may_have_comprehensions,
+    );
     out.globals = globals_of(&ev);
     let top_level_failed = err.is_some();
     out.eval_error = err.map(|e| (e.span, e.message));
@@ -435,6 +442,7 @@ pub fn merged_diagnostic_refs<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use mapwright_runtime::resolve_mapping::parsed_statements;
 
     fn target(app: Option<&str>, machine: Option<&str>) -> Target {
         Target::load(TargetKey {
@@ -479,15 +487,26 @@ mod tests {
         assert!(r.globals.contains_key("m2"));
     }
 
-    /// Handing the top level's evaluator to the launch placer (instead of
-    /// the placer running the top level again) changes no decision: every
-    /// application's expert, resolved both ways.
+    /// Reading the parse in place and handing the top level's evaluator to
+    /// the launch placer (instead of a copy of the statements that parsed,
+    /// and the placer running the top level again) changes no decision:
+    /// every application's expert, as written and with a line that does
+    /// not parse in its middle, resolved both ways.
     #[test]
     fn the_shared_top_level_places_as_a_placer_of_its_own() {
-        for &name in App::builtin_names() {
-            let t = target(Some(name), Some("p100x4"));
+        let experts = App::builtin_names().iter().flat_map(|&name| {
             let expert = App::builtin(name).and_then(|a| a.expert_text()).unwrap();
-            let a = Analysis::new(expert);
+            let middle = expert[..expert.len() / 2].rfind('\n').unwrap_or(0);
+            let broken = format!(
+                "{}\nTask oops = ;\n{}",
+                &expert[..middle],
+                &expert[middle..]
+            );
+            [(name, expert.to_string()), (name, broken)]
+        });
+        for (name, text) in experts {
+            let t = target(Some(name), Some("p100x4"));
+            let a = Analysis::new(&text);
             let shared = resolve_with(&a, &t, false);
             let machine = t.machine.as_deref().unwrap();
             let program = Arc::new(parsed_statements(a.program()));
@@ -510,6 +529,25 @@ mod tests {
                 "{name}"
             );
         }
+    }
+
+    /// The comprehension-range check the reference makes while parsing is
+    /// skipped only for a file without `for`: a file that breaks the rule
+    /// still gets the evaluator's error, wherever the comprehension is.
+    #[test]
+    fn a_comprehension_over_a_name_is_still_an_error() {
+        let t = target(Some("circuit"), Some("p100x4"));
+        let bad = "r = (0, 1);\ndef f(Task t) { return tuple(i for i in r); }\nTask * GPU;\n";
+        let r = resolve(&Analysis::new(bad), &t);
+        let (_, message) = r.eval_error.expect("the range error");
+        assert!(
+            message.contains("For-comprehension must itererate"),
+            "{message}"
+        );
+        let good = "def f(Task t) { return tuple(i for i in (0, 1)); }\nTask * GPU;\n";
+        assert!(resolve(&Analysis::new(good), &t).eval_error.is_none());
+        let none = "m = Machine(GPU);\nTask * GPU;\n";
+        assert!(resolve(&Analysis::new(none), &t).eval_error.is_none());
     }
 
     /// The merge as it was written first: a linear scan of the list for
