@@ -487,7 +487,7 @@ impl Evaluator {
             }
         };
         let task_name = task.name().to_string();
-        let mut it = Interp::new(&program, &mut self.state);
+        let mut it = Interp::new(program, &mut self.state);
         let mut frame = Frame::default();
         frame.insert(
             param.name.name.clone(),
