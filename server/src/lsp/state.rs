@@ -695,6 +695,9 @@ mod tests {
         // Jobs run in order: once this one ran, the early one has.
         super::super::resolve_thread::run(|| ()).await.unwrap();
         assert!(doc.resolution.resolved_against(&t));
+        // The resolution let go of the parse: the next edit's analysis
+        // moves it instead of analysing from a copy.
+        assert_eq!(Arc::strong_count(&a.parsed), 1);
         let early = doc.resolution(&t);
         let again = resolve_with(&a, &t, false);
         assert_eq!(
