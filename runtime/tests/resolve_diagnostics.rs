@@ -450,3 +450,30 @@ fn pennant_launches_are_decided_by_their_own_region_names() {
         with_private.raw_output
     );
 }
+
+/// An unknown task name repeated (a mapper written for another
+/// application) gets the nearest task name each time it appears, asked
+/// once per name.
+#[test]
+fn a_repeated_unknown_task_gets_the_same_suggestion_each_time() {
+    let src = "Task calculate_new_current GPU;\nTask distribute_charg GPU;\n\
+        Task calculate_new_current CPU;\nTask zzzzzzzzzzzzzzzz GPU;\nTask distribute_charg CPU;\n";
+    let d = resolve::resolve(src, "circuit", "p100x4");
+    let fixes: Vec<Option<String>> = d
+        .diagnostics
+        .iter()
+        .filter(|x| x.code == "W0309")
+        .map(|x| x.fixes.first().map(|f| f.title.to_string()))
+        .collect();
+    let use_ = |name: &str| Some(format!("use `{name}`"));
+    assert_eq!(
+        fixes,
+        vec![
+            use_("calculate_new_currents"),
+            use_("distribute_charge"),
+            use_("calculate_new_currents"),
+            None,
+            use_("distribute_charge"),
+        ]
+    );
+}
