@@ -504,7 +504,8 @@ mod tests {
     /// the launch placer (instead of a copy of the statements that parsed,
     /// and the placer running the top level again) changes no decision:
     /// every application's expert, as written and with a line that does
-    /// not parse in its middle, resolved both ways.
+    /// not parse in its middle, resolved both ways (the corpus files, on
+    /// two applications: the test after next).
     #[test]
     fn the_shared_top_level_places_as_a_placer_of_its_own() {
         let experts = App::builtin_names().iter().flat_map(|&name| {
@@ -520,16 +521,9 @@ mod tests {
         for (name, text) in experts {
             let t = target(Some(name), Some("p100x4"));
             let a = Analysis::new(&text);
-            let shared = resolve_with(&a, &t, false);
-            let machine = t.machine.as_deref().unwrap();
-            let program = Arc::new(parsed_statements(a.program()));
-            let mut own = EvalPlacer::with_parsed_statements(program, machine).unwrap();
-            let options = ResolveOptions {
-                naming: None,
-                fixes: false,
-            };
-            let app = t.app.as_deref().unwrap();
-            let by_own = resolve_parsed_with(&a.parsed, &a.text, app, machine, &mut own, options);
+            let shared = resolve(&a, &t);
+            let separate = resolved_with_separate_copies(&a, &t);
+            let by_own = separate.decisions.as_ref().unwrap();
             let placed = by_own
                 .tasks
                 .iter()
@@ -538,7 +532,7 @@ mod tests {
             assert!(placed > 0, "{name}: nothing placed");
             assert_eq!(
                 serde_json::to_value(shared.decisions.as_ref().unwrap()).unwrap(),
-                serde_json::to_value(&by_own).unwrap(),
+                serde_json::to_value(by_own).unwrap(),
                 "{name}"
             );
         }
