@@ -249,8 +249,11 @@ impl EvalPlacer {
         Some(Self::placing_with(ev))
     }
 
-    /// The evaluator's view of `machine` run with `ranks_per_node` ranks.
-    fn shape(machine: &Machine, ranks_per_node: u32) -> crate::eval::MachineShape {
+    /// The evaluator's view of `machine` run with `ranks_per_node` ranks:
+    /// the kinds the DSL can name (not `UTIL`) with their processors per
+    /// rank (with one rank per node, what the language server evaluates a
+    /// file's top level on).
+    pub fn shape(machine: &Machine, ranks_per_node: u32) -> crate::eval::MachineShape {
         let view = RankView::new(machine, ranks_per_node);
         let mut shape = crate::eval::MachineShape::new(i64::from(view.nodes()));
         for k in machine.proc_kinds() {

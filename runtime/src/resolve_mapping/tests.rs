@@ -148,13 +148,8 @@ fn a_top_level_is_handed_to_the_placer_only_where_its_own_run_would_match() {
         max_steps: 200_000,
         ..Limits::default()
     };
-    // (As the language server sees the machine: the kinds the DSL names.)
-    let mut shape = crate::eval::MachineShape::new(i64::from(machine.nodes()));
-    for k in machine.proc_kinds() {
-        if k.dsl_kind().is_some() {
-            shape = shape.with(k, i64::from(machine.procs_per_node(k)));
-        }
-    }
+    // (As the language server sees the machine.)
+    let shape = EvalPlacer::shape(&machine, 1);
     let small =
         program("m = Machine(GPU);\ndef f(Task t) { return m[0, 0]; }\nIndexTaskMap t f;\n");
     let (ev, err) = Evaluator::new_partial_shared(small.clone(), &shape, limits);

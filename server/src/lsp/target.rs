@@ -148,7 +148,7 @@ impl Target {
                 None
             }
         };
-        let shape = machine.as_deref().map(shape_of);
+        let shape = machine.as_deref().map(|m| EvalPlacer::shape(m, 1));
         Target {
             key,
             app,
@@ -174,20 +174,6 @@ impl Target {
     pub fn machine_name(&self) -> &str {
         self.machine.as_deref().map_or("?", |m| m.name.as_str())
     }
-}
-
-/// The evaluator's view of a machine description: the kinds the DSL can
-/// name (those with a keyword by
-/// [`mapwright_runtime::machine::ProcKind::dsl_kind`], the runtime's one
-/// conversion; `UTIL` has none) with their processors per node.
-pub fn shape_of(machine: &Machine) -> MachineShape {
-    let mut shape = MachineShape::new(i64::from(machine.nodes()));
-    for k in machine.proc_kinds() {
-        if k.dsl_kind().is_some() {
-            shape = shape.with(k, i64::from(machine.procs_per_node(k)));
-        }
-    }
-    shape
 }
 
 /// The value of a top-level name on the configured machine.
