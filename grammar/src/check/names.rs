@@ -158,25 +158,30 @@ impl<'a> Checker<'a> {
             return;
         }
         let program = self.program;
-        // Counted: the table is sized by it (it grew and rehashed ten times
-        // on a big file) and it is compared with the last check's.
-        let rules = program.stmts.iter().filter(|s| is_rule(s)).count();
         // The last check's findings hold while no rule statement was
-        // edited: none in the re-parsed window now, and as many rules as
-        // before (so none in the window then either). The rules outside it
-        // are the same trees, in the same order. (Only their spans are
-        // kept: lines and fixes are made from the new text below.)
+        // edited: none in the re-parsed window, then or now. The rules
+        // outside it are the same trees, in the same order. (Only their
+        // spans are kept: lines and fixes are made from the new text
+        // below.)
         let reused = self.previous_shadowed.take().and_then(|(old, window)| {
-            let now = program.stmts.get(window.first..window.new_end_stmt)?;
-            (old.rules == rules && !now.iter().any(|s| is_rule(s))).then(|| old.moved(&window))
+            old.untouched_by(&window, &program.stmts)
+                .then(|| old.moved(&window))
         });
         self.shadowed_reused = reused.is_some();
+        // (Tests run unoptimised: there the moved rule indices are
+        // compared with the rules counted again.)
+        debug_assert!(reused
+            .as_ref()
+            .is_none_or(|r| r.rule_at == rule_indices(program)));
         let found = reused.unwrap_or_else(|| {
+            // (The table is sized by the rules: it grew and rehashed ten
+            // times on a big file.)
+            let rule_at = rule_indices(program);
             let mut found = Vec::new();
-            self.find_shadowed(rules, |_, at, wins, key| {
+            self.find_shadowed(rule_at.len(), |_, at, wins, key| {
                 found.push((at, wins, Arc::from(key.shown())))
             });
-            ShadowFindings { rules, found }
+            ShadowFindings { rule_at, found }
         });
         for (at, wins, shown) in &found.found {
             self.report_shadowed(*at, *wins, shown);
@@ -352,6 +357,14 @@ pub(super) fn shadowed_rule(
 /// True for the statements [`mapping_keys`] gives keys for (the two must
 /// name the same kinds: `find_shadowed` asserts it in debug builds, which
 /// the property tests run).
+/// The index of each rule statement of `program`, ascending.
+fn rule_indices(program: &Program) -> Vec<u32> {
+    (program.stmts.iter().enumerate())
+        .filter(|(_, s)| is_rule(s))
+        .map(|(i, _)| i as u32)
+        .collect()
+}
+
 pub(super) fn is_rule(stmt: &Stmt) -> bool {
     matches!(
         stmt.kind,
