@@ -236,15 +236,24 @@ fn type_into(text: &str, seed: u64, reuse_names: bool, cold: bool, phases: &mut 
                 memo,
                 resolved,
                 lines,
+                diagnostics,
                 ..
             } = checked;
             let (new_checked, reuse) = if reuse_names {
-                let (checked, reuse, unused_names) =
-                    check_after_reparse(&parsed, &next, &how, &memo, &text, resolved, lines);
-                drop(unused_names);
+                let (checked, reuse, leftovers) = check_after_reparse(
+                    &parsed,
+                    &next,
+                    &how,
+                    &memo,
+                    &text,
+                    resolved,
+                    lines,
+                    diagnostics,
+                );
+                drop(leftovers);
                 (checked, reuse)
             } else {
-                drop(resolved);
+                drop((resolved, diagnostics));
                 let previous = Some(Previous {
                     memo: &memo,
                     source: &text,

@@ -188,11 +188,19 @@ pub fn reanalyze_consuming(
         resolved,
         memo,
         lines,
+        diagnostics,
         ..
     } = checked;
     let (parsed, how, _) = reparse_owned(parsed, old_source, new_source);
     let (checked, reuse, _) = crate::check::check_after_reparse(
-        &parsed, new_source, &how, &memo, old_source, resolved, lines,
+        &parsed,
+        new_source,
+        &how,
+        &memo,
+        old_source,
+        resolved,
+        lines,
+        diagnostics,
     );
     (crate::Analysis { parsed, checked }, how, reuse)
 }

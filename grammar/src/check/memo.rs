@@ -210,6 +210,9 @@ pub struct Reuse {
     /// Whether the last check's shadowed rules were reused (no rule
     /// statement was edited).
     pub shadowed_reused: bool,
+    /// How many of the whole-file passes' diagnostics were taken over
+    /// from the last check (see `check::carry`).
+    pub carried: usize,
 }
 
 /// One statement's record, where the statement now is.

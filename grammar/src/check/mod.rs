@@ -25,6 +25,8 @@
 //! - `names`: the whole-file passes (second definitions, undefined and
 //!   unused names, shadowed rules) and the diagnostics they make;
 //! - `memo`: the record of each statement's check, replayed after an edit;
+//! - `carry`: the whole-file passes' diagnostics taken over from the
+//!   previous check, after an edit, instead of built again;
 //! - `stream`: the check of `mapwright check`, two passes over the
 //!   statements with one tree at a time, equal to [`check`]'s diagnostics;
 //! - `symbol_types`: the inferred type of each symbol (hovers).
@@ -42,6 +44,7 @@ use crate::resolve::{resolve, Resolved};
 use crate::suggest::{Suggester, Suggestions};
 use crate::Span;
 
+mod carry;
 mod expr;
 mod memo;
 mod names;
@@ -175,7 +178,7 @@ pub fn check(parsed: &Parsed, source: &str) -> Checked {
 /// [`crate::report`]); the checker's tables are dropped before they are
 /// sorted.
 pub(crate) fn check_packed(parsed: &Parsed, source: &str) -> PackedDiagnostics {
-    let (_, _, packed) = check_with(
+    let (_, _, packed, _) = check_with(
         parsed,
         source,
         None,
@@ -213,7 +216,7 @@ pub fn check_incremental(
     previous: Option<Previous<'_>>,
 ) -> (Checked, Reuse) {
     let list = room_for(previous.as_ref());
-    let (checked, reuse, _) = check_with(parsed, source, previous, None, true, false, list);
+    let (checked, reuse, _, _) = check_with(parsed, source, previous, None, true, false, list);
     (checked, reuse)
 }
 
@@ -225,6 +228,18 @@ struct OldNames<'w> {
     window: &'w crate::incremental::Window,
     /// The old text's line starts, moved to the new text's.
     lines: crate::line_index::LineStarts,
+    /// The old check's diagnostics, in span order (see `carry`).
+    diagnostics: Vec<Diagnostic>,
+}
+
+/// What [`check_after_reparse`] did not use of the old analysis, for the
+/// caller to free (a language server frees it off its answering thread).
+#[derive(Debug, Default)]
+pub struct Leftovers {
+    /// The old names, after a full re-parse (which resolves them again).
+    pub names: Option<Resolved>,
+    /// The old diagnostics not taken over (see `carry`).
+    pub diagnostics: Vec<Diagnostic>,
 }
 
 /// The check of `parsed`, re-parsed (`how`) from the parse that `memo`
@@ -234,7 +249,10 @@ struct OldNames<'w> {
 /// [`check_incremental`], and `old_names` come back unused, for the caller
 /// to free. `old_lines`, the old text's line starts, become the new
 /// text's ([`crate::line_index::LineStarts::after_edit`]) after an
-/// incremental re-parse. Always equal to [`check`] (the memo aside).
+/// incremental re-parse. `old_diagnostics`, the old check's
+/// ([`Checked::diagnostics`]), are taken over where the edit left them as
+/// they were (see `carry`). Always equal to [`check`] (the memo aside).
+#[allow(clippy::too_many_arguments)]
 pub fn check_after_reparse(
     parsed: &Parsed,
     source: &str,
@@ -243,7 +261,8 @@ pub fn check_after_reparse(
     old_source: &str,
     old_names: Resolved,
     old_lines: crate::line_index::LineStarts,
-) -> (Checked, Reuse, Option<Resolved>) {
+    old_diagnostics: Vec<Diagnostic>,
+) -> (Checked, Reuse, Leftovers) {
     let previous = Some(Previous {
         memo,
         source: old_source,
@@ -255,15 +274,24 @@ pub fn check_after_reparse(
                 resolved: old_names,
                 window,
                 lines: old_lines,
+                diagnostics: old_diagnostics,
             };
             let list = room_for(previous.as_ref());
-            let (checked, reuse, _) =
+            let (checked, reuse, _, diagnostics) =
                 check_with(parsed, source, previous, Some(names), true, false, list);
-            (checked, reuse, None)
+            let leftovers = Leftovers {
+                names: None,
+                diagnostics,
+            };
+            (checked, reuse, leftovers)
         }
         crate::incremental::Reparse::Full => {
             let (checked, reuse) = check_incremental(parsed, source, previous);
-            (checked, reuse, Some(old_names))
+            let leftovers = Leftovers {
+                names: Some(old_names),
+                diagnostics: old_diagnostics,
+            };
+            (checked, reuse, leftovers)
         }
     }
 }
@@ -282,22 +310,23 @@ fn check_with(
     remember: bool,
     build_all: bool,
     capped: CappedDiagnostics,
-) -> (Checked, Reuse, Option<PackedDiagnostics>) {
+) -> (Checked, Reuse, Option<PackedDiagnostics>, Vec<Diagnostic>) {
     let program = &parsed.program;
-    let (resolved, names_reused, lines) = match old_names {
+    let (resolved, names_reused, lines, carried) = match old_names {
         Some(old) => {
             let (resolved, reused) =
                 crate::resolve::resolve_after_edit(old.resolved, program, old.window);
-            (
-                resolved,
-                reused,
-                old.lines.after_edit(source, old.window.changed),
-            )
+            let old_lines = old.lines.line_count();
+            let lines = old.lines.after_edit(source, old.window.changed);
+            let same_lines = lines.line_count() == old_lines;
+            let carried = carry::Carried::new(old.diagnostics, old.window, same_lines);
+            (resolved, reused, lines, Some(carried))
         }
         None => (
             resolve(program),
             false,
             crate::line_index::LineStarts::new(source),
+            None,
         ),
     };
     // Top-level definitions, counted where a table is sized by them: the
@@ -387,6 +416,7 @@ fn check_with(
             }
             referenced
         },
+        carried,
         ..Checker::blank(source, program, &resolved, lines, capped)
     };
     let old = previous.map(|p| memo::OldRecords::new(p, &parsed.diagnostics));
@@ -402,9 +432,14 @@ fn check_with(
         shadowed,
         shadowed_reused,
         function_names,
+        carried,
         ..
     } = c;
     reuse.shadowed_reused = shadowed_reused;
+    reuse.carried = carried.as_ref().map_or(0, |c| c.taken);
+    let leftovers = carried
+        .map(carry::Carried::into_leftovers)
+        .unwrap_or_default();
     if remember {
         memo.keep_suggestions(suggestions);
         memo.shadowed = shadowed;
@@ -413,7 +448,12 @@ fn check_with(
     if capped.is_packed() {
         // Only the diagnostics are wanted: the tables go first.
         drop((resolved, symbol_types, returns, memo));
-        return (Checked::default(), reuse, Some(capped.into_packed()));
+        return (
+            Checked::default(),
+            reuse,
+            Some(capped.into_packed()),
+            leftovers,
+        );
     }
     let mut diagnostics = capped.into_vec(source);
     crate::diagnostic::sort_by_span(&mut diagnostics);
@@ -425,7 +465,7 @@ fn check_with(
         memo,
         lines,
     };
-    (checked, reuse, None)
+    (checked, reuse, None, leftovers)
 }
 
 struct Checker<'a> {
@@ -488,6 +528,8 @@ struct Checker<'a> {
     defined_at: FastMap<Span, usize>,
     /// Whether each symbol is referenced at least once.
     referenced: Vec<bool>,
+    /// The previous check's diagnostics, after an edit (see `carry`).
+    carried: Option<carry::Carried>,
     /// The streaming check's globals (`stream`): then `program` holds only
     /// the function definitions, and `globals`, `late_globals` and
     /// `assigned` are read from here instead.
@@ -557,6 +599,7 @@ impl<'a> Checker<'a> {
             function_names: (None, false),
             defined_at: FastMap::default(),
             referenced: Vec::new(),
+            carried: None,
             stream: None,
             positions: None,
         }

@@ -141,7 +141,22 @@ impl<'a> Checker<'a> {
                 self.left_out(def);
                 continue;
             }
-            self.emit(unused(sym.kind, &sym.name, def));
+            // The last check's, if it was made for the same name and kind
+            // (the name is the text at `def`, which the edit left alone;
+            // the kind is in the message).
+            let (code, what) = unused_kind(sym.kind);
+            let carried = self.carried.as_mut().and_then(|c| {
+                c.take(code, def, |old| {
+                    old.message
+                        .strip_prefix("unused ")
+                        .and_then(|m| m.strip_prefix(what))
+                        .and_then(|m| m.strip_prefix(" `"))
+                        .and_then(|m| m.strip_prefix(sym.name.as_str()))
+                        == Some("`")
+                })
+            });
+            let d = carried.unwrap_or_else(|| unused(sym.kind, &sym.name, def));
+            self.emit(d);
         }
     }
 
@@ -196,8 +211,36 @@ impl<'a> Checker<'a> {
             self.left_out(at);
             return;
         }
+        if let Some(d) = self.carried_shadowed(at, wins, shown) {
+            self.emit(d);
+            return;
+        }
         let line = self.line(wins.start());
         self.emit(shadowed_rule(self.source, at, wins, shown, line));
+    }
+
+    /// The last check's W0218 for the rule at `at` shadowed by `wins`, if
+    /// the edit left what it is made of alone: both rules, the line number
+    /// of `wins` in its message, and the line of `at`, which its fix
+    /// removes when the rule is alone on it (see `carry`).
+    fn carried_shadowed(&mut self, at: Span, wins: Span, shown: &str) -> Option<Diagnostic> {
+        let source = self.source;
+        let carried = self.carried.as_mut()?;
+        let (line_start, line_end) = crate::diagnostic::line_extent(source, at);
+        let same_line_number = carried.same_lines() || carried.before(wins);
+        if !same_line_number || !carried.untouched(Span::new(line_start, line_end)) {
+            return None;
+        }
+        let old_wins = carried.old_span(wins)?;
+        carried.take("W0218", at, |old| {
+            old.related.len() == 1
+                && old.related[0].span == old_wins
+                && old
+                    .message
+                    .strip_prefix("this rule for ")
+                    .and_then(|m| m.strip_prefix(shown))
+                    .is_some_and(|m| m.starts_with(" never takes effect"))
+        })
     }
 
     /// Each rule statement whose key an earlier one has, in source order
@@ -323,15 +366,21 @@ pub(super) fn reported_when_unused(kind: SymbolKind, ty: Option<Ty>) -> bool {
 
 /// W0213 or W0214 for the unused symbol `name` of `kind`, defined at `def`.
 pub(super) fn unused(kind: SymbolKind, name: &str, def: Span) -> Diagnostic {
-    let (code, what) = match kind {
+    let (code, what) = unused_kind(kind);
+    Diagnostic::warning(code, def, format!("unused {what} `{name}`"))
+        .with_label("never used")
+        .with_note("prefix the name with `_` to silence this")
+}
+
+/// The code of the unused-name warning for a symbol of `kind`, and what
+/// its message calls it.
+fn unused_kind(kind: SymbolKind) -> (&'static str, &'static str) {
+    match kind {
         SymbolKind::Function => ("W0213", "function"),
         SymbolKind::Global => ("W0214", "variable"),
         SymbolKind::Local => ("W0214", "local variable"),
         SymbolKind::Parameter | SymbolKind::LoopVar => ("W0214", "parameter"),
-    };
-    Diagnostic::warning(code, def, format!("unused {what} `{name}`"))
-        .with_label("never used")
-        .with_note("prefix the name with `_` to silence this")
+    }
 }
 
 /// W0218 for the rule at `at`, shown as `shown`, which the earlier rule
@@ -354,9 +403,6 @@ pub(super) fn shadowed_rule(
     .with_fix(Fix::unsafe_("remove the shadowed rule", vec![(line_or_span(source, at), String::new())]))
 }
 
-/// True for the statements [`mapping_keys`] gives keys for (the two must
-/// name the same kinds: `find_shadowed` asserts it in debug builds, which
-/// the property tests run).
 /// The index of each rule statement of `program`, ascending.
 fn rule_indices(program: &Program) -> Vec<u32> {
     (program.stmts.iter().enumerate())
@@ -365,6 +411,9 @@ fn rule_indices(program: &Program) -> Vec<u32> {
         .collect()
 }
 
+/// True for the statements [`mapping_keys`] gives keys for (the two must
+/// name the same kinds: `find_shadowed` asserts it in debug builds, which
+/// the property tests run).
 pub(super) fn is_rule(stmt: &Stmt) -> bool {
     matches!(
         stmt.kind,

@@ -104,7 +104,9 @@ impl Analysis {
             check_diagnostics,
         } = prev;
         let old_lines = index.into_line_starts();
-        let rest = (symbol_types, returns, check_diagnostics);
+        // (The old check's diagnostics go to the next check, which takes
+        // over those the edit left as they were.)
+        let rest = (symbol_types, returns);
         free(Box::new(rest));
         // (Shared only while an earlier resolution still reads it: then
         // re-analysed from it, as from a shared analysis above.)
@@ -112,7 +114,13 @@ impl Analysis {
             Ok(parsed) => parsed,
             Err(shared) => {
                 let front = reanalyze_remembering(&shared, &check_memo, &old_text, text).0;
-                free(Box::new((shared, check_memo, old_text, resolved)));
+                free(Box::new((
+                    shared,
+                    check_memo,
+                    old_text,
+                    resolved,
+                    check_diagnostics,
+                )));
                 return Analysis::from_front_end(text.clone(), front);
             }
         };
@@ -121,7 +129,7 @@ impl Analysis {
         on_parsed(&parsed);
         // (The old names and line starts are reused after an incremental
         // re-parse; the names are handed back after a full one.)
-        let (checked, _, unused_names) = check_after_reparse(
+        let (checked, _, leftovers) = check_after_reparse(
             &parsed,
             text,
             &how,
@@ -129,8 +137,9 @@ impl Analysis {
             &old_text,
             resolved,
             old_lines,
+            check_diagnostics,
         );
-        free(Box::new((old_text, check_memo, unused, unused_names)));
+        free(Box::new((old_text, check_memo, unused, leftovers)));
         Analysis::with_checked(text.clone(), parsed, checked)
     }
 
