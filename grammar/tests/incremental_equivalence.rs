@@ -594,29 +594,32 @@ fn the_nearest_function_follows_renames() {
     assert_eq!(suggestion(&text("far_away_name", "1")), None);
 }
 
-/// The whole-file passes' diagnostics (unused names, shadowed rules) are
-/// taken over from the last check where the edit left what they are made
-/// of alone, and built again where it did not: a new line before the
-/// winning rule (its line number is in the message), an edit on the
-/// shadowed rule's line (its fix removes the line), a function header
-/// deleted (its local becomes a global: "variable", not "local variable").
+/// The whole-file passes' diagnostics (unused and undefined names,
+/// shadowed rules) are taken over from the last check where the edit left
+/// what they are made of alone, and built again where it did not: a new
+/// line before the winning rule (its line number is in the message), an
+/// edit on the shadowed rule's line (its fix removes the line), a function
+/// header deleted (its local becomes a global: "variable", not "local
+/// variable"), a name defined that an undefined one is now nearest to (its
+/// fix).
 #[test]
 fn the_passes_diagnostics_are_taken_over_only_where_the_edit_left_them() {
-    let before = "x = 1;\n# c d\nTask * GPU;\ndef f(Task t) {\n  y = 2;\n  return 3;\n}\nw = 4;\nTask * GPU;\nv = 5;\n";
+    let before = "x = 1;\n# c d\nTask * GPU;\ndef f(Task t) {\n  y = 2;\n  return 3;\n}\nw = 4;\nTask * GPU;\nv = 5;\nu = qwertz;\n";
     let carried = |after: &str| {
         let (_, _, consumed) = both_ways_equal_a_full_analysis(before, after);
         consumed.carried
     };
-    // x, y, f, w and v unused, the second `Task * GPU;` shadowed: all six
-    // taken over after a keystroke in a number.
-    assert_eq!(carried(&before.replacen("w = 4;", "w = 45;", 1)), 6);
+    // x, y, f, w, v and u unused, `qwertz` undefined, the second
+    // `Task * GPU;` shadowed: all eight taken over after a keystroke in a
+    // number.
+    assert_eq!(carried(&before.replacen("w = 4;", "w = 45;", 1)), 8);
     // A line added before the winning rule: its line number changed.
     let pushed = carried(&before.replacen("# c d", "# c\n# d", 1));
-    assert_eq!(pushed, 5, "the shadowed rule's message names a new line");
+    assert_eq!(pushed, 7, "the shadowed rule's message names a new line");
     // The shadowed rule's line edited: built again (and so is `v`'s, the
     // statement re-parsed with it).
     let edited = carried(&before.replacen("Task * GPU;\nv", "Task * GPU; \nv", 1));
-    assert!(edited < 6, "{edited}");
+    assert!(edited < 8, "{edited}");
     // The header deleted: `y` is a global now.
     let headless = before.replacen("def f(Task t) {\n", "", 1);
     let full = analyze(&headless).checked.diagnostics;
@@ -625,4 +628,11 @@ fn the_passes_diagnostics_are_taken_over_only_where_the_edit_left_them() {
         "{full:?}"
     );
     assert!(carried(&headless) > 0, "an incremental re-parse");
+    // A name near `qwertz` defined: the undefined name's fix is new.
+    let nearer = before.replacen("w = 4;", "qwerty = 4;", 1);
+    let full = analyze(&nearer).checked.diagnostics;
+    assert!(full
+        .iter()
+        .any(|d| d.fixes.iter().any(|f| f.title == "use `qwerty`")));
+    carried(&nearer);
 }

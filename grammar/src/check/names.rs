@@ -92,14 +92,40 @@ impl<'a> Checker<'a> {
                 continue;
             }
             let first_stmt = self.program.stmts.first().map(|s| s.span.start());
-            let d = undefined_name(
-                self.source,
-                name,
-                *span,
-                suggestions.get(name),
-                seen.insert(name.as_str())
-                    .then_some(first_stmt.unwrap_or(0)),
-            );
+            let first = seen.insert(name.as_str());
+            let best = suggestions.get(name);
+            // The last check's, if it names the same spelling (the edit
+            // left the name alone, and its message is made of the name).
+            // Not for a name that would be a machine: the first use's fix
+            // adds a definition elsewhere, at the first statement.
+            let carried = match (&mut self.carried, machine_kind_for_name(name)) {
+                (Some(c), None) => c.take("E0201", *span, |old| {
+                    old.message
+                        .strip_prefix('`')
+                        .and_then(|m| m.strip_prefix(name.as_str()))
+                        == Some("` not found")
+                        && match (best, old.fixes.as_slice()) {
+                            (None, []) => true,
+                            (Some(best), [fix]) => {
+                                fix.title
+                                    .strip_prefix("use `")
+                                    .and_then(|t| t.strip_suffix('`'))
+                                    == Some(best)
+                            }
+                            _ => false,
+                        }
+                }),
+                _ => None,
+            };
+            let d = carried.unwrap_or_else(|| {
+                undefined_name(
+                    self.source,
+                    name,
+                    *span,
+                    best,
+                    first.then_some(first_stmt.unwrap_or(0)),
+                )
+            });
             self.emit(d);
         }
         self.suggestions = Some(Arc::new(suggestions));
