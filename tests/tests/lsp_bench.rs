@@ -9,6 +9,12 @@
 //! `MAPWRIGHT_BIN` runs the same benchmark against another binary (how
 //! every "before" figure of the past runs was measured). Current figures:
 //! bench/lsp_bench/RESULTS.md.
+//! `LSP_BENCH_VERSUS=/path/to/other/mapwright` measures two builds in
+//! pairs instead: both servers open the file, and each keystroke is sent
+//! to one and then to the other (in turn first), so that the machine's
+//! drift, which moves a whole run by 10-30 % on a 2-core VM, falls on both
+//! alike. Each row then gives both builds' p50 / p99 and the median of the
+//! per-keystroke ratios (the other build's latency over this one's).
 //! `LSP_BENCH_SEEDS=4,5,6` generates the files from other seeds.
 //! `LSP_BENCH_ONLY=TEXT` runs only the rows whose setting or file label
 //! contains TEXT (`seed 1`, `no app`), e.g. under a profiler.
@@ -138,6 +144,102 @@ fn type_into(s: &mut Server, uri: &str, text: &str, seed: u64) -> Typed {
         current.replace_range(key.from..key.to, &key.insert);
     }
     out
+}
+
+/// The same keystrokes typed into two servers with `text` open, each
+/// keystroke sent to both in turn (`a` first on even keystrokes, `b` on
+/// odd ones): `LSP_BENCH_VERSUS`.
+fn type_into_both(
+    a: &mut Server,
+    b: &mut Server,
+    uri: &str,
+    text: &str,
+    seed: u64,
+) -> (Typed, Typed) {
+    let mut current = text.to_string();
+    let empty = || Typed {
+        latencies: Vec::new(),
+        bytes: Vec::new(),
+        keys: Vec::new(),
+    };
+    let (mut out_a, mut out_b) = (empty(), empty());
+    for (k, key) in keystrokes(text, seed, keystroke_count() + WARMUP)
+        .into_iter()
+        .enumerate()
+    {
+        let version = k as i64 + 2;
+        let one = |s: &mut Server, out: &mut Typed| {
+            let range = json!({"start": pos(&current, key.from, s.encoding),
+                               "end": pos(&current, key.to, s.encoding)});
+            let start = Instant::now();
+            s.change(uri, version, range, &key.insert);
+            let (_, arrival) = s
+                .try_wait_for_arrival(TIMEOUT, &|m| {
+                    m["method"] == "textDocument/publishDiagnostics"
+                        && m["params"]["uri"] == uri
+                        && m["params"]["version"] == json!(version)
+                })
+                .expect("diagnostics of the keystroke");
+            if k >= WARMUP {
+                out.latencies.push(arrival.at.duration_since(start));
+                out.bytes.push(arrival.bytes);
+                out.keys.push((key.from, key.insert.clone()));
+            }
+        };
+        if k % 2 == 0 {
+            one(a, &mut out_a);
+            one(b, &mut out_b);
+        } else {
+            one(b, &mut out_b);
+            one(a, &mut out_a);
+        }
+        current.replace_range(key.from..key.to, &key.insert);
+    }
+    (out_a, out_b)
+}
+
+/// One row of `LSP_BENCH_VERSUS`: this build's and the other's p50 / p99
+/// on `file`, and the median of the other's latency over this one's, per
+/// keystroke.
+fn measure_pair(file: &BenchFile, setting: &Setting, other: &Path) -> String {
+    let uri = doc_uri(&format!("bench-{}", file.seed));
+    let open = |s: &mut Server| {
+        s.notify(
+            "textDocument/didOpen",
+            json!({"textDocument": {"uri": uri, "languageId": "mapper", "version": 1, "text": file.text}}),
+        );
+        s.try_wait_for_arrival(TIMEOUT, &|m| {
+            m["method"] == "textDocument/publishDiagnostics"
+                && m["params"]["uri"] == uri
+                && m["params"]["version"] == json!(1)
+        })
+        .expect("diagnostics of the opened file");
+    };
+    let mut a = Server::start_with(json!({}), setting.options.clone(), None);
+    let mut b = Server::start_binary_with(other, json!({}), setting.options.clone(), None);
+    open(&mut a);
+    open(&mut b);
+    let (typed_a, typed_b) = type_into_both(&mut a, &mut b, &uri, &file.text, file.seed);
+    a.shutdown();
+    b.shutdown();
+    let mut ratios: Vec<f64> = typed_a
+        .latencies
+        .iter()
+        .zip(&typed_b.latencies)
+        .map(|(x, y)| y.as_secs_f64() / x.as_secs_f64().max(1e-9))
+        .collect();
+    ratios.sort_by(f64::total_cmp);
+    let median_ratio = ratios[ratios.len() / 2];
+    let summary = |t: &Typed| {
+        let mut sorted = t.latencies.clone();
+        sorted.sort();
+        (ms(percentile(&sorted, 0.5)), ms(percentile(&sorted, 0.99)))
+    };
+    let ((p50_a, p99_a), (p50_b, p99_b)) = (summary(&typed_a), summary(&typed_b));
+    format!(
+        "{:<34} this build p50 {p50_a:6.2} ms, p99 {p99_a:6.2} ms | other p50 {p50_b:6.2} ms, p99 {p99_b:6.2} ms | other / this, median per keystroke {median_ratio:.3}",
+        file.label
+    )
 }
 
 /// One benchmarked file.
@@ -322,6 +424,10 @@ fn keystroke_to_diagnostics_latency() {
         let only = std::env::var("LSP_BENCH_ONLY").unwrap_or_default();
         for f in &files {
             if !f.label.contains(&only) && !setting.label.contains(&only) {
+                continue;
+            }
+            if let Some(other) = std::env::var_os("LSP_BENCH_VERSUS") {
+                println!("{}", measure_pair(f, &setting, Path::new(&other)));
                 continue;
             }
             let (row, first) = measure(f, &setting);

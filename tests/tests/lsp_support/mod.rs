@@ -111,7 +111,13 @@ fn read_message(r: &mut impl BufRead) -> Option<(Value, Arrival)> {
 impl Server {
     /// Starts `mapwright lsp` (not yet initialized).
     pub fn spawn() -> Server {
-        let mut child = Command::new(binary())
+        Server::spawn_binary(&binary())
+    }
+
+    /// Starts `mapwright lsp` of the binary at `path` (not yet
+    /// initialized): the benchmark's other build.
+    pub fn spawn_binary(path: &Path) -> Server {
+        let mut child = Command::new(path)
             .args(["lsp", "--stdio"])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -184,7 +190,17 @@ impl Server {
     /// field, like VS Code), plus `extra` capabilities
     /// and `options` as initializationOptions.
     pub fn start_with(extra_caps: Value, options: Value, root: Option<&Path>) -> Server {
-        let mut s = Server::spawn();
+        Server::start_binary_with(&binary(), extra_caps, options, root)
+    }
+
+    /// [`Server::start_with`] of the binary at `path`.
+    pub fn start_binary_with(
+        path: &Path,
+        extra_caps: Value,
+        options: Value,
+        root: Option<&Path>,
+    ) -> Server {
+        let mut s = Server::spawn_binary(path);
         let mut caps = json!({
             "general": {"positionEncodings": ["utf-16"]},
             "textDocument": {
