@@ -93,6 +93,12 @@ impl Document {
             .get_or_resolve(target, || resolve_with(&self.analysis(), target, false))
     }
 
+    /// Whether this version's resolution against `target` is made and
+    /// held now (see [`ResolutionSlot::ready`]).
+    pub fn resolution_ready(&self, target: &Arc<Target>) -> bool {
+        self.resolution.ready(target)
+    }
+
     /// The resolution against `target` with its diagnostics' quick fixes,
     /// if this version was resolved against it already (published); made
     /// once, when a code action first asks.

@@ -230,6 +230,15 @@ pub struct ResolutionSlot {
 }
 
 impl ResolutionSlot {
+    /// Whether the resolution against `target` is made and held now (not
+    /// being made, nor evicted): then reading it costs nothing.
+    pub fn ready(&self, target: &Arc<Target>) -> bool {
+        self.inner.try_lock().is_ok_and(|slot| {
+            slot.as_ref()
+                .is_some_and(|(t, r)| Arc::ptr_eq(t, target) && r.strong_count() > 0)
+        })
+    }
+
     /// The resolution against `target`, from `compute` unless it is held.
     pub fn get_or_resolve(
         &self,
@@ -662,8 +671,17 @@ mod tests {
         };
         let first = ResolutionSlot::default();
         assert!(first.get_if_resolved(&t, compute).is_none());
+        assert!(!first.ready(&t), "not made yet");
         let r = first.get_or_resolve(&t, compute);
         assert_eq!(computed.load(std::sync::atomic::Ordering::SeqCst), 1);
+        assert!(first.ready(&t), "made and held");
+        let other_target = Arc::new(target(None, Some("p100x4")));
+        assert!(!first.ready(&other_target), "made against another target");
+        let during = ResolutionSlot::default();
+        during.get_or_resolve(&t, || {
+            assert!(!during.ready(&t), "being made");
+            resolve(&a, &t)
+        });
         assert!(first.get_if_resolved(&t, compute).is_some());
         assert_eq!(computed.load(std::sync::atomic::Ordering::SeqCst), 1);
         drop(r);
@@ -675,6 +693,10 @@ mod tests {
         for o in &others {
             o.get_or_resolve(&t, || resolve(&a, &t));
         }
+        assert!(
+            !first.ready(&t),
+            "evicted: reading it would compute it again"
+        );
         let again = first.get_if_resolved(&t, compute).expect("computed before");
         assert_eq!(computed.load(std::sync::atomic::Ordering::SeqCst), 2);
         assert_eq!(again.globals, resolve(&a, &t).globals);

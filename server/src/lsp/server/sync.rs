@@ -500,15 +500,25 @@ where
             }
             _ => None,
         };
+        let ready = target.as_ref().is_some_and(|t| doc.resolution_ready(t));
         let compute = move || {
             let out = compute();
             drop(held);
             out
         };
-        // On the warm resolving thread, which gives memory back when it
-        // idles (see `lsp::resolve_thread`). `compute` catches its panics;
-        // an error here is one it did not.
-        resolve_thread::run(compute).await.and_then(|r| r)
+        if ready {
+            // The resolution is made (beside the check, which is the
+            // longer of the two on a big file): what is left (merging,
+            // choosing and encoding the diagnostics) allocates little, and
+            // is done here rather than handed to the resolving thread and
+            // back, two thread wake-ups on every keystroke.
+            compute()
+        } else {
+            // On the warm resolving thread, which gives memory back when
+            // it idles (see `lsp::resolve_thread`). `compute` catches its
+            // panics; an error here is one it did not.
+            resolve_thread::run(compute).await.and_then(|r| r)
+        }
     } else {
         compute()
     }?;
