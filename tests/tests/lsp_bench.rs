@@ -104,6 +104,7 @@ fn ms(d: Duration) -> f64 {
 }
 
 /// The latency and publish size of each measured keystroke.
+#[derive(Default)]
 struct Typed {
     latencies: Vec<Duration>,
     bytes: Vec<usize>,
@@ -114,61 +115,24 @@ struct Typed {
 /// A word typed at a random place, then erased: `keystroke_count() + WARMUP`
 /// one-character edits in all, each waited for.
 fn type_into(s: &mut Server, uri: &str, text: &str, seed: u64) -> Typed {
-    let mut current = text.to_string();
-    let mut out = Typed {
-        latencies: Vec::new(),
-        bytes: Vec::new(),
-        keys: Vec::new(),
-    };
-    for (k, key) in keystrokes(text, seed, keystroke_count() + WARMUP)
-        .into_iter()
-        .enumerate()
-    {
-        let range = json!({"start": pos(&current, key.from, s.encoding),
-                           "end": pos(&current, key.to, s.encoding)});
-        let version = k as i64 + 2;
-        let start = Instant::now();
-        s.change(uri, version, range, &key.insert);
-        let (_, arrival) = s
-            .try_wait_for_arrival(TIMEOUT, &|m| {
-                m["method"] == "textDocument/publishDiagnostics"
-                    && m["params"]["uri"] == uri
-                    && m["params"]["version"] == json!(version)
-            })
-            .expect("diagnostics of the keystroke");
-        if k >= WARMUP {
-            out.latencies.push(arrival.at.duration_since(start));
-            out.bytes.push(arrival.bytes);
-            out.keys.push((key.from, key.insert.clone()));
-        }
-        current.replace_range(key.from..key.to, &key.insert);
-    }
-    out
+    let mut typed = type_into_each(&mut [s], uri, text, seed);
+    typed.pop().expect("one server, one record")
 }
 
-/// The same keystrokes typed into two servers with `text` open, each
-/// keystroke sent to both in turn (`a` first on even keystrokes, `b` on
-/// odd ones): `LSP_BENCH_VERSUS`.
-fn type_into_both(
-    a: &mut Server,
-    b: &mut Server,
-    uri: &str,
-    text: &str,
-    seed: u64,
-) -> (Typed, Typed) {
+/// [`type_into`] several servers with `text` open: each keystroke is sent
+/// to every one, one after the other, the first of them in turn
+/// (`LSP_BENCH_VERSUS` types into two).
+fn type_into_each(servers: &mut [&mut Server], uri: &str, text: &str, seed: u64) -> Vec<Typed> {
     let mut current = text.to_string();
-    let empty = || Typed {
-        latencies: Vec::new(),
-        bytes: Vec::new(),
-        keys: Vec::new(),
-    };
-    let (mut out_a, mut out_b) = (empty(), empty());
+    let mut out: Vec<Typed> = servers.iter().map(|_| Typed::default()).collect();
     for (k, key) in keystrokes(text, seed, keystroke_count() + WARMUP)
         .into_iter()
         .enumerate()
     {
         let version = k as i64 + 2;
-        let one = |s: &mut Server, out: &mut Typed| {
+        for turn in 0..servers.len() {
+            let i = (k + turn) % servers.len();
+            let s = &mut *servers[i];
             let range = json!({"start": pos(&current, key.from, s.encoding),
                                "end": pos(&current, key.to, s.encoding)});
             let start = Instant::now();
@@ -181,21 +145,14 @@ fn type_into_both(
                 })
                 .expect("diagnostics of the keystroke");
             if k >= WARMUP {
-                out.latencies.push(arrival.at.duration_since(start));
-                out.bytes.push(arrival.bytes);
-                out.keys.push((key.from, key.insert.clone()));
+                out[i].latencies.push(arrival.at.duration_since(start));
+                out[i].bytes.push(arrival.bytes);
+                out[i].keys.push((key.from, key.insert.clone()));
             }
-        };
-        if k % 2 == 0 {
-            one(a, &mut out_a);
-            one(b, &mut out_b);
-        } else {
-            one(b, &mut out_b);
-            one(a, &mut out_a);
         }
         current.replace_range(key.from..key.to, &key.insert);
     }
-    (out_a, out_b)
+    out
 }
 
 /// One row of `LSP_BENCH_VERSUS`: this build's and the other's p50 / p99
@@ -219,7 +176,8 @@ fn measure_pair(file: &BenchFile, setting: &Setting, other: &Path) -> String {
     let mut b = Server::start_binary_with(other, json!({}), setting.options.clone(), None);
     open(&mut a);
     open(&mut b);
-    let (typed_a, typed_b) = type_into_both(&mut a, &mut b, &uri, &file.text, file.seed);
+    let mut typed = type_into_each(&mut [&mut a, &mut b], &uri, &file.text, file.seed);
+    let (typed_b, typed_a) = (typed.pop().expect("two"), typed.pop().expect("two"));
     a.shutdown();
     b.shutdown();
     let mut ratios: Vec<f64> = typed_a
