@@ -22,7 +22,9 @@ use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
-use mapwright_grammar::check::{check_after_reparse, check_incremental, Checked, Previous};
+use mapwright_grammar::check::{
+    check_after_reparse, check_incremental, Checked, OldCheck, Previous,
+};
 use mapwright_grammar::incremental::reparse_owned;
 use mapwright_grammar::{analyze_remembering, Analysis, Parsed};
 
@@ -240,16 +242,14 @@ fn type_into(text: &str, seed: u64, reuse_names: bool, cold: bool, phases: &mut 
                 ..
             } = checked;
             let (new_checked, reuse) = if reuse_names {
-                let (checked, reuse, leftovers) = check_after_reparse(
-                    &parsed,
-                    &next,
-                    &how,
-                    &memo,
-                    &text,
-                    resolved,
+                let old = OldCheck {
+                    memo: &memo,
+                    source: &text,
+                    names: resolved,
                     lines,
                     diagnostics,
-                );
+                };
+                let (checked, reuse, leftovers) = check_after_reparse(&parsed, &next, &how, old);
                 drop(leftovers);
                 (checked, reuse)
             } else {

@@ -192,16 +192,14 @@ pub fn reanalyze_consuming(
         ..
     } = checked;
     let (parsed, how, _) = reparse_owned(parsed, old_source, new_source);
-    let (checked, reuse, _) = crate::check::check_after_reparse(
-        &parsed,
-        new_source,
-        &how,
-        &memo,
-        old_source,
-        resolved,
+    let old = crate::check::OldCheck {
+        memo: &memo,
+        source: old_source,
+        names: resolved,
         lines,
         diagnostics,
-    );
+    };
+    let (checked, reuse, _) = crate::check::check_after_reparse(&parsed, new_source, &how, old);
     (crate::Analysis { parsed, checked }, how, reuse)
 }
 

@@ -242,39 +242,50 @@ pub struct Leftovers {
     pub diagnostics: Vec<Diagnostic>,
 }
 
-/// The check of `parsed`, re-parsed (`how`) from the parse that `memo`
-/// and `old_names` were made for, of `old_source`. After an incremental
-/// re-parse it is [`check_incremental`] that also reuses the old names
-/// (see [`crate::resolve::resolve_after_edit`]); after a full one it is
-/// [`check_incremental`], and `old_names` come back unused, for the caller
-/// to free. `old_lines`, the old text's line starts, become the new
-/// text's ([`crate::line_index::LineStarts::after_edit`]) after an
-/// incremental re-parse. `old_diagnostics`, the old check's
-/// ([`Checked::diagnostics`]), are taken over where the edit left them as
-/// they were (see `carry`). Always equal to [`check`] (the memo aside).
-#[allow(clippy::too_many_arguments)]
+/// What a language server keeps of the check of the text before an edit,
+/// handed to [`check_after_reparse`]: the memo (borrowed) and the parts it
+/// consumes.
+#[derive(Debug)]
+pub struct OldCheck<'o> {
+    /// The old check's record of each statement.
+    pub memo: &'o CheckMemo,
+    /// The old text.
+    pub source: &'o str,
+    /// The old names ([`Checked::resolved`]).
+    pub names: Resolved,
+    /// The old text's line starts ([`Checked::lines`]).
+    pub lines: crate::line_index::LineStarts,
+    /// The old diagnostics ([`Checked::diagnostics`], in span order).
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// The check of `parsed`, re-parsed (`how`) from the parse that `old` was
+/// the check of. After an incremental re-parse it is [`check_incremental`]
+/// that also reuses the old names (see
+/// [`crate::resolve::resolve_after_edit`]), moves the old line starts to the
+/// new text ([`crate::line_index::LineStarts::after_edit`]) and takes over
+/// the old diagnostics the edit left as they were (see `carry`); after a
+/// full one it is [`check_incremental`], and the old names and diagnostics
+/// come back unused, for the caller to free. Always equal to [`check`]
+/// (the memo aside).
 pub fn check_after_reparse(
     parsed: &Parsed,
     source: &str,
     how: &crate::incremental::Reparse,
-    memo: &CheckMemo,
-    old_source: &str,
-    old_names: Resolved,
-    old_lines: crate::line_index::LineStarts,
-    old_diagnostics: Vec<Diagnostic>,
+    old: OldCheck<'_>,
 ) -> (Checked, Reuse, Leftovers) {
     let previous = Some(Previous {
-        memo,
-        source: old_source,
+        memo: old.memo,
+        source: old.source,
         window: how.window(),
     });
     match how {
         crate::incremental::Reparse::Incremental { window, .. } => {
             let names = OldNames {
-                resolved: old_names,
+                resolved: old.names,
                 window,
-                lines: old_lines,
-                diagnostics: old_diagnostics,
+                lines: old.lines,
+                diagnostics: old.diagnostics,
             };
             let list = room_for(previous.as_ref());
             let (checked, reuse, _, diagnostics) =
@@ -288,8 +299,8 @@ pub fn check_after_reparse(
         crate::incremental::Reparse::Full => {
             let (checked, reuse) = check_incremental(parsed, source, previous);
             let leftovers = Leftovers {
-                names: Some(old_names),
-                diagnostics: old_diagnostics,
+                names: Some(old.names),
+                diagnostics: old.diagnostics,
             };
             (checked, reuse, leftovers)
         }

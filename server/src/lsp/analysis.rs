@@ -8,7 +8,7 @@ use mapwright_grammar::fast_hash::FastMap;
 use mapwright_grammar::ast::{Program, Stmt, StmtKind};
 use std::sync::Arc;
 
-use mapwright_grammar::check::{check_after_reparse, CheckMemo, SymbolTypes, Ty};
+use mapwright_grammar::check::{check_after_reparse, CheckMemo, OldCheck, SymbolTypes, Ty};
 use mapwright_grammar::incremental::{reanalyze_remembering, reparse_owned};
 use mapwright_grammar::resolve::{Resolved, Scope, SymbolKind};
 use mapwright_grammar::token::{Token, TokenKind};
@@ -129,16 +129,14 @@ impl Analysis {
         on_parsed(&parsed);
         // (The old names and line starts are reused after an incremental
         // re-parse; the names are handed back after a full one.)
-        let (checked, _, leftovers) = check_after_reparse(
-            &parsed,
-            text,
-            &how,
-            &check_memo,
-            &old_text,
-            resolved,
-            old_lines,
-            check_diagnostics,
-        );
+        let old = OldCheck {
+            memo: &check_memo,
+            source: &old_text,
+            names: resolved,
+            lines: old_lines,
+            diagnostics: check_diagnostics,
+        };
+        let (checked, _, leftovers) = check_after_reparse(&parsed, text, &how, old);
         free(Box::new((old_text, check_memo, unused, leftovers)));
         Analysis::with_checked(text.clone(), parsed, checked)
     }
