@@ -101,22 +101,7 @@ impl<'a> Checker<'a> {
             // Not for a name that would be a machine: the first use's fix
             // adds a definition elsewhere, at the first statement.
             let carried = match (&mut self.carried, machine_kind_for_name(name)) {
-                (Some(c), None) => c.take("E0201", *span, |old| {
-                    old.message
-                        .strip_prefix('`')
-                        .and_then(|m| m.strip_prefix(name.as_str()))
-                        == Some("` not found")
-                        && match (best, old.fixes.as_slice()) {
-                            (None, []) => true,
-                            (Some(best), [fix]) => {
-                                fix.title
-                                    .strip_prefix("use `")
-                                    .and_then(|t| t.strip_suffix('`'))
-                                    == Some(best)
-                            }
-                            _ => false,
-                        }
-                }),
+                (Some(c), None) => c.take("E0201", *span, |old| is_undefined_name(old, name, best)),
                 _ => None,
             };
             let d = carried.unwrap_or_else(|| {
@@ -172,17 +157,11 @@ impl<'a> Checker<'a> {
             // The last check's, if it was made for the same name and kind
             // (the name is the text at `def`, which the edit left alone;
             // the kind is in the message).
-            let (code, what) = unused_kind(sym.kind);
-            let carried = self.carried.as_mut().and_then(|c| {
-                c.take(code, def, |old| {
-                    old.message
-                        .strip_prefix("unused ")
-                        .and_then(|m| m.strip_prefix(what))
-                        .and_then(|m| m.strip_prefix(" `"))
-                        .and_then(|m| m.strip_prefix(sym.name.as_str()))
-                        == Some("`")
-                })
-            });
+            let (code, _) = unused_kind(sym.kind);
+            let carried = self
+                .carried
+                .as_mut()
+                .and_then(|c| c.take(code, def, |old| is_unused(old, sym.kind, &sym.name)));
             let d = carried.unwrap_or_else(|| unused(sym.kind, &sym.name, def));
             self.emit(d);
         }
@@ -260,15 +239,7 @@ impl<'a> Checker<'a> {
             return None;
         }
         let old_wins = carried.old_span(wins)?;
-        carried.take("W0218", at, |old| {
-            old.related.len() == 1
-                && old.related[0].span == old_wins
-                && old
-                    .message
-                    .strip_prefix("this rule for ")
-                    .and_then(|m| m.strip_prefix(shown))
-                    .is_some_and(|m| m.starts_with(" never takes effect"))
-        })
+        carried.take("W0218", at, |old| is_shadowed_rule(old, shown, old_wins))
     }
 
     /// Each rule statement whose key an earlier one has, in source order
@@ -369,6 +340,30 @@ pub(super) fn undefined_name(
     d
 }
 
+/// Whether `d` is what [`undefined_name`] makes for `name` with the fix
+/// to use `best`, a name that suggests no machine model (at whatever
+/// place): what an E0201 taken over from the last check must be (see
+/// `carry`). It reads the message as [`undefined_name`] writes it; the
+/// tests below hold the two together.
+fn is_undefined_name(d: &Diagnostic, name: &str, best: Option<&str>) -> bool {
+    let respelled = |fix: &Fix| {
+        fix.title
+            .strip_prefix("use `")
+            .and_then(|t| t.strip_suffix('`'))
+            == best
+    };
+    d.code == "E0201"
+        && d.message
+            .strip_prefix('`')
+            .and_then(|m| m.strip_prefix(name))
+            == Some("` not found")
+        && match (best, d.fixes.as_slice()) {
+            (None, []) => true,
+            (Some(_), [fix]) => respelled(fix),
+            _ => false,
+        }
+}
+
 /// E0201 for a top-level use at `span` of the global `name`, assigned
 /// later (on line `line`).
 pub(super) fn used_before_assignment(name: &str, span: Span, line: usize) -> Diagnostic {
@@ -400,6 +395,21 @@ pub(super) fn unused(kind: SymbolKind, name: &str, def: Span) -> Diagnostic {
         .with_note("prefix the name with `_` to silence this")
 }
 
+/// Whether `d` is what [`unused`] makes for the symbol `name` of `kind`
+/// (at whatever place): what a W0213/W0214 taken over from the last check
+/// must be (see `carry`). It reads the message as [`unused`] writes it;
+/// the tests below hold the two together.
+fn is_unused(d: &Diagnostic, kind: SymbolKind, name: &str) -> bool {
+    let (code, what) = unused_kind(kind);
+    d.code == code
+        && d.message
+            .strip_prefix("unused ")
+            .and_then(|m| m.strip_prefix(what))
+            .and_then(|m| m.strip_prefix(" `"))
+            .and_then(|m| m.strip_prefix(name))
+            == Some("`")
+}
+
 /// The code of the unused-name warning for a symbol of `kind`, and what
 /// its message calls it.
 fn unused_kind(kind: SymbolKind) -> (&'static str, &'static str) {
@@ -429,6 +439,21 @@ pub(super) fn shadowed_rule(
     .with_related(wins, "this rule wins")
     .with_note("the reference keeps the first rule for each key (it inserts into a map that never overwrites)")
     .with_fix(Fix::unsafe_("remove the shadowed rule", vec![(line_or_span(source, at), String::new())]))
+}
+
+/// Whether `d` is what [`shadowed_rule`] makes for a rule shown as
+/// `shown` that the rule at `wins` shadows (at whatever place and line):
+/// what a W0218 taken over from the last check must be, its line number
+/// and fix checked by the caller (see `Checker::carried_shadowed`). It
+/// reads the message as [`shadowed_rule`] writes it; the tests below hold
+/// the two together.
+fn is_shadowed_rule(d: &Diagnostic, shown: &str, wins: Span) -> bool {
+    d.code == "W0218"
+        && matches!(d.related.as_slice(), [r] if r.span == wins)
+        && d.message
+            .strip_prefix("this rule for ")
+            .and_then(|m| m.strip_prefix(shown))
+            .is_some_and(|m| m.starts_with(" never takes effect"))
 }
 
 /// The index of each rule statement of `program`, ascending.
@@ -597,5 +622,54 @@ pub(super) fn mapping_keys<'a>(stmt: &Stmt, source: &'a str, out: &mut Vec<RuleK
             out.push(key(RuleKind::Single, t, RegionKey::None, ""))
         }),
         _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each recogniser of a pass's diagnostic (what `carry` takes over)
+    /// accepts what its builder makes, and not what it makes for another
+    /// name, kind, suggestion, key or winning rule.
+    #[test]
+    fn a_taken_over_diagnostic_is_recognised_only_as_what_its_builder_makes() {
+        let span = Span::new(4, 6);
+        let kinds = [
+            SymbolKind::Function,
+            SymbolKind::Global,
+            SymbolKind::Local,
+            SymbolKind::Parameter,
+        ];
+        for kind in kinds {
+            let d = unused(kind, "ab", span);
+            assert!(is_unused(&d, kind, "ab"), "{kind:?}");
+            assert!(!is_unused(&d, kind, "a") && !is_unused(&d, kind, "abc"));
+            for other in kinds
+                .iter()
+                .filter(|&&k| unused_kind(k) != unused_kind(kind))
+            {
+                assert!(!is_unused(&d, *other, "ab"), "{kind:?} as {other:?}");
+            }
+        }
+        let source = "x = qq;\n";
+        for best in [None, Some("q"), Some("qqq")] {
+            let d = undefined_name(source, "qq", span, best, None);
+            assert!(is_undefined_name(&d, "qq", best), "{best:?}");
+            assert!(!is_undefined_name(&d, "q", best));
+            for other in [None, Some("q"), Some("qqq")]
+                .into_iter()
+                .filter(|o| *o != best)
+            {
+                assert!(!is_undefined_name(&d, "qq", other), "{best:?} as {other:?}");
+            }
+        }
+        let source = "Task a GPU;\nTask a GPU;\n";
+        let (wins, at) = (Span::new(0, 11), Span::new(12, 23));
+        let d = shadowed_rule(source, at, wins, "task `a`", 1);
+        assert!(is_shadowed_rule(&d, "task `a`", wins));
+        assert!(!is_shadowed_rule(&d, "task `ab`", wins));
+        assert!(!is_shadowed_rule(&d, "task", wins));
+        assert!(!is_shadowed_rule(&d, "task `a`", Span::new(1, 11)));
     }
 }
