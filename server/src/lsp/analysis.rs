@@ -127,8 +127,9 @@ impl Analysis {
         let (parsed, how, unused) = reparse_owned(parsed, &old_text, text);
         let parsed = Arc::new(parsed);
         on_parsed(&parsed);
-        // (The old names and line starts are reused after an incremental
-        // re-parse; the names are handed back after a full one.)
+        // (The old names, line starts and diagnostics are reused after an
+        // incremental re-parse; the names and diagnostics are handed back
+        // after a full one.)
         let old = OldCheck {
             memo: &check_memo,
             source: &old_text,

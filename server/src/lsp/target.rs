@@ -229,14 +229,24 @@ pub struct ResolutionSlot {
     inner: Mutex<Option<(Arc<Target>, Weak<Resolution>)>>,
 }
 
+/// The resolution `slot` holds (weakly) if it was computed against
+/// `target`.
+fn against<'s>(
+    slot: &'s Option<(Arc<Target>, Weak<Resolution>)>,
+    target: &Arc<Target>,
+) -> Option<&'s Weak<Resolution>> {
+    slot.as_ref()
+        .filter(|(t, _)| Arc::ptr_eq(t, target))
+        .map(|(_, r)| r)
+}
+
 impl ResolutionSlot {
     /// Whether the resolution against `target` is made and held now (not
     /// being made, nor evicted): then reading it costs nothing.
     pub fn ready(&self, target: &Arc<Target>) -> bool {
-        self.inner.try_lock().is_ok_and(|slot| {
-            slot.as_ref()
-                .is_some_and(|(t, r)| Arc::ptr_eq(t, target) && r.strong_count() > 0)
-        })
+        self.inner
+            .try_lock()
+            .is_ok_and(|slot| against(&slot, target).is_some_and(|r| r.strong_count() > 0))
     }
 
     /// The resolution against `target`, from `compute` unless it is held.
@@ -246,10 +256,7 @@ impl ResolutionSlot {
         compute: impl FnOnce() -> Resolution,
     ) -> Arc<Resolution> {
         let mut slot = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-        let held = slot
-            .as_ref()
-            .filter(|(t, _)| Arc::ptr_eq(t, target))
-            .and_then(|(_, r)| r.upgrade());
+        let held = against(&slot, target).and_then(Weak::upgrade);
         let r = held.unwrap_or_else(|| {
             let r = Arc::new(compute());
             *slot = Some((target.clone(), Arc::downgrade(&r)));
@@ -262,11 +269,8 @@ impl ResolutionSlot {
     /// Whether this slot's resolution was computed against `target` (it
     /// may have been evicted since).
     pub fn resolved_against(&self, target: &Arc<Target>) -> bool {
-        self.inner
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .as_ref()
-            .is_some_and(|(t, _)| Arc::ptr_eq(t, target))
+        let slot = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        against(&slot, target).is_some()
     }
 
     /// The resolution against `target` if it was computed before (again
