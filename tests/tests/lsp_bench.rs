@@ -112,6 +112,15 @@ struct Typed {
     keys: Vec<(usize, String)>,
 }
 
+impl Typed {
+    /// The latencies, shortest first.
+    fn sorted(&self) -> Vec<Duration> {
+        let mut sorted = self.latencies.clone();
+        sorted.sort();
+        sorted
+    }
+}
+
 /// A word typed at a random place, then erased: `keystroke_count() + WARMUP`
 /// one-character edits in all, each waited for.
 fn type_into(s: &mut Server, uri: &str, text: &str, seed: u64) -> Typed {
@@ -160,22 +169,10 @@ fn type_into_each(servers: &mut [&mut Server], uri: &str, text: &str, seed: u64)
 /// keystroke.
 fn measure_pair(file: &BenchFile, setting: &Setting, other: &Path) -> String {
     let uri = doc_uri(&format!("bench-{}", file.seed));
-    let open = |s: &mut Server| {
-        s.notify(
-            "textDocument/didOpen",
-            json!({"textDocument": {"uri": uri, "languageId": "mapper", "version": 1, "text": file.text}}),
-        );
-        s.try_wait_for_arrival(TIMEOUT, &|m| {
-            m["method"] == "textDocument/publishDiagnostics"
-                && m["params"]["uri"] == uri
-                && m["params"]["version"] == json!(1)
-        })
-        .expect("diagnostics of the opened file");
-    };
     let mut a = Server::start_with(json!({}), setting.options.clone(), None);
     let mut b = Server::start_binary_with(other, json!({}), setting.options.clone(), None);
-    open(&mut a);
-    open(&mut b);
+    open(&mut a, &uri, &file.text);
+    open(&mut b, &uri, &file.text);
     let mut typed = type_into_each(&mut [&mut a, &mut b], &uri, &file.text, file.seed);
     let (typed_b, typed_a) = (typed.pop().expect("two"), typed.pop().expect("two"));
     a.shutdown();
@@ -189,8 +186,7 @@ fn measure_pair(file: &BenchFile, setting: &Setting, other: &Path) -> String {
     ratios.sort_by(f64::total_cmp);
     let median_ratio = ratios[ratios.len() / 2];
     let summary = |t: &Typed| {
-        let mut sorted = t.latencies.clone();
-        sorted.sort();
+        let sorted = t.sorted();
         (ms(percentile(&sorted, 0.5)), ms(percentile(&sorted, 0.99)))
     };
     let ((p50_a, p99_a), (p50_b, p99_b)) = (summary(&typed_a), summary(&typed_b));
@@ -245,20 +241,24 @@ struct Row {
     mean_bytes: f64,
 }
 
+/// Opens `text` at `uri` in `s`: its first publish, and when it came.
+fn open(s: &mut Server, uri: &str, text: &str) -> (Value, Arrival) {
+    s.notify(
+        "textDocument/didOpen",
+        json!({"textDocument": {"uri": uri, "languageId": "mapper", "version": 1, "text": text}}),
+    );
+    s.try_wait_for_arrival(TIMEOUT, &|m| {
+        m["method"] == "textDocument/publishDiagnostics"
+            && m["params"]["uri"] == uri
+            && m["params"]["version"] == json!(1)
+    })
+    .expect("diagnostics of the opened file")
+}
+
 fn measure(file: &BenchFile, setting: &Setting) -> (Row, Value) {
     let mut s = Server::start_with(json!({}), setting.options.clone(), None);
     let uri = doc_uri(&format!("bench-{}", file.seed));
-    s.notify(
-        "textDocument/didOpen",
-        json!({"textDocument": {"uri": uri, "languageId": "mapper", "version": 1, "text": file.text}}),
-    );
-    let (first, arrival) = s
-        .try_wait_for_arrival(TIMEOUT, &|m| {
-            m["method"] == "textDocument/publishDiagnostics"
-                && m["params"]["uri"] == uri
-                && m["params"]["version"] == json!(1)
-        })
-        .expect("diagnostics of the opened file");
+    let (first, arrival) = open(&mut s, &uri, &file.text);
     let typed = type_into(&mut s, &uri, &file.text, file.seed);
     s.shutdown();
     if let Ok(dir) = std::env::var("LSP_BENCH_DUMP") {
@@ -275,8 +275,7 @@ fn measure(file: &BenchFile, setting: &Setting) -> (Row, Value) {
         std::fs::write(Path::new(&dir).join(format!("{name}.tsv")), lines)
             .expect("LSP_BENCH_DUMP is a writable folder");
     }
-    let mut sorted = typed.latencies.clone();
-    sorted.sort();
+    let sorted = typed.sorted();
     let row = Row {
         p50: ms(percentile(&sorted, 0.50)),
         p99: ms(percentile(&sorted, 0.99)),
