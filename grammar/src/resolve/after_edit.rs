@@ -117,6 +117,13 @@ fn same_globals(old: &Resolved, program: &Program, w: &Window) -> Option<Vec<Win
 
 /// `old` with the window's part replaced by a resolution of the new
 /// window's statements and the part after it moved (see the module doc).
+///
+/// The window is resolved on its own, its symbols numbered from where the
+/// old window's began, and put in place of the old window's part of each
+/// list: the part after it is moved once, and not at all when the window
+/// made as many as before (typing in a statement mostly does). Cutting
+/// each list in three and joining them again copied everything after the
+/// window twice, into a new allocation and back, on every keystroke.
 fn splice(mut old: Resolved, program: &Program, w: &Window, defs: &[WindowDefinition]) -> Resolved {
     let globals = global_count(&old);
     let after = |s: &Span| s.start() >= w.old_end_offset;
@@ -132,30 +139,23 @@ fn splice(mut old: Resolved, program: &Program, w: &Window, defs: &[WindowDefini
         old.symbols[d.symbol].defs[d.nth] = d.span;
     }
 
-    // Each list cut in three: before, inside and after the window (old
-    // offsets); the part inside is dropped.
+    // Where the old window's part of each list is (old offsets).
     let locals = &old.symbols[globals..];
     let symbols_from = globals + locals.partition_point(|s| first_def(s) < w.from);
     let symbols_to = globals + locals.partition_point(|s| first_def(s) < w.old_end_offset);
-    let mut symbols_after = old.symbols.split_off(symbols_to);
-    old.symbols.truncate(symbols_from);
+    let refs_from = old.references.partition_point(|r| r.span.start() < w.from);
     let refs_to = old
         .references
         .partition_point(|r| r.span.start() < w.old_end_offset);
-    let refs_from = old.references.partition_point(|r| r.span.start() < w.from);
-    let mut references_after = old.references.split_off(refs_to);
-    old.references.truncate(refs_from);
+    let unresolved_from = old.unresolved.partition_point(|(_, s)| s.start() < w.from);
     let unresolved_to = old
         .unresolved
         .partition_point(|(_, s)| s.start() < w.old_end_offset);
-    let unresolved_from = old.unresolved.partition_point(|(_, s)| s.start() < w.from);
-    let mut unresolved_after = old.unresolved.split_off(unresolved_to);
-    old.unresolved.truncate(unresolved_from);
 
     // The window, resolved as `resolve` does it, against the same globals
     // (each first defined in the statement holding its first definition).
     let stmts = &program.stmts;
-    let first_definition = old.symbols[..globals]
+    let first_definition: Vec<usize> = old.symbols[..globals]
         .iter()
         .map(|s| {
             let at = first_def(s);
@@ -164,39 +164,46 @@ fn splice(mut old: Resolved, program: &Program, w: &Window, defs: &[WindowDefini
                 .saturating_sub(1)
         })
         .collect();
-    let mut r = Resolver {
-        out: old,
-        first_definition,
-        base: 0,
-        streamed: None,
+    let window = {
+        let find = |name: &str| {
+            let id = old.global(name)?;
+            Some((id, first_definition.get(id).copied().unwrap_or(0)))
+        };
+        let mut r = Resolver {
+            out: Resolved::default(),
+            first_definition: Vec::new(),
+            base: symbols_from,
+            streamed: Some(&find),
+        };
+        for (i, stmt) in stmts.iter().enumerate().take(w.new_end_stmt).skip(w.first) {
+            r.statement(i, stmt);
+        }
+        r.out
     };
-    for (i, stmt) in stmts.iter().enumerate().take(w.new_end_stmt).skip(w.first) {
-        r.statement(i, stmt);
-    }
-    let mut out = r.out;
 
     // The part after the window, moved.
-    let renumber = out.symbols.len() as isize - symbols_to as isize;
+    let renumber = window.symbols.len() as isize - (symbols_to - symbols_from) as isize;
     let restmt = w.new_end_stmt as isize - w.old_end_stmt as isize;
-    for s in &mut symbols_after {
+    for s in &mut old.symbols[symbols_to..] {
         s.defs.iter_mut().for_each(|d| shift_span(d, w.delta));
         if let Scope::Function(i) = &mut s.scope {
             *i = i.saturating_add_signed(restmt);
         }
     }
-    for reference in &mut references_after {
+    for reference in &mut old.references[refs_to..] {
         shift_span(&mut reference.span, w.delta);
         if reference.symbol >= symbols_to {
             reference.symbol = reference.symbol.saturating_add_signed(renumber);
         }
     }
-    for (_, span) in &mut unresolved_after {
+    for (_, span) in &mut old.unresolved[unresolved_to..] {
         shift_span(span, w.delta);
     }
-    out.symbols.append(&mut symbols_after);
-    out.references.append(&mut references_after);
-    out.unresolved.append(&mut unresolved_after);
-    out
+    old.symbols.splice(symbols_from..symbols_to, window.symbols);
+    old.references.splice(refs_from..refs_to, window.references);
+    old.unresolved
+        .splice(unresolved_from..unresolved_to, window.unresolved);
+    old
 }
 
 /// The resolution of `program` when the window changed the global table
@@ -209,7 +216,7 @@ fn splice(mut old: Resolved, program: &Program, w: &Window, defs: &[WindowDefini
 /// before the definition. `None` where that cannot be sure of the result.
 fn rebuild(old: Resolved, program: &Program, w: &Window) -> Option<Resolved> {
     let old_globals = global_count(&old);
-    let mut r = Resolver::with_globals(program);
+    let mut r = Resolver::with_globals(program, Some(&old));
     // A global named `Machine` changes uses that left no trace (neither a
     // reference nor an undefined name: `Machine` is built in).
     if r.out.global("Machine").is_some() != old.global("Machine").is_some() {
@@ -234,6 +241,11 @@ fn rebuild(old: Resolved, program: &Program, w: &Window) -> Option<Resolved> {
     let mut references = old_references.into_iter().peekable();
     let mut unresolved = old_unresolved.into_iter().peekable();
     let mut window_skipped = false;
+    // Each statement's old results, gathered here before they are kept
+    // or dropped: lists made once, not three allocations per statement.
+    let mut own: Vec<(usize, super::Symbol)> = Vec::new();
+    let mut uses = Vec::new();
+    let mut undefined = Vec::new();
     for (i, stmt) in program.stmts.iter().enumerate() {
         if i >= w.first && !window_skipped {
             // The old window's results go.
@@ -250,15 +262,15 @@ fn rebuild(old: Resolved, program: &Program, w: &Window) -> Option<Resolved> {
         // This statement's old results: those that began before its old end.
         let delta = if i >= w.new_end_stmt { w.delta } else { 0 };
         let old_end = stmt.span.end().checked_add_signed(-delta)?;
-        let mut own: Vec<(usize, super::Symbol)> = Vec::new();
+        own.clear();
+        uses.clear();
+        undefined.clear();
         while let Some(s) = locals.next_if(|(_, s)| first_def(s) < old_end) {
             own.push(s);
         }
-        let mut uses = Vec::new();
         while let Some(x) = references.next_if(|x| x.span.start() < old_end) {
             uses.push(x);
         }
-        let mut undefined = Vec::new();
         while let Some(u) = unresolved.next_if(|(_, s)| s.start() < old_end) {
             undefined.push(u);
         }
@@ -279,8 +291,7 @@ fn rebuild(old: Resolved, program: &Program, w: &Window) -> Option<Resolved> {
         }
         let base = r.out.symbols.len();
         let top_level = !matches!(stmt.kind, StmtKind::FuncDef { .. });
-        for x in uses {
-            let mut x = x;
+        for mut x in uses.drain(..) {
             shift_span(&mut x.span, delta);
             if x.symbol < old_globals {
                 x.symbol = remap[x.symbol]?;
@@ -292,14 +303,14 @@ fn rebuild(old: Resolved, program: &Program, w: &Window) -> Option<Resolved> {
             }
             r.out.references.push(x);
         }
-        for (_, mut s) in own {
+        for (_, mut s) in own.drain(..) {
             s.defs.iter_mut().for_each(|d| shift_span(d, delta));
             if let Scope::Function(f) = &mut s.scope {
                 *f = i;
             }
             r.out.symbols.push(s);
         }
-        for (name, mut span) in undefined {
+        for (name, mut span) in undefined.drain(..) {
             shift_span(&mut span, delta);
             r.out.unresolved.push((name, span));
         }

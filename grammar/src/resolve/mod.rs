@@ -17,7 +17,8 @@
 //!
 //! After an edit, [`resolve_after_edit`] ([`after_edit`]) keeps the last
 //! result where the edit cannot reach, and resolves again the statements
-//! a re-parse replaced and those whose names the edit changed.
+//! a re-parse replaced and those whose names the edit changed. A symbol's
+//! definitions are a [`Defs`] (`defs`), which holds the first in place.
 
 use serde::Serialize;
 
@@ -25,7 +26,9 @@ use crate::ast::*;
 use crate::Span;
 
 mod after_edit;
+mod defs;
 pub use after_edit::resolve_after_edit;
+pub use defs::Defs;
 
 /// What a name is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -50,7 +53,7 @@ pub enum Scope {
 pub struct Symbol {
     pub name: String,
     pub kind: SymbolKind,
-    pub defs: Vec<Span>,
+    pub defs: Defs,
     pub scope: Scope,
 }
 
@@ -92,7 +95,7 @@ impl Resolved {
         let mut out: Vec<Span> = self
             .symbols
             .get(symbol)
-            .map(|s| s.defs.clone())
+            .map(|s| s.defs.to_vec())
             .unwrap_or_default();
         out.extend(
             self.references
@@ -192,7 +195,7 @@ pub(crate) fn resolve_statement(
 /// Resolves every name in `program`.
 pub fn resolve(program: &Program) -> Resolved {
     // Globals first, so bodies (which run late) can see all of them.
-    let mut r = Resolver::with_globals(program);
+    let mut r = Resolver::with_globals(program, None);
     for (i, stmt) in program.stmts.iter().enumerate() {
         r.statement(i, stmt);
     }
@@ -222,9 +225,25 @@ struct Frame {
 
 impl<'g> Resolver<'g> {
     /// A resolver that has defined every global of `program` (pass one).
-    fn with_globals(program: &Program) -> Resolver<'g> {
+    ///
+    /// Given `like` (the resolution an edit started from), the lists and
+    /// the index of globals are sized as its are: the new one will be
+    /// about as big. (After an edit that changed the globals, the index
+    /// growing from empty rehashed every name some ten times, each a read
+    /// of the name's own allocation, and the lists grew by doubling.)
+    fn with_globals(program: &Program, like: Option<&Resolved>) -> Resolver<'g> {
+        let mut out = Resolved::default();
+        if let Some(like) = like {
+            out.symbols.reserve_exact(like.symbols.len());
+            out.references.reserve_exact(like.references.len());
+            out.unresolved.reserve_exact(like.unresolved.len());
+            out.globals_by_name
+                .table
+                // (Empty: no entry to hash again while it grows.)
+                .reserve(like.globals_by_name.table.len(), |_| 0);
+        }
         let mut r = Resolver {
-            out: Resolved::default(),
+            out,
             first_definition: Vec::new(),
             base: 0,
             streamed: None,
@@ -262,7 +281,7 @@ impl<'g> Resolver<'g> {
         self.out.symbols.push(Symbol {
             name: name.name.clone(),
             kind,
-            defs: vec![name.span],
+            defs: Defs::one(name.span),
             scope: Scope::Global,
         });
         let id = self.out.symbols.len() - 1;
@@ -355,7 +374,7 @@ impl<'g> Resolver<'g> {
         self.out.symbols.push(Symbol {
             name: name.name.clone(),
             kind,
-            defs: vec![name.span],
+            defs: Defs::one(name.span),
             scope,
         });
         self.base + self.out.symbols.len() - 1

@@ -29,7 +29,7 @@ fn symbol_at(a: &Analysis, offset: usize) -> Option<usize> {
 /// The definitions of the name at `offset` (first = declaration).
 pub fn definition(a: &Analysis, offset: usize) -> Vec<Span> {
     symbol_at(a, offset)
-        .map(|s| a.resolved.symbols[s].defs.clone())
+        .map(|s| a.resolved.symbols[s].defs.to_vec())
         .unwrap_or_default()
 }
 
