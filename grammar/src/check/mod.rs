@@ -377,15 +377,17 @@ fn check_with(
         late_globals: match definitions {
             None => FastMap::default(),
             Some(n) => {
+                // (Names as the text spells them, here and in `functions`:
+                // read in file order, not one allocation per definition.)
                 let mut g = crate::fast_hash::map_with_capacity(n);
                 for st in &program.stmts {
                     match &st.kind {
                         StmtKind::Assign { name, value } => {
-                            g.entry(name.name.as_str())
+                            g.entry(name.span.text(source))
                                 .or_insert(machine_ctor_dims(value).unwrap_or(Ty::Unknown));
                         }
                         StmtKind::FuncDef { name, .. } => {
-                            g.entry(name.name.as_str()).or_insert(Ty::Function);
+                            g.entry(name.span.text(source)).or_insert(Ty::Function);
                         }
                         _ => {}
                     }
@@ -397,7 +399,7 @@ fn check_with(
             let mut f = FastMap::default();
             for (i, st) in program.stmts.iter().enumerate() {
                 if let StmtKind::FuncDef { name, .. } = &st.kind {
-                    f.entry(name.name.as_str()).or_insert(i);
+                    f.entry(name.span.text(source)).or_insert(i);
                 }
             }
             f

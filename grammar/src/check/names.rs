@@ -43,8 +43,11 @@ impl<'a> Checker<'a> {
                 StmtKind::FuncDef { name, .. } => (name, true),
                 _ => continue,
             };
-            let Some(&(prev, prev_is_func)) = first.get(name.name.as_str()) else {
-                first.insert(&name.name, (name.span, is_func));
+            // (The name as the text spells it: read in file order, where
+            // each name's own allocation was a cache miss per definition.)
+            let spelled = name.span.text(self.source);
+            let Some(&(prev, prev_is_func)) = first.get(spelled) else {
+                first.insert(spelled, (name.span, is_func));
                 continue;
             };
             if self.over_cap() {
