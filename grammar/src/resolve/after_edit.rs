@@ -17,6 +17,12 @@
 //!   it comes before the definition, since the window moved nothing past
 //!   another definition.
 //!
+//! When the window's only change to that table is a name typed into where
+//! a global is defined alone, now spelled as no global is, the global
+//! keeps its number under its new name: the same, and then only the
+//! statements that used the old name or the new one are resolved again,
+//! one by one ([`resolve_uses_again`]).
+//!
 //! Otherwise (a definition typed, renamed or removed) the globals are
 //! defined again (pass one of [`resolve`]), and each statement outside the
 //! window keeps its old results, renumbered (globals by name, its own
@@ -42,8 +48,18 @@ use crate::Span;
 /// resolution of the parse the edit started from) outside the `window`
 /// the re-parse replaced, and whether it could (false: the whole program
 /// was resolved, see the module doc). Always equal to `resolve(program)`.
-pub fn resolve_after_edit(old: Resolved, program: &Program, window: &Window) -> (Resolved, bool) {
-    if let Some(defs) = same_globals(&old, program, window) {
+pub fn resolve_after_edit(
+    mut old: Resolved,
+    program: &Program,
+    window: &Window,
+) -> (Resolved, bool) {
+    if let Some((defs, renamed)) = same_globals(&old, program, window) {
+        if let Some((symbol, name)) = renamed {
+            old.rename_global(symbol, name);
+            let mut out = splice(old, program, window, &defs);
+            resolve_uses_again(&mut out, program, window, symbol, name);
+            return (out, true);
+        }
         return (splice(old, program, window, &defs), true);
     }
     match rebuild(old, program, window) {
@@ -77,8 +93,17 @@ fn global_count(r: &Resolved) -> usize {
 
 /// The window's global definitions, if the new window defines the same
 /// names in the same order as the old one did (and a name first defined
-/// there keeps its kind): the global table is then the same.
-fn same_globals(old: &Resolved, program: &Program, w: &Window) -> Option<Vec<WindowDefinition>> {
+/// there keeps its kind): the global table is then the same. Or the same
+/// but for one name typed into: a global defined only there, now spelled
+/// as no global is (nor `Machine`), with its kind. Then it keeps its
+/// number, and the new name is handed back with it: only the uses of the
+/// old name and of the new one change (see [`resolve_uses_again`]).
+#[allow(clippy::type_complexity)]
+fn same_globals<'p>(
+    old: &Resolved,
+    program: &'p Program,
+    w: &Window,
+) -> Option<(Vec<WindowDefinition>, Option<(usize, &'p str)>)> {
     let new_window = program.stmts.get(w.first..w.new_end_stmt)?;
     let in_old_window = |s: &Span| s.start() >= w.from && s.start() < w.old_end_offset;
     let globals = global_count(old);
@@ -97,14 +122,26 @@ fn same_globals(old: &Resolved, program: &Program, w: &Window) -> Option<Vec<Win
         _ => None,
     });
     let mut defs = Vec::with_capacity(olds.len());
+    let mut renamed = None;
     let mut olds = olds.into_iter();
     for (name, is_function) in news {
         let (_, symbol, nth) = olds.next()?;
         let sym = &old.symbols[symbol];
         // A symbol's kind is that of its first definition.
         let kind_changed = nth == 0 && (sym.kind == SymbolKind::Function) != is_function;
-        if sym.name != name.name || kind_changed {
+        if kind_changed {
             return None;
+        }
+        if sym.name != name.name {
+            let retyped = renamed.is_none()
+                && sym.defs.len() == 1
+                && sym.name != "Machine"
+                && name.name != "Machine"
+                && old.global(&name.name).is_none();
+            if !retyped {
+                return None;
+            }
+            renamed = Some((symbol, name.name.as_str()));
         }
         defs.push(WindowDefinition {
             symbol,
@@ -112,7 +149,7 @@ fn same_globals(old: &Resolved, program: &Program, w: &Window) -> Option<Vec<Win
             span: name.span,
         });
     }
-    olds.next().is_none().then_some(defs)
+    olds.next().is_none().then_some((defs, renamed))
 }
 
 /// `old` with the window's part replaced by a resolution of the new
@@ -152,23 +189,10 @@ fn splice(mut old: Resolved, program: &Program, w: &Window, defs: &[WindowDefini
         .unresolved
         .partition_point(|(_, s)| s.start() < w.old_end_offset);
 
-    // The window, resolved as `resolve` does it, against the same globals
-    // (each first defined in the statement holding its first definition).
+    // The window, resolved as `resolve` does it, against the same globals.
     let stmts = &program.stmts;
-    let first_definition: Vec<usize> = old.symbols[..globals]
-        .iter()
-        .map(|s| {
-            let at = first_def(s);
-            stmts
-                .partition_point(|st| st.span.start() <= at)
-                .saturating_sub(1)
-        })
-        .collect();
     let window = {
-        let find = |name: &str| {
-            let id = old.global(name)?;
-            Some((id, first_definition.get(id).copied().unwrap_or(0)))
-        };
+        let find = |name: &str| find_global(&old, program, name);
         let mut r = Resolver {
             out: Resolved::default(),
             first_definition: Vec::new(),
@@ -204,6 +228,85 @@ fn splice(mut old: Resolved, program: &Program, w: &Window, defs: &[WindowDefini
     old.unresolved
         .splice(unresolved_from..unresolved_to, window.unresolved);
     old
+}
+
+/// Global `name` of `resolved`, and the statement of `program` that holds
+/// its first definition (found when asked: a table of every global's, made
+/// on each keystroke, was a walk of them all).
+fn find_global(resolved: &Resolved, program: &Program, name: &str) -> Option<(usize, usize)> {
+    let id = resolved.global(name)?;
+    let at = first_def(&resolved.symbols[id]);
+    let stmt = program
+        .stmts
+        .partition_point(|st| st.span.start() <= at)
+        .saturating_sub(1);
+    Some((id, stmt))
+}
+
+/// After global `symbol` was renamed `name` where the window defines it
+/// (see [`same_globals`]): each statement outside the window that used the
+/// old name (a reference to `symbol`, now undefined) or the new one (an
+/// undefined name, now `symbol`) is resolved again, alone, and its
+/// references and undefined names replace its old ones. Its own symbols
+/// stay: which parameters, locals and comprehension variables a statement
+/// makes does not depend on the globals.
+fn resolve_uses_again(
+    out: &mut Resolved,
+    program: &Program,
+    w: &Window,
+    symbol: usize,
+    name: &str,
+) {
+    let stmts = &program.stmts;
+    let stmt_of = |at: usize| {
+        stmts
+            .partition_point(|st| st.span.start() <= at)
+            .saturating_sub(1)
+    };
+    let mut again: Vec<usize> = out
+        .references
+        .iter()
+        .filter(|r| r.symbol == symbol)
+        .map(|r| stmt_of(r.span.start()))
+        .chain(
+            out.unresolved
+                .iter()
+                .filter(|(n, _)| n == name)
+                .map(|(_, s)| stmt_of(s.start())),
+        )
+        .filter(|i| !(w.first..w.new_end_stmt).contains(i))
+        .collect();
+    again.sort_unstable();
+    again.dedup();
+    let globals = global_count(out);
+    // From the last, so that each statement's part of the lists is found
+    // where the ones before it left it.
+    for &i in again.iter().rev() {
+        let Some(stmt) = stmts.get(i) else { continue };
+        let (from, to) = (stmt.span.start(), stmt.span.end());
+        let refs = out.references.partition_point(|r| r.span.start() < from)
+            ..out.references.partition_point(|r| r.span.start() < to);
+        let undefined = out.unresolved.partition_point(|(_, s)| s.start() < from)
+            ..out.unresolved.partition_point(|(_, s)| s.start() < to);
+        let base = globals + out.symbols[globals..].partition_point(|s| first_def(s) < from);
+        let resolved = {
+            let find = |name: &str| find_global(out, program, name);
+            let mut r = Resolver {
+                out: Resolved::default(),
+                first_definition: Vec::new(),
+                base,
+                streamed: Some(&find),
+            };
+            r.statement(i, stmt);
+            r.out
+        };
+        debug_assert!(
+            out.symbols.get(base..base + resolved.symbols.len()) == Some(&resolved.symbols[..]),
+            "statement {i} made other symbols"
+        );
+        out.references.splice(refs, resolved.references);
+        out.unresolved.splice(undefined, resolved.unresolved);
+    }
 }
 
 /// The resolution of `program` when the window changed the global table
@@ -356,8 +459,12 @@ print(\"{}\", z);
         };
         let full = resolve(&new.program);
         let old_names = resolve(&old.program);
-        let way = if same_globals(&old_names, &new.program, &window).is_some() {
-            "splice"
+        let way = if let Some((_, renamed)) = same_globals(&old_names, &new.program, &window) {
+            if renamed.is_some() {
+                "rename"
+            } else {
+                "splice"
+            }
         } else if rebuild(old_names.clone(), &new.program, &window).is_some() {
             "rebuild"
         } else {
@@ -394,8 +501,8 @@ print(\"{}\", z);
     #[test]
     fn edits_that_change_the_globals_rebuild_from_the_old_names() {
         for (from, to) in [
-            // a global renamed: its uses elsewhere become undefined
-            ("y = 2;", "yy = 2;"),
+            // a global renamed to the name of another
+            ("y = 2;", "x = 2;"),
             // a definition of an undefined name added: it now resolves
             ("y = 2;", "y = 2; w = 3;"),
             // a function removed: the mapping statement loses it
@@ -403,14 +510,33 @@ print(\"{}\", z);
                 "def g(Task t) { b = tuple(i for i in m.size); return m[*b]; }",
                 "",
             ),
-            // a function renamed, with locals after the window renumbered
-            ("def f(Task t)", "def ff(Task t)"),
             // the first definition of `y` moves before its use
             ("x = y + 1;", "y = 0; x = y + 1;"),
         ] {
             let (inc, full, way) = after(from, to);
             assert_same(&inc, &full, from);
             assert_eq!(way, "rebuild", "{from:?} -> {to:?}");
+        }
+    }
+
+    #[test]
+    fn a_name_typed_into_where_alone_it_is_defined_keeps_its_number() {
+        for (from, to) in [
+            // a global renamed: its uses elsewhere become undefined
+            ("y = 2;", "yy = 2;"),
+            // to a name used undefined: `w`'s use now resolves, `y`'s not
+            ("y = 2;", "w = 2;"),
+            // a function renamed: the mapping statement loses it, and the
+            // locals after the window keep their numbers
+            ("def f(Task t)", "def ff(Task t)"),
+            // a function named as a use inside another body
+            ("def g(Task t)", "def a(Task t)"),
+            // a machine renamed: every function body that used it
+            ("m = Machine(GPU);", "mm = Machine(GPU);"),
+        ] {
+            let (inc, full, way) = after(from, to);
+            assert_same(&inc, &full, from);
+            assert_eq!(way, "rename", "{from:?} -> {to:?}");
         }
     }
 

@@ -117,6 +117,17 @@ impl Resolved {
     pub fn global(&self, name: &str) -> Option<usize> {
         self.globals_by_name.find(&self.symbols, name)
     }
+
+    /// Gives global `symbol` the name `name`, which no global has: its
+    /// number stays (see `after_edit`, where a definition's name is typed
+    /// into).
+    fn rename_global(&mut self, symbol: usize, name: &str) {
+        self.globals_by_name.remove(&self.symbols, symbol);
+        if let Some(s) = self.symbols.get_mut(symbol) {
+            s.name = name.to_string();
+        }
+        self.globals_by_name.insert(&self.symbols, symbol);
+    }
 }
 
 /// The global symbols by name, holding only their numbers: each is found
@@ -145,6 +156,17 @@ impl GlobalIndex {
             symbols.get(i as usize).is_some_and(|s| s.name == name)
         });
         found.map(|&i| i as usize)
+    }
+
+    /// Takes `symbols[index]` out of the index.
+    fn remove(&mut self, symbols: &[Symbol], index: usize) {
+        let name = symbols.get(index).map_or("", |s| s.name.as_str());
+        if let Ok(entry) = self
+            .table
+            .find_entry(self.hash(name), |&i| i as usize == index)
+        {
+            entry.remove();
+        }
     }
 
     /// Adds `symbols[index]`, whose name is not in the index yet.
