@@ -128,6 +128,41 @@ impl Resolved {
         }
         self.globals_by_name.insert(&self.symbols, symbol);
     }
+
+    /// Takes global `symbol` out (its only definition is gone): every
+    /// later symbol's number, in the index and in the references, goes
+    /// down by one. The references to `symbol` itself are left for the
+    /// caller to resolve again (see `after_edit`).
+    fn remove_global(&mut self, symbol: usize) {
+        if symbol >= self.symbols.len() {
+            return;
+        }
+        self.globals_by_name.remove(&self.symbols, symbol);
+        self.symbols.remove(symbol);
+        self.globals_by_name
+            .renumber(|i| if i > symbol { i - 1 } else { i });
+        for r in &mut self.references {
+            if r.symbol > symbol {
+                r.symbol -= 1;
+            }
+        }
+    }
+
+    /// Puts the new global `symbol` (whose name no global has) at number
+    /// `at`: every symbol from there on, in the index and in the
+    /// references, goes up by one.
+    fn insert_global(&mut self, at: usize, symbol: Symbol) {
+        let at = at.min(self.symbols.len());
+        self.symbols.insert(at, symbol);
+        self.globals_by_name
+            .renumber(|i| if i >= at { i + 1 } else { i });
+        for r in &mut self.references {
+            if r.symbol >= at {
+                r.symbol += 1;
+            }
+        }
+        self.globals_by_name.insert(&self.symbols, at);
+    }
 }
 
 /// The global symbols by name, holding only their numbers: each is found
@@ -156,6 +191,14 @@ impl GlobalIndex {
             symbols.get(i as usize).is_some_and(|s| s.name == name)
         });
         found.map(|&i| i as usize)
+    }
+
+    /// Gives each global in the index the number `new` makes of its
+    /// number (the names, and so the hashes, stay).
+    fn renumber(&mut self, new: impl Fn(usize) -> usize) {
+        for number in self.table.iter_mut() {
+            *number = u32::try_from(new(*number as usize)).unwrap_or(u32::MAX);
+        }
     }
 
     /// Takes `symbols[index]` out of the index.
