@@ -440,6 +440,22 @@ impl Suggestions {
         Some((sorted, added, removed))
     }
 
+    /// How many candidates were given (duplicates counted).
+    pub fn candidate_count(&self) -> usize {
+        self.given.len()
+    }
+
+    /// [`Suggestions::new`] for the same candidates as `self`'s, which the
+    /// caller knows are the same (every name in the same place), so they
+    /// are not compared again: the same answers for the words asked
+    /// before, and new words asked over all candidates.
+    pub fn with_same_candidates<'w>(
+        &self,
+        words: impl Iterator<Item = &'w str> + Clone,
+    ) -> Suggestions {
+        self.same_candidates(words)
+    }
+
     /// [`Suggestions::new`] for the same candidates as `self`'s: the same
     /// answers for the words asked before, and new words asked over all
     /// candidates.

@@ -323,19 +323,19 @@ fn check_with(
     capped: CappedDiagnostics,
 ) -> (Checked, Reuse, Option<PackedDiagnostics>, Vec<Diagnostic>) {
     let program = &parsed.program;
-    let (resolved, names_reused, lines, carried) = match old_names {
+    let (resolved, how, lines, carried) = match old_names {
         Some(old) => {
-            let (resolved, reused) =
+            let (resolved, how) =
                 crate::resolve::resolve_after_edit(old.resolved, program, old.window);
             let old_lines = old.lines.line_count();
             let lines = old.lines.after_edit(source, old.window.changed);
             let same_lines = lines.line_count() == old_lines;
             let carried = carry::Carried::new(old.diagnostics, old.window, same_lines);
-            (resolved, reused, lines, Some(carried))
+            (resolved, how, lines, Some(carried))
         }
         None => (
             resolve(program),
-            false,
+            crate::resolve::AfterEdit::default(),
             crate::line_index::LineStarts::new(source),
             None,
         ),
@@ -370,6 +370,7 @@ fn check_with(
         remember,
         previous_shadowed: previous.and_then(|p| Some((p.memo.shadowed.clone()?, p.window?))),
         previous_suggestions: previous.and_then(|p| p.memo.suggestions()),
+        same_names: how.same_names,
         function_names: memo::function_names(program, previous.map(|p| p.memo), remember),
         symbol_types: symbol_types::SymbolTypes::with_symbols(resolved.symbols.len()),
         globals: crate::fast_hash::map_with_capacity(table_size_hint),
@@ -434,7 +435,7 @@ fn check_with(
     };
     let old = previous.map(|p| memo::OldRecords::new(p, &parsed.diagnostics));
     let (mut memo, mut reuse) = c.run(remember, old.as_ref());
-    reuse.names_reused = names_reused;
+    reuse.names_reused = how.reused;
     memo.diagnostics = c.capped.final_len();
     let Checker {
         capped,
@@ -507,6 +508,10 @@ struct Checker<'a> {
     stmt_index: usize,
     /// The previous check's suggestions for undefined names, and this one's.
     previous_suggestions: Option<Arc<Suggestions>>,
+    /// Whether every symbol has the name it had in the previous check, in
+    /// order (`resolve::AfterEdit`): the candidates of the suggestions are
+    /// then the same.
+    same_names: bool,
     suggestions: Option<Arc<Suggestions>>,
     symbol_types: symbol_types::SymbolTypes,
     returns: FastMap<String, Ty>,
@@ -597,6 +602,7 @@ impl<'a> Checker<'a> {
             stmt_start: 0,
             stmt_index: 0,
             previous_suggestions: None,
+            same_names: false,
             suggestions: None,
             symbol_types: SymbolTypes::default(),
             returns: FastMap::default(),

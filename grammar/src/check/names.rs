@@ -68,12 +68,6 @@ impl<'a> Checker<'a> {
     // ----- names ----------------------------------------------------------
 
     pub(super) fn undefined_names(&mut self) {
-        // Only undefined names ask for suggestions: a file without any (the
-        // common case, on every keystroke) skips gathering the candidates.
-        let mut candidates: Vec<&str> = Vec::new();
-        if !self.resolved.unresolved.is_empty() {
-            candidates.extend(self.resolved.symbols.iter().map(|s| s.name.as_str()));
-        }
         // Only the names that will be reported are asked: the cap keeps the
         // first ones, and asking every undefined name over every name was
         // quadratic (2 MB of `y1 = q1 + w1;` lines: minutes, not a second).
@@ -83,12 +77,29 @@ impl<'a> Checker<'a> {
         } else {
             self.capped.room().saturating_sub(self.diags.len())
         };
-        // Updated from the previous check's answers (see `Suggestions`).
-        let suggestions = Suggestions::new(
-            self.previous_suggestions.as_deref(),
-            &candidates,
-            unresolved.iter().take(reported).map(|(n, _)| n.as_str()),
-        );
+        let words = unresolved.iter().take(reported).map(|(n, _)| n.as_str());
+        // When every symbol kept its name since the previous check, whose
+        // suggestions were made over them all, the candidates are the
+        // same: not gathered and compared name by name again (a read of
+        // each name's own allocation, cold in a language server).
+        let same = self.previous_suggestions.as_deref().filter(|p| {
+            self.same_names
+                && !unresolved.is_empty()
+                && p.candidate_count() == self.resolved.symbols.len()
+        });
+        let suggestions = match same {
+            Some(previous) => previous.with_same_candidates(words),
+            None => {
+                // Only undefined names ask for suggestions: a file without
+                // any (the common case) skips gathering the candidates.
+                let mut candidates: Vec<&str> = Vec::new();
+                if !unresolved.is_empty() {
+                    candidates.extend(self.resolved.symbols.iter().map(|s| s.name.as_str()));
+                }
+                // Updated from the previous check's answers (see `Suggestions`).
+                Suggestions::new(self.previous_suggestions.as_deref(), &candidates, words)
+            }
+        };
         let mut seen: FastSet<&str> = FastSet::default();
         for (name, span) in &self.resolved.unresolved {
             if self.over_cap() {

@@ -51,21 +51,33 @@ use crate::ast::{Program, StmtKind};
 use crate::incremental::{shift_span, Window};
 use crate::Span;
 
+/// How [`resolve_after_edit`] made its result.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct AfterEdit {
+    /// The old resolution was reused (false: the whole program was
+    /// resolved, see the module doc).
+    pub reused: bool,
+    /// Every symbol has the name it had, in the same order: the list of
+    /// names is the old one's (what a caller keyed by it can keep).
+    pub same_names: bool,
+}
+
 /// The resolution of `program` (the new parse), reusing `old` (the
 /// resolution of the parse the edit started from) outside the `window`
-/// the re-parse replaced, and whether it could (false: the whole program
-/// was resolved, see the module doc). Always equal to `resolve(program)`.
+/// the re-parse replaced, and how it was made. Always equal to
+/// `resolve(program)`.
 pub fn resolve_after_edit(
     mut old: Resolved,
     program: &Program,
     window: &Window,
-) -> (Resolved, bool) {
+) -> (Resolved, AfterEdit) {
     if let Some((defs, change)) = same_globals(&old, program, window) {
         // Where the statements outside the window that the change reaches
         // use the name (offsets in the new text): found before the
         // change where they are references to a global that goes.
         let mut uses = Vec::new();
         let mut name = None;
+        let table_kept = matches!(change, TableChange::None);
         match change {
             TableChange::None => {}
             TableChange::Renamed { symbol, name: new } => {
@@ -82,16 +94,25 @@ pub fn resolve_after_edit(
                 old.insert_global(at, symbol);
             }
         }
-        let mut out = splice(old, program, window, &defs);
+        let (mut out, window_names_kept) = splice(old, program, window, &defs);
         if !uses.is_empty() || name.is_some() {
             resolve_uses_again(&mut out, program, window, uses, name.as_deref());
         }
-        return (out, true);
+        let how = AfterEdit {
+            reused: true,
+            same_names: table_kept && window_names_kept,
+        };
+        return (out, how);
     }
-    match rebuild(old, program, window) {
+    let (resolved, reused) = match rebuild(old, program, window) {
         Some(resolved) => (resolved, true),
         None => (resolve(program), false),
-    }
+    };
+    let how = AfterEdit {
+        reused,
+        same_names: false,
+    };
+    (resolved, how)
 }
 
 /// A global definition inside the window: the symbol it defines, which
@@ -307,7 +328,15 @@ fn same_globals<'p>(
 /// made as many as before (typing in a statement mostly does). Cutting
 /// each list in three and joining them again copied everything after the
 /// window twice, into a new allocation and back, on every keystroke.
-fn splice(mut old: Resolved, program: &Program, w: &Window, defs: &[WindowDefinition]) -> Resolved {
+///
+/// Also tells whether the window's symbols have the names the old
+/// window's had, in order.
+fn splice(
+    mut old: Resolved,
+    program: &Program,
+    w: &Window,
+    defs: &[WindowDefinition],
+) -> (Resolved, bool) {
     let globals = global_count(&old);
     let after = |s: &Span| s.start() >= w.old_end_offset;
 
@@ -369,11 +398,15 @@ fn splice(mut old: Resolved, program: &Program, w: &Window, defs: &[WindowDefini
     for (_, span) in &mut old.unresolved[unresolved_to..] {
         shift_span(span, w.delta);
     }
+    let names_kept = old.symbols[symbols_from..symbols_to]
+        .iter()
+        .map(|s| &s.name)
+        .eq(window.symbols.iter().map(|s| &s.name));
     old.symbols.splice(symbols_from..symbols_to, window.symbols);
     old.references.splice(refs_from..refs_to, window.references);
     old.unresolved
         .splice(unresolved_from..unresolved_to, window.unresolved);
-    old
+    (old, names_kept)
 }
 
 /// Global `name` of `resolved`, and the statement of `program` that holds
@@ -634,7 +667,12 @@ print(\"{}\", z);
         } else {
             "full"
         };
-        let (incremental, _) = resolve_after_edit(old_names, &new.program, &window);
+        let (incremental, how) = resolve_after_edit(old_names.clone(), &new.program, &window);
+        // Same names: every symbol's, in order, as before the edit.
+        if how.same_names {
+            let names = |r: &Resolved| r.symbols.iter().map(|s| s.name.clone()).collect::<Vec<_>>();
+            assert_eq!(names(&old_names), names(&full), "{from:?} -> {to:?}");
+        }
         (incremental, full, way)
     }
 
@@ -744,6 +782,35 @@ print(\"{}\", z);
         assert_same(&inc, &full, "renamed first definition");
         assert_eq!(way, "rebuild");
         assert!(full.references.iter().any(|r| r.before_definition));
+    }
+
+    #[test]
+    fn the_names_are_told_the_same_only_when_every_symbol_keeps_its_own() {
+        for (from, to, same) in [
+            ("a[0], 0", "a[0], a[1]", true),
+            ("t.ipoint", "t.ipoint + w", true),
+            // a local renamed
+            ("a = t.ipoint", "aa = t.ipoint", false),
+            // a comprehension variable renamed
+            (
+                "tuple(i for i in m.size)",
+                "tuple(j for j in m.size)",
+                false,
+            ),
+            // a global renamed, added, removed
+            ("y = 2;", "yy = 2;", false),
+            ("y = 2;", "y = 2; w = 3;", false),
+            ("y = 2;", "y 2;", false),
+        ] {
+            let old = parse(SRC);
+            let new_src = SRC.replacen(from, to, 1);
+            let (new, how) = reparse(&old, SRC, &new_src);
+            let Reparse::Incremental { window, .. } = how else {
+                panic!("a full re-parse for {from:?} -> {to:?}");
+            };
+            let (_, how) = resolve_after_edit(resolve(&old.program), &new.program, &window);
+            assert_eq!(how.same_names, same, "{from:?} -> {to:?}");
+        }
     }
 
     #[test]

@@ -27,7 +27,7 @@ use crate::Span;
 
 mod after_edit;
 mod defs;
-pub use after_edit::resolve_after_edit;
+pub use after_edit::{resolve_after_edit, AfterEdit};
 pub use defs::Defs;
 
 /// What a name is.
