@@ -698,7 +698,7 @@ impl<'a> Checker<'a> {
 
     /// The first definition of function `name`.
     fn function_def(&self, name: &str) -> Option<(usize, &'a Stmt)> {
-        let index = *self.functions.get(name)?;
+        let index = self.function_index_of(name)?;
         Some((index, self.stmt_at(index)))
     }
 
@@ -732,7 +732,7 @@ impl<'a> Checker<'a> {
                     == found.as_ref().map(|(later, header)| (*later, &**header))
             }
             Read::FunctionAt { name, at } => self.function_at(name) == *at,
-            Read::LateGlobal { name, ty } => self.late_globals.get(&**name).copied() == *ty,
+            Read::LateGlobal { name, ty } => self.definitions.late(self.resolved, name) == *ty,
             Read::Assigned { name, yes } => self.is_assigned(name) == *yes,
             Read::ClosestFunction { name, best } => {
                 self.function_names.1 || self.nearest_function_name(name) == best.as_deref()
@@ -826,7 +826,7 @@ impl<'a> Checker<'a> {
     pub(super) fn late_global_ty(&mut self, name: &str) -> Option<Ty> {
         let ty = match &self.stream {
             Some(globals) => globals.get(name).map(|g| g.late()),
-            None => self.late_globals.get(name).copied(),
+            None => self.definitions.late(self.resolved, name),
         };
         self.note(Event::Read(Read::LateGlobal {
             name: name.into(),
@@ -855,7 +855,15 @@ impl<'a> Checker<'a> {
                 found,
             }));
         }
-        self.functions.get(name).copied()
+        self.function_index_of(name)
+    }
+
+    /// The statement index of function `name`'s first definition.
+    fn function_index_of(&self, name: &str) -> Option<usize> {
+        match &self.stream {
+            Some(_) => self.functions.get(name).copied(),
+            None => self.definitions.first_function(self.resolved, name),
+        }
     }
 
     /// Records that a diagnostic points into function `name`'s definition.
@@ -893,18 +901,7 @@ impl<'a> Checker<'a> {
         if let Some(globals) = &self.stream {
             return globals.get(name).is_some_and(|g| g.assigned);
         }
-        // (A set made on first use: a scan of every statement per read
-        // made replaying such reads quadratic in the file's length.)
-        self.assigned
-            .get_or_init(|| {
-                let mut set = crate::fast_hash::set_with_capacity(self.table_size_hint);
-                set.extend(self.program.stmts.iter().filter_map(|s| match &s.kind {
-                    StmtKind::Assign { name, .. } => Some(name.name.as_str()),
-                    _ => None,
-                }));
-                set
-            })
-            .contains(name)
+        self.definitions.assigned(self.resolved, name)
     }
 
     pub(super) fn closest_function(&mut self, name: &str) -> Option<&'a str> {

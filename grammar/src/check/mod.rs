@@ -27,6 +27,8 @@
 //! - `memo`: the record of each statement's check, replayed after an edit;
 //! - `carry`: the whole-file passes' diagnostics taken over from the
 //!   previous check, after an edit, instead of built again;
+//! - `definitions`: what is known of each global from its definitions,
+//!   by symbol number, made in one walk;
 //! - `stream`: the check of `mapwright check`, two passes over the
 //!   statements with one tree at a time, equal to [`check`]'s diagnostics;
 //! - `symbol_types`: the inferred type of each symbol (hovers).
@@ -45,6 +47,7 @@ use crate::suggest::{Suggester, Suggestions};
 use crate::Span;
 
 mod carry;
+mod definitions;
 mod expr;
 mod memo;
 mod names;
@@ -340,31 +343,13 @@ fn check_with(
             None,
         ),
     };
-    // Top-level definitions, counted where a table is sized by them: the
-    // late globals (read only inside functions, and by the memo's replay,
-    // so a file without functions checked once does not build them), and
-    // the language server's checks (`remember`), whose tables growing and
-    // rehashing showed in a keystroke's profile. A check run once (the
-    // CLI) grows its globals table instead: sized up front it was at full
-    // size while the resolver's tables were too, which raised the peak by
-    // 2x the input on a file of one-line assignments (see bench/memory).
-    let definitions = (remember
-        || program
-            .stmts
-            .iter()
-            .any(|st| matches!(st.kind, StmtKind::FuncDef { .. })))
-    .then(|| {
-        program
-            .stmts
-            .iter()
-            .filter(|s| matches!(s.kind, StmtKind::Assign { .. } | StmtKind::FuncDef { .. }))
-            .count()
-    });
-    let table_size_hint = if remember {
-        definitions.unwrap_or(0)
-    } else {
-        0
-    };
+    // The whole-file tables are sized by the globals in the language
+    // server's checks (`remember`), whose tables growing and rehashing
+    // showed in a keystroke's profile. A check run once (the CLI) grows
+    // its globals table instead: sized up front it was at full size while
+    // the resolver's tables were too, which raised the peak by 2x the
+    // input on a file of one-line assignments (see bench/memory).
+    let table_size_hint = if remember { resolved.global_count() } else { 0 };
     let mut c = Checker {
         build_all,
         remember,
@@ -374,37 +359,6 @@ fn check_with(
         function_names: memo::function_names(program, previous.map(|p| p.memo), remember),
         symbol_types: symbol_types::SymbolTypes::with_symbols(resolved.symbols.len()),
         globals: crate::fast_hash::map_with_capacity(table_size_hint),
-        table_size_hint,
-        late_globals: match definitions {
-            None => FastMap::default(),
-            Some(n) => {
-                // (Names as the text spells them, here and in `functions`:
-                // read in file order, not one allocation per definition.)
-                let mut g = crate::fast_hash::map_with_capacity(n);
-                for st in &program.stmts {
-                    match &st.kind {
-                        StmtKind::Assign { name, value } => {
-                            g.entry(name.span.text(source))
-                                .or_insert(machine_ctor_dims(value).unwrap_or(Ty::Unknown));
-                        }
-                        StmtKind::FuncDef { name, .. } => {
-                            g.entry(name.span.text(source)).or_insert(Ty::Function);
-                        }
-                        _ => {}
-                    }
-                }
-                g
-            }
-        },
-        functions: {
-            let mut f = FastMap::default();
-            for (i, st) in program.stmts.iter().enumerate() {
-                if let StmtKind::FuncDef { name, .. } = &st.kind {
-                    f.entry(name.span.text(source)).or_insert(i);
-                }
-            }
-            f
-        },
         // Only parameters and locals are looked up by definition: the
         // globals (most symbols of a big file) are left out of the table.
         defined_at: {
@@ -522,19 +476,16 @@ struct Checker<'a> {
     /// Global name -> type, filled in program order (names borrowed from
     /// the tree, not copied).
     globals: FastMap<&'a str, Ty>,
-    /// How many entries the whole-file tables of names will likely hold
-    /// (the top-level definitions, in the language server's checks; 0:
-    /// grow them as they fill).
-    table_size_hint: usize,
     /// Line numbers for messages (no copy of the text).
     lines: crate::line_index::LineStarts,
-    /// The first definition of each function (the one the reference keeps).
+    /// With `stream`: the first definition of each function (the one the
+    /// reference keeps). Otherwise in `definitions`.
     functions: FastMap<&'a str, usize>,
-    /// What a function sees of each global before it is checked in order:
-    /// machine models (from their constructor) and functions.
-    late_globals: FastMap<&'a str, Ty>,
-    /// The names some top-level assignment defines (made on first use).
-    assigned: std::cell::OnceCell<crate::fast_hash::FastSet<&'a str>>,
+    /// What is known of each global from its definitions (made by the
+    /// second-definition pass, first of all): what a function sees of it
+    /// before it is checked in order, its first function definition, and
+    /// whether an assignment defines it.
+    definitions: definitions::Definitions,
     /// The nearest-spelling index of the function names (made on first
     /// use; see [`Checker::closest_function`]).
     function_suggester: std::cell::OnceCell<Suggester<'a>>,
@@ -609,11 +560,9 @@ impl<'a> Checker<'a> {
             in_progress: Vec::new(),
             replay_scratch: memo::ReplayScratch::default(),
             globals: FastMap::default(),
-            table_size_hint: 0,
             lines,
             functions: FastMap::default(),
-            late_globals: FastMap::default(),
-            assigned: std::cell::OnceCell::new(),
+            definitions: definitions::Definitions::default(),
             function_suggester: std::cell::OnceCell::new(),
             function_names: (None, false),
             defined_at: FastMap::default(),

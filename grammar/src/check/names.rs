@@ -33,34 +33,27 @@ impl<'a> Checker<'a> {
 
     // ----- definitions --------------------------------------------------
 
-    /// Re-assigned globals and redefined functions.
+    /// Re-assigned globals and redefined functions, found while what is
+    /// known of each global from its definitions is gathered
+    /// (`Checker::definitions`).
     pub(super) fn global_definitions(&mut self) {
-        let mut first: FastMap<&str, (Span, bool)> =
-            crate::fast_hash::map_with_capacity(self.table_size_hint);
-        for stmt in &self.program.stmts {
-            let (name, is_func) = match &stmt.kind {
-                StmtKind::Assign { name, .. } => (name, false),
-                StmtKind::FuncDef { name, .. } => (name, true),
-                _ => continue,
-            };
-            // (The name as the text spells it: read in file order, where
-            // each name's own allocation was a cache miss per definition.)
-            let spelled = name.span.text(self.source);
-            let Some(&(prev, prev_is_func)) = first.get(spelled) else {
-                first.insert(spelled, (name.span, is_func));
-                continue;
-            };
+        let mut seconds = Vec::new();
+        self.definitions =
+            super::definitions::Definitions::new(self.program, self.resolved, self.source, |d| {
+                seconds.push(d)
+            });
+        for d in seconds {
             if self.over_cap() {
-                self.left_out(name.span);
+                self.left_out(d.name.span);
                 continue;
             }
-            let prev_line = self.line(prev.start());
+            let first_line = self.line(d.first.0.start());
             self.emit(second_definition(
-                name,
-                stmt.span,
-                (prev, prev_is_func),
-                prev_line,
-                is_func,
+                d.name,
+                d.stmt,
+                d.first,
+                first_line,
+                d.is_function,
             ));
         }
     }

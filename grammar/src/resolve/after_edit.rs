@@ -132,10 +132,7 @@ fn first_def(s: &super::Symbol) -> usize {
 /// How many symbols are globals: pass one of [`resolve`] makes them, all
 /// before any other.
 fn global_count(r: &Resolved) -> usize {
-    r.symbols
-        .iter()
-        .take_while(|s| matches!(s.kind, SymbolKind::Global | SymbolKind::Function))
-        .count()
+    r.global_count()
 }
 
 /// How the window changes the table of globals, where

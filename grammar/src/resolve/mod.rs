@@ -113,6 +113,15 @@ impl Resolved {
         self.references.iter().filter(move |r| r.symbol == symbol)
     }
 
+    /// How many symbols are globals (variables and functions): they come
+    /// first, in the order of their first definitions.
+    pub fn global_count(&self) -> usize {
+        self.symbols
+            .iter()
+            .take_while(|s| matches!(s.kind, SymbolKind::Global | SymbolKind::Function))
+            .count()
+    }
+
     /// The global symbol (variable or function) named `name`.
     pub fn global(&self, name: &str) -> Option<usize> {
         self.globals_by_name.find(&self.symbols, name)
