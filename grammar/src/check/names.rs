@@ -141,14 +141,22 @@ impl<'a> Checker<'a> {
 
     pub(super) fn unused_symbols(&mut self) {
         // (A set: a big file names hundreds of functions only in mapping
-        // statements, and scanning the list for each was quadratic.)
-        let used_by_mapping: FastSet<&str> =
-            self.program.mapping_function_names().into_iter().collect();
+        // statements, and scanning the list for each was quadratic. Made
+        // when an unreferenced function first asks: a walk of every
+        // statement otherwise made on every keystroke.)
+        let program = self.program;
+        let mut used_by_mapping: Option<FastSet<&str>> = None;
         for (id, sym) in self.resolved.symbols.iter().enumerate() {
-            if sym.name.starts_with('_') || self.referenced.get(id) == Some(&true) {
+            // (Referenced first: most symbols are, and reading the name
+            // is a read of its own allocation, cold in a language server.)
+            if self.referenced.get(id) == Some(&true) || sym.name.starts_with('_') {
                 continue;
             }
-            if sym.kind == SymbolKind::Function && used_by_mapping.contains(&sym.name.as_str()) {
+            if sym.kind == SymbolKind::Function
+                && used_by_mapping
+                    .get_or_insert_with(|| program.mapping_function_names().into_iter().collect())
+                    .contains(&sym.name.as_str())
+            {
                 continue;
             }
             let Some(&def) = sym.defs.first() else {
