@@ -113,6 +113,8 @@ mod tests;
 mod value;
 
 pub use error::{EvalError, EvalErrorKind, EvalWarning};
-pub use evaluator::{Evaluator, MappingKind, MappingStmt, Placement, ProgramSource};
+pub use evaluator::{
+    Comprehensions, Evaluator, MappingKind, MappingStmt, Placement, ProgramSource,
+};
 pub use shape::{proc_kind, IndexTask, Limits, MachineShape, SingleTask, TaskValue};
 pub use value::Value;

@@ -29,7 +29,9 @@ use mapwright_grammar::token::TokenKind;
 use mapwright_grammar::{Diagnostic, Parsed, Span};
 use mapwright_runtime::app::App;
 use mapwright_runtime::decisions::Decisions;
-use mapwright_runtime::eval::{Evaluator, Limits, MachineShape, ProgramSource, Value};
+use mapwright_runtime::eval::{
+    Comprehensions, Evaluator, Limits, MachineShape, ProgramSource, Value,
+};
 use mapwright_runtime::machine::Machine;
 use mapwright_runtime::resolve_mapping::{
     resolve_parsed_with, EvalPlacer, NoPlacer, ResolveOptions,
@@ -321,6 +323,24 @@ pub fn resolve_parse(parsed: &Arc<Parsed>, text: &str, target: &Target, fixes: b
     crate::alloc::compacted(|| resolve_here(parsed, text, target, fixes))
 }
 
+/// The top-level statements of `parsed` that hold a `for` token (indices,
+/// ascending): the only ones that can hold a comprehension.
+fn statements_with_for(parsed: &Parsed) -> Vec<usize> {
+    let stmts = &parsed.program.stmts;
+    let mut at: Vec<usize> = parsed
+        .tokens
+        .iter()
+        .filter(|t| t.kind == TokenKind::KwFor)
+        .map(|t| {
+            stmts
+                .partition_point(|s| s.span.start() <= t.span.start())
+                .saturating_sub(1)
+        })
+        .collect();
+    at.dedup();
+    at
+}
+
 /// [`resolve`] on the current heap. The evaluator of the top level, the
 /// launch placer and the resolution all read the parse in place.
 fn resolve_here(parsed: &Arc<Parsed>, text: &str, target: &Target, fixes: bool) -> Resolution {
@@ -337,13 +357,14 @@ fn resolve_here(parsed: &Arc<Parsed>, text: &str, target: &Target, fixes: bool) 
         max_steps: TOP_LEVEL_STEPS,
         ..Limits::default()
     };
-    // (A comprehension needs a `for`: without one, no range to check.)
-    let may_have_comprehensions = parsed.tokens.iter().any(|t| t.kind == TokenKind::KwFor);
+    // (A comprehension needs a `for`: only the statements with one have a
+    // range to check.)
+    let with_for = statements_with_for(parsed);
     let (ev, err) = Evaluator::new_partial_shared_hinted(
         program.clone(),
         shape,
         limits,
-        may_have_comprehensions,
+        Comprehensions::In(&with_for),
     );
     out.globals = globals_of(&ev);
     let top_level_failed = err.is_some();
@@ -554,6 +575,33 @@ mod tests {
         assert!(resolve(&Analysis::new(good), &t).eval_error.is_none());
         let none = "m = Machine(GPU);\nTask * GPU;\n";
         assert!(resolve(&Analysis::new(none), &t).eval_error.is_none());
+    }
+
+    /// Only the statements with a `for` are read for comprehension ranges,
+    /// and the error found is the one a read of every statement finds (the
+    /// last such statement's): at the top level, in a function body, with
+    /// statements without one between, and with a stray `for`.
+    #[test]
+    fn comprehension_ranges_are_read_where_a_for_is_and_give_the_same_error() {
+        let t = target(Some("circuit"), Some("p100x4"));
+        let shape = t.shape.as_ref().unwrap();
+        for src in [
+            "r = (0, 1);\na = tuple(i for i in r);\nx = 1;\nb = tuple(j for j in r);\nTask * GPU;\n",
+            "r = (0, 1);\ndef f(Task t) { q = tuple(i for i in r); return q; }\nx = 2;\ndef g(Task t) { return tuple(i for i in (0, 1)); }\nTask * GPU;\n",
+            "r = (0, 1);\nb = tuple(j for j in r);\nfor\nTask * GPU;\n",
+        ] {
+            let a = Analysis::new(src);
+            let with_for = statements_with_for(&a.parsed);
+            assert!(!with_for.is_empty(), "{src}");
+            let (span, _) = resolve(&a, &t).eval_error.expect(src);
+            let (_, everywhere) = Evaluator::new_partial_shared_hinted(
+                Arc::new(parsed_statements(a.program())),
+                shape,
+                Limits::default(),
+                Comprehensions::Anywhere,
+            );
+            assert_eq!(Some(span), everywhere.map(|e| e.span), "{src}");
+        }
     }
 
     /// The merge as it was written first: a linear scan of the list for
