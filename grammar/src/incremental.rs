@@ -338,27 +338,21 @@ fn assemble(old: Parsed, splice: Splice, new_source: &str) -> (Parsed, Reparse) 
     let reparsed_stmts = sub.stmts.len();
 
     // Diagnostics: the prefix stays (its spans past the edit move), the
-    // window's are the new parse's, the suffix moves.
-    let suffix: Vec<crate::Diagnostic> = diagnostics.drain(suffix_diags..).collect();
-    diagnostics.truncate(prefix_diags);
+    // window's are the new parse's, the suffix moves. (Spliced in place:
+    // the suffix is moved once, not copied out and back.)
     let suffix_start = prefix_diags + sub.diagnostics.len();
-    diagnostics.reserve(sub.diagnostics.len() + suffix.len());
-    diagnostics.extend(sub.diagnostics);
-    diagnostics.extend(suffix);
+    diagnostics.splice(prefix_diags..suffix_diags, sub.diagnostics);
 
     // Statements after the window move by the edit's length (in place
     // where this parse alone holds them).
     let mut stmts = program.stmts;
-    let tail: Vec<Arc<Stmt>> = stmts.drain(resume.stmt..).collect();
-    stmts.truncate(first);
-    stmts.reserve(sub.stmts.len() + tail.len());
-    stmts.extend(sub.stmts);
-    stmts.extend(tail.into_iter().map(|mut s| {
-        if edit.delta != 0 {
-            shift_stmt(Arc::make_mut(&mut s), edit.delta);
+    let resumed_at = first + sub.stmts.len();
+    stmts.splice(first..resume.stmt, sub.stmts);
+    if edit.delta != 0 {
+        for s in &mut stmts[resumed_at..] {
+            shift_stmt(Arc::make_mut(s), edit.delta);
         }
-        s
-    }));
+    }
 
     splice_tokens(
         &mut tokens,
