@@ -637,12 +637,13 @@ print(\"{}\", z);
 ";
 
     /// `SRC` edited by replacing `from` with `to`: the resolution after
-    /// the edit, made from `SRC`'s, and which way it was made.
-    fn after(from: &str, to: &str) -> (Resolved, Resolved, &'static str) {
+    /// the edit, made from `SRC`'s, the full one, which way it was made,
+    /// and whether it told the names the same.
+    fn after(from: &str, to: &str) -> (Resolved, Resolved, &'static str, bool) {
         after_in(SRC, from, to)
     }
 
-    fn after_in(src: &str, from: &str, to: &str) -> (Resolved, Resolved, &'static str) {
+    fn after_in(src: &str, from: &str, to: &str) -> (Resolved, Resolved, &'static str, bool) {
         let old = parse(src);
         let new_src = src.replacen(from, to, 1);
         assert_ne!(new_src, src, "{from:?} is not in the source");
@@ -670,7 +671,15 @@ print(\"{}\", z);
             let names = |r: &Resolved| r.symbols.iter().map(|s| s.name.clone()).collect::<Vec<_>>();
             assert_eq!(names(&old_names), names(&full), "{from:?} -> {to:?}");
         }
-        (incremental, full, way)
+        (incremental, full, way, how.same_names)
+    }
+
+    /// `SRC` with `from` replaced by `to`, resolved after the edit the
+    /// way named `way`, equals the full resolution.
+    fn takes(from: &str, to: &str, way: &str) {
+        let (inc, full, taken, _) = after(from, to);
+        assert_same(&inc, &full, from);
+        assert_eq!(taken, way, "{from:?} -> {to:?}");
     }
 
     fn assert_same(a: &Resolved, b: &Resolved, what: &str) {
@@ -691,9 +700,7 @@ print(\"{}\", z);
             ("\"{}\", z)", "\"{}\", z, y)"),
             ("t.ipoint", "t.ipoint + w"),
         ] {
-            let (inc, full, way) = after(from, to);
-            assert_same(&inc, &full, from);
-            assert_eq!(way, "splice", "{from:?} -> {to:?}");
+            takes(from, to, "splice");
         }
     }
 
@@ -707,9 +714,7 @@ print(\"{}\", z);
             // the first definition of `y` moves before its use
             ("x = y + 1;", "y = 0; x = y + 1;"),
         ] {
-            let (inc, full, way) = after(from, to);
-            assert_same(&inc, &full, from);
-            assert_eq!(way, "rebuild", "{from:?} -> {to:?}");
+            takes(from, to, "rebuild");
         }
     }
 
@@ -728,9 +733,7 @@ print(\"{}\", z);
             // a machine renamed: every function body that used it
             ("m = Machine(GPU);", "mm = Machine(GPU);"),
         ] {
-            let (inc, full, way) = after(from, to);
-            assert_same(&inc, &full, from);
-            assert_eq!(way, "rename", "{from:?} -> {to:?}");
+            takes(from, to, "rename");
         }
     }
 
@@ -764,9 +767,7 @@ print(\"{}\", z);
                 "remove",
             ),
         ] {
-            let (inc, full, taken) = after(from, to);
-            assert_same(&inc, &full, from);
-            assert_eq!(taken, way, "{from:?} -> {to:?}");
+            takes(from, to, way);
         }
     }
 
@@ -775,7 +776,7 @@ print(\"{}\", z);
         // `y`'s first definition renamed: the second, after `x = y;`,
         // becomes the first, so that use now comes before it.
         let src = "y = 1;\nq = 0;\nr = q;\nx = y;\ny = 2;\nprint(\"{}\", x, r);\n";
-        let (inc, full, way) = after_in(src, "y = 1;", "v = 1;");
+        let (inc, full, way, _) = after_in(src, "y = 1;", "v = 1;");
         assert_same(&inc, &full, "renamed first definition");
         assert_eq!(way, "rebuild");
         assert!(full.references.iter().any(|r| r.before_definition));
@@ -799,20 +800,14 @@ print(\"{}\", z);
             ("y = 2;", "y = 2; w = 3;", false),
             ("y = 2;", "y 2;", false),
         ] {
-            let old = parse(SRC);
-            let new_src = SRC.replacen(from, to, 1);
-            let (new, how) = reparse(&old, SRC, &new_src);
-            let Reparse::Incremental { window, .. } = how else {
-                panic!("a full re-parse for {from:?} -> {to:?}");
-            };
-            let (_, how) = resolve_after_edit(resolve(&old.program), &new.program, &window);
-            assert_eq!(how.same_names, same, "{from:?} -> {to:?}");
+            let (.., same_names) = after(from, to);
+            assert_eq!(same_names, same, "{from:?} -> {to:?}");
         }
     }
 
     #[test]
     fn a_global_named_machine_resolves_everything_again() {
-        let (inc, full, way) = after("y = 2;", "y = 2; Machine = 1;");
+        let (inc, full, way, _) = after("y = 2;", "y = 2; Machine = 1;");
         assert_same(&inc, &full, "Machine");
         assert_eq!(way, "full");
     }
