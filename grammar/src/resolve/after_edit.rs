@@ -129,12 +129,6 @@ fn first_def(s: &super::Symbol) -> usize {
     s.defs.first().map_or(0, |d| d.start())
 }
 
-/// How many symbols are globals: pass one of [`resolve`] makes them, all
-/// before any other.
-fn global_count(r: &Resolved) -> usize {
-    r.global_count()
-}
-
 /// How the window changes the table of globals, where
 /// [`same_globals`] can follow it: each other global keeps its number but
 /// for the one taken out or put in.
@@ -174,7 +168,7 @@ fn same_globals<'p>(
 ) -> Option<(Vec<WindowDefinition>, TableChange<'p>)> {
     let new_window = program.stmts.get(w.first..w.new_end_stmt)?;
     let in_old_window = |s: &Span| s.start() >= w.from && s.start() < w.old_end_offset;
-    let globals = global_count(old);
+    let globals = old.global_count();
     let mut olds: Vec<(Span, usize, usize)> = Vec::new();
     for (symbol, s) in old.symbols[..globals].iter().enumerate() {
         for (nth, d) in s.defs.iter().enumerate() {
@@ -334,7 +328,7 @@ fn splice(
     w: &Window,
     defs: &[WindowDefinition],
 ) -> (Resolved, bool) {
-    let globals = global_count(&old);
+    let globals = old.global_count();
     let after = |s: &Span| s.start() >= w.old_end_offset;
 
     // The global table: definitions after the window move, the window's
@@ -471,7 +465,7 @@ fn resolve_uses_again(
         .collect();
     again.sort_unstable();
     again.dedup();
-    let globals = global_count(out);
+    let globals = out.global_count();
     // From the last, so that each statement's part of the lists is found
     // where the ones before it left it.
     for &i in again.iter().rev() {
@@ -511,7 +505,7 @@ fn resolve_uses_again(
 /// window, and its top-level uses of globals told again whether they come
 /// before the definition. `None` where that cannot be sure of the result.
 fn rebuild(old: Resolved, program: &Program, w: &Window) -> Option<Resolved> {
-    let old_globals = global_count(&old);
+    let old_globals = old.global_count();
     let mut r = Resolver::with_globals(program, Some(&old));
     // A global named `Machine` changes uses that left no trace (neither a
     // reference nor an undefined name: `Machine` is built in).
