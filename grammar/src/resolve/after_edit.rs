@@ -46,7 +46,10 @@
 //! [`resolve`] of the new program: the incremental property tests compare
 //! them after random edits, and the tests below take each way on purpose.
 
-use super::{resolve, Resolved, Resolver, Scope, Symbol, SymbolKind};
+use super::{
+    resolve, resolve_statement, resolve_statements, statement_at, Resolved, Resolver, Scope,
+    Symbol, SymbolKind,
+};
 use crate::ast::{Program, StmtKind};
 use crate::incremental::{shift_span, Window};
 use crate::Span;
@@ -357,19 +360,9 @@ fn splice(
 
     // The window, resolved as `resolve` does it, against the same globals.
     let stmts = &program.stmts;
-    let window = {
-        let find = |name: &str| find_global(&old, program, name);
-        let mut r = Resolver {
-            out: Resolved::default(),
-            first_definition: Vec::new(),
-            base: symbols_from,
-            streamed: Some(&find),
-        };
-        for (i, stmt) in stmts.iter().enumerate().take(w.new_end_stmt).skip(w.first) {
-            r.statement(i, stmt);
-        }
-        r.out
-    };
+    let find = |name: &str| find_global(&old, program, name);
+    let in_window = (w.first..w.new_end_stmt).filter_map(|i| Some((i, &**stmts.get(i)?)));
+    let window = resolve_statements(in_window, symbols_from, &find);
 
     // The part after the window, moved.
     let renumber = window.symbols.len() as isize - (symbols_to - symbols_from) as isize;
@@ -405,12 +398,7 @@ fn splice(
 /// on each keystroke, was a walk of them all).
 fn find_global(resolved: &Resolved, program: &Program, name: &str) -> Option<(usize, usize)> {
     let id = resolved.global(name)?;
-    let at = first_def(&resolved.symbols[id]);
-    let stmt = program
-        .stmts
-        .partition_point(|st| st.span.start() <= at)
-        .saturating_sub(1);
-    Some((id, stmt))
+    Some((id, statement_at(program, first_def(&resolved.symbols[id]))))
 }
 
 /// Where the references to `symbol` outside the window are, in the new
@@ -446,11 +434,6 @@ fn resolve_uses_again(
     name: Option<&str>,
 ) {
     let stmts = &program.stmts;
-    let stmt_of = |at: usize| {
-        stmts
-            .partition_point(|st| st.span.start() <= at)
-            .saturating_sub(1)
-    };
     let undefined_uses = out
         .unresolved
         .iter()
@@ -460,7 +443,7 @@ fn resolve_uses_again(
         .iter()
         .copied()
         .chain(undefined_uses)
-        .map(stmt_of)
+        .map(|at| statement_at(program, at))
         .filter(|i| !(w.first..w.new_end_stmt).contains(i))
         .collect();
     again.sort_unstable();
@@ -476,17 +459,8 @@ fn resolve_uses_again(
         let undefined = out.unresolved.partition_point(|(_, s)| s.start() < from)
             ..out.unresolved.partition_point(|(_, s)| s.start() < to);
         let base = globals + out.symbols[globals..].partition_point(|s| first_def(s) < from);
-        let resolved = {
-            let find = |name: &str| find_global(out, program, name);
-            let mut r = Resolver {
-                out: Resolved::default(),
-                first_definition: Vec::new(),
-                base,
-                streamed: Some(&find),
-            };
-            r.statement(i, stmt);
-            r.out
-        };
+        let find = |name: &str| find_global(out, program, name);
+        let resolved = resolve_statement(stmt, i, base, &find);
         debug_assert!(
             out.symbols.get(base..base + resolved.symbols.len()) == Some(&resolved.symbols[..]),
             "statement {i} made other symbols"

@@ -263,14 +263,36 @@ pub(crate) fn resolve_statement(
     base: usize,
     globals: FindGlobal<'_>,
 ) -> Resolved {
+    resolve_statements(std::iter::once((index, stmt)), base, globals)
+}
+
+/// [`resolve_statement`] of consecutive top-level statements (each with
+/// its index), their symbols numbered on from `base` (the resolution after
+/// an edit resolves its window so).
+pub(crate) fn resolve_statements<'s>(
+    stmts: impl Iterator<Item = (usize, &'s Stmt)>,
+    base: usize,
+    globals: FindGlobal<'_>,
+) -> Resolved {
     let mut r = Resolver {
         out: Resolved::default(),
         first_definition: Vec::new(),
         base,
         streamed: Some(globals),
     };
-    r.statement(index, stmt);
+    for (index, stmt) in stmts {
+        r.statement(index, stmt);
+    }
     r.out
+}
+
+/// The index of the top-level statement of `program` holding byte
+/// `offset` (the last one starting at or before it; 0 before the first).
+pub(crate) fn statement_at(program: &Program, offset: usize) -> usize {
+    program
+        .stmts
+        .partition_point(|st| st.span.start() <= offset)
+        .saturating_sub(1)
 }
 
 /// Resolves every name in `program`.
