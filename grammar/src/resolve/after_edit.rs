@@ -207,11 +207,6 @@ fn same_globals<'p>(
     let first_mismatch = (0..news.len().min(olds.len()))
         .find(|&i| !same(news[i], olds[i]))
         .unwrap_or(news.len().min(olds.len()));
-    let at = |i: usize| WindowDefinition {
-        symbol: olds[i].1,
-        nth: olds[i].2,
-        span: news[i].0.span,
-    };
     let i = first_mismatch;
     let change = if news.len() == olds.len() {
         if i == news.len() {
@@ -263,53 +258,34 @@ fn same_globals<'p>(
     } else {
         return None;
     };
-    // The window's definitions of globals that stay, numbered as after
-    // the change.
-    let renumber = |symbol: usize| match &change {
-        TableChange::Added { at, .. } if symbol >= *at => symbol + 1,
-        TableChange::Removed { symbol: gone } if symbol > *gone => symbol - 1,
-        _ => symbol,
-    };
-    let defs: Vec<WindowDefinition> = match &change {
-        TableChange::None | TableChange::Renamed { .. } => (0..news.len()).map(at).collect(),
-        TableChange::Added { .. } => (0..news.len())
-            .filter(|&j| j != i)
-            .map(|j| {
-                let o = if j < i { j } else { j - 1 };
-                WindowDefinition {
-                    symbol: olds[o].1,
-                    nth: olds[o].2,
-                    span: news[j].0.span,
+    // The window's definitions, numbered as after the change: each new
+    // one is of the old one at the same place, past the one put in or
+    // taken out. The new global's is set with the others, after the
+    // definitions past the window are moved (it is in the new text).
+    let defs = (0..news.len())
+        .map(|j| {
+            let span = news[j].0.span;
+            let o = match &change {
+                TableChange::Added { at, .. } if j == i => {
+                    return WindowDefinition {
+                        symbol: *at,
+                        nth: 0,
+                        span,
+                    }
                 }
-            })
-            .collect(),
-        TableChange::Removed { .. } => (0..news.len())
-            .map(|j| {
-                let o = if j < i { j } else { j + 1 };
-                WindowDefinition {
-                    symbol: olds[o].1,
-                    nth: olds[o].2,
-                    span: news[j].0.span,
-                }
-            })
-            .collect(),
-    };
-    let mut defs: Vec<WindowDefinition> = defs
-        .into_iter()
-        .map(|d| WindowDefinition {
-            symbol: renumber(d.symbol),
-            ..d
+                TableChange::Added { .. } if j > i => j - 1,
+                TableChange::Removed { .. } if j >= i => j + 1,
+                _ => j,
+            };
+            let (_, symbol, nth) = olds[o];
+            let symbol = match &change {
+                TableChange::Added { at, .. } if symbol >= *at => symbol + 1,
+                TableChange::Removed { symbol: gone } if symbol > *gone => symbol - 1,
+                _ => symbol,
+            };
+            WindowDefinition { symbol, nth, span }
         })
         .collect();
-    // The new global's definition is set with the window's, after the
-    // definitions past the window are moved (it is in the new text).
-    if let TableChange::Added { at, .. } = &change {
-        defs.push(WindowDefinition {
-            symbol: *at,
-            nth: 0,
-            span: news[i].0.span,
-        });
-    }
     Some((defs, change))
 }
 
