@@ -445,21 +445,12 @@ impl Suggestions {
         self.given.len()
     }
 
-    /// [`Suggestions::new`] for the same candidates as `self`'s, which the
-    /// caller knows are the same (every name in the same place), so they
-    /// are not compared again: the same answers for the words asked
-    /// before, and new words asked over all candidates.
-    pub fn with_same_candidates<'w>(
-        &self,
-        words: impl Iterator<Item = &'w str> + Clone,
-    ) -> Suggestions {
-        self.same_candidates(words)
-    }
-
-    /// [`Suggestions::new`] for the same candidates as `self`'s: the same
+    /// [`Suggestions::new`] for the same candidates as `self`'s (which
+    /// `new` finds by comparing them, and a caller that knows they are the
+    /// same, every name in the same place, asks for directly): the same
     /// answers for the words asked before, and new words asked over all
     /// candidates.
-    fn same_candidates<'w>(&self, words: impl Iterator<Item = &'w str> + Clone) -> Suggestions {
+    pub fn same_candidates<'w>(&self, words: impl Iterator<Item = &'w str> + Clone) -> Suggestions {
         // Every word answered before, and as many distinct words as answers:
         // the same words.
         let mut seen: crate::fast_hash::FastSet<&str> = Default::default();

@@ -81,7 +81,7 @@ impl<'a> Checker<'a> {
                 && p.candidate_count() == self.resolved.symbols.len()
         });
         let suggestions = match same {
-            Some(previous) => previous.with_same_candidates(words),
+            Some(previous) => previous.same_candidates(words),
             None => {
                 // Only undefined names ask for suggestions: a file without
                 // any (the common case) skips gathering the candidates.
