@@ -477,3 +477,34 @@ fn a_repeated_unknown_task_gets_the_same_suggestion_each_time() {
         ]
     );
 }
+
+/// A repeated unknown region name gets the nearest argument name among
+/// the arguments of the tasks its statement names (of every task when it
+/// names none it knows), asked once per name and tasks: the same name
+/// under other tasks gets their nearest.
+#[test]
+fn a_repeated_unknown_region_gets_the_nearest_argument_of_its_tasks() {
+    let src = "Region * rp_privat GPU ZCMEM;\nRegion update_voltages rp_privat GPU ZCMEM;\n\
+        Region * rp_privat GPU FBMEM;\nRegion calculate_new_currents rp_wire GPU ZCMEM;\n\
+        Region * rp_wire GPU ZCMEM;\nRegion update_voltages rp_wire GPU ZCMEM;\n";
+    let d = resolve::resolve(src, "circuit", "p100x4");
+    let fixes: Vec<Option<String>> = d
+        .diagnostics
+        .iter()
+        .filter(|x| x.code == "W0310")
+        .map(|x| x.fixes.first().map(|f| f.title.to_string()))
+        .collect();
+    let use_ = |name: &str| Some(format!("use `{name}`"));
+    // (update_voltages has no `rp_wires` argument, nor one near `rp_wire`.)
+    assert_eq!(
+        fixes,
+        vec![
+            use_("rp_private"),
+            use_("rp_private"),
+            use_("rp_private"),
+            use_("rp_wires"),
+            use_("rp_wires"),
+            None,
+        ]
+    );
+}
