@@ -308,8 +308,9 @@ pub(super) enum Write {
     Global { ty: Ty },
     /// `symbol_types[id] = ty` (`replace`), or set unless already set.
     SymbolType { id: usize, ty: Ty, replace: bool },
-    /// `returns[name]` set unless already set.
-    Return { name: Box<str>, ty: Ty },
+    /// `returns[name]` set unless already set. (The name shared with the
+    /// table, which a replay then fills without copying it.)
+    Return { name: Arc<str>, ty: Ty },
     /// `returns[name]` removed.
     ForgetReturn { name: Box<str> },
 }
@@ -616,7 +617,8 @@ impl<'a> Checker<'a> {
         // that names the function.)
         let own_returns = &mut scratch.own_returns;
         let returned = |i: usize| match &m.record.events[i] {
-            Event::Write(Write::Return { name, .. } | Write::ForgetReturn { name }) => &**name,
+            Event::Write(Write::Return { name, .. }) => &**name,
+            Event::Write(Write::ForgetReturn { name }) => &**name,
             _ => "",
         };
         // A function's return type as this statement's later reads see it:
@@ -822,7 +824,7 @@ impl<'a> Checker<'a> {
             Write::Return { name, ty } => {
                 // (Looked up first: an entry would copy the name each time.)
                 if !self.returns.contains_key(&**name) {
-                    self.returns.insert(name.to_string(), *ty);
+                    self.returns.insert(name.clone(), *ty);
                 }
             }
             Write::ForgetReturn { name } => {
@@ -1006,11 +1008,16 @@ impl<'a> Checker<'a> {
     }
 
     pub(super) fn write_return(&mut self, name: &str, ty: Ty) {
-        self.note(Event::Write(Write::Return {
-            name: name.into(),
-            ty,
-        }));
-        self.returns.entry(name.to_string()).or_insert(ty);
+        let name: Arc<str> = name.into();
+        if self.tape.is_some() {
+            self.note(Event::Write(Write::Return {
+                name: name.clone(),
+                ty,
+            }));
+        }
+        if !self.returns.contains_key(&*name) {
+            self.returns.insert(name, ty);
+        }
     }
 
     pub(super) fn forget_return(&mut self, name: &str) {

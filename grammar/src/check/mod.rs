@@ -154,7 +154,7 @@ pub struct Checked {
     /// Inferred type of each symbol (index into `resolved.symbols`).
     pub symbol_types: SymbolTypes,
     /// Inferred return type of each function, by name.
-    pub returns: FastMap<String, Ty>,
+    pub returns: FastMap<Arc<str>, Ty>,
     /// Each statement's work, for the next [`check_incremental`] (empty
     /// after [`check`]).
     pub memo: CheckMemo,
@@ -350,13 +350,19 @@ fn check_with(
     // the resolver's tables were too, which raised the peak by 2x the
     // input on a file of one-line assignments (see bench/memory).
     let table_size_hint = if remember { resolved.global_count() } else { 0 };
+    let function_names = memo::function_names(program, previous.map(|p| p.memo), remember);
+    let returns_size_hint = function_names.0.as_ref().map_or(0, |names| names.len());
     let mut c = Checker {
         build_all,
         remember,
         previous_shadowed: previous.and_then(|p| Some((p.memo.shadowed.clone()?, p.window?))),
         previous_suggestions: previous.and_then(|p| p.memo.suggestions()),
         same_names: how.same_names,
-        function_names: memo::function_names(program, previous.map(|p| p.memo), remember),
+        function_names,
+        // (Sized by the functions of the file, each of which writes its
+        // return type: grown from empty, the table rehashed several times
+        // on every keystroke.)
+        returns: crate::fast_hash::map_with_capacity(returns_size_hint),
         symbol_types: symbol_types::SymbolTypes::with_symbols(resolved.symbols.len()),
         globals: crate::fast_hash::map_with_capacity(table_size_hint),
         // Only parameters and locals are looked up by definition: the
@@ -468,7 +474,7 @@ struct Checker<'a> {
     same_names: bool,
     suggestions: Option<Arc<Suggestions>>,
     symbol_types: symbol_types::SymbolTypes,
-    returns: FastMap<String, Ty>,
+    returns: FastMap<Arc<str>, Ty>,
     /// Functions whose return type is being inferred (recursion guard).
     in_progress: Vec<String>,
     /// Reused by every replay of a memo record.

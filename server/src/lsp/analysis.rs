@@ -27,7 +27,7 @@ pub struct Analysis {
     /// Inferred type of each symbol (index into `resolved.symbols`).
     pub symbol_types: SymbolTypes,
     /// Inferred return type of each function, by name.
-    pub returns: FastMap<String, Ty>,
+    pub returns: FastMap<std::sync::Arc<str>, Ty>,
     /// The semantic diagnostics, in source order. The syntax ones stay in
     /// `parsed` (the next re-parse reuses them from there):
     /// [`Analysis::diagnostics`] lists both.

@@ -126,7 +126,7 @@ fn name_hover(a: &Analysis, span: Span) -> Option<String> {
                 let stmt = a.function_named(&sym.name)?;
                 let returns = a
                     .returns
-                    .get(&sym.name)
+                    .get(sym.name.as_str())
                     .filter(|t| **t != mapwright_grammar::check::Ty::Unknown)
                     .map(|t| format!(" -> {}", t.describe()))
                     .unwrap_or_default();
