@@ -90,7 +90,14 @@ impl<'a> Checker<'a> {
                     candidates.extend(self.resolved.symbols.iter().map(|s| s.name.as_str()));
                 }
                 // Updated from the previous check's answers (see `Suggestions`).
-                Suggestions::new(self.previous_suggestions.as_deref(), &candidates, words)
+                // (In two parts, the globals first: see
+                // `Suggestions::new_in_parts`.)
+                Suggestions::new_in_parts(
+                    self.previous_suggestions.as_deref(),
+                    &candidates,
+                    self.resolved.global_count().min(candidates.len()),
+                    words,
+                )
             }
         };
         let mut seen: FastSet<&str> = FastSet::default();
