@@ -222,8 +222,18 @@ impl<'a> Checker<'a> {
             // times on a big file.)
             let rule_at = rule_indices(program);
             let mut found = Vec::new();
+            // Each key's text made once: a big file repeats the same rules
+            // (757 shadowed in a generated 5,000-line file of the LSP
+            // benchmark), and a text made for each was 380 of the 1,745
+            // allocations of a keystroke's check that edits a rule (the
+            // pass itself: 244 -> 229-236 µs, in process, caches cooled).
+            let mut shown: FastMap<RuleKey<'a>, Arc<str>> = FastMap::default();
             self.find_shadowed(rule_at.len(), |_, at, wins, key| {
-                found.push((at, wins, Arc::from(key.shown())))
+                let text = shown
+                    .entry(*key)
+                    .or_insert_with(|| Arc::from(key.shown()))
+                    .clone();
+                found.push((at, wins, text));
             });
             ShadowFindings { rule_at, found }
         });
