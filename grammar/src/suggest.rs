@@ -193,18 +193,34 @@ pub(crate) fn closest_in_sorted<'c, T>(
 /// A [`Suggester`]'s index, without the candidates: each one's byte
 /// length, position in the caller's order and lower-cased text, sorted by
 /// length then position. [`Suggestions`] keeps one for its candidates.
+/// The lower-cased texts are kept one after another in one string (a
+/// `Box<str>` each was thousands of allocations whenever a keystroke made
+/// the index again: a definition's name edited, then a new undefined word).
 #[derive(Debug)]
-struct ByLength(Vec<(usize, usize, Box<str>)>);
+struct ByLength {
+    /// (length, position, where its lower-cased text starts in `lower`).
+    by_len: Vec<(u32, u32, u32)>,
+    lower: String,
+}
 
 impl ByLength {
     fn new(candidates: &[&str]) -> ByLength {
-        let mut by_len: Vec<(usize, usize, Box<str>)> = candidates
-            .iter()
-            .enumerate()
-            .map(|(i, c)| (c.len(), i, c.to_ascii_lowercase().into()))
-            .collect();
-        by_len.sort_by_key(|&(len, i, _)| (len, i));
-        ByLength(by_len)
+        let mut lower = String::with_capacity(candidates.iter().map(|c| c.len()).sum());
+        let mut by_len: Vec<(u32, u32, u32)> = Vec::with_capacity(candidates.len());
+        for (i, c) in candidates.iter().enumerate() {
+            let start = lower.len() as u32;
+            lower.extend(c.chars().map(|ch| ch.to_ascii_lowercase()));
+            by_len.push((c.len() as u32, i as u32, start));
+        }
+        by_len.sort_unstable_by_key(|&(len, i, _)| (len, i));
+        ByLength { by_len, lower }
+    }
+
+    /// The lower-cased text of an entry (its length is the candidate's:
+    /// ASCII lower-casing keeps every byte's length).
+    fn lower(&self, (len, _, start): (u32, u32, u32)) -> &str {
+        let start = start as usize;
+        self.lower.get(start..start + len as usize).unwrap_or("")
     }
 
     /// The position of the candidate [`closest`] would pick for `word`.
@@ -212,29 +228,30 @@ impl ByLength {
         let limit = (word.len() / 3).max(1);
         let lower = word.to_ascii_lowercase();
         let from = self
-            .0
-            .partition_point(|(len, ..)| *len + limit < word.len());
+            .by_len
+            .partition_point(|&(len, ..)| len as usize + limit < word.len());
         let to = self
-            .0
-            .partition_point(|(len, ..)| *len <= word.len() + limit);
-        let window = &self.0[from..to];
+            .by_len
+            .partition_point(|&(len, ..)| len as usize <= word.len() + limit);
+        let window = &self.by_len[from..to];
         // An exact case-insensitive match wins outright, the earliest first
         // (it has the word's length, so it is in the window).
-        if let Some((_, i, _)) = window
+        if let Some(&(_, i, _)) = window
             .iter()
-            .filter(|(_, _, c)| **c == *lower)
-            .min_by_key(|(_, i, _)| *i)
+            .filter(|&&e| self.lower(e) == lower)
+            .min_by_key(|&&(_, i, _)| i)
         {
-            return Some(*i);
+            return Some(i as usize);
         }
         let mut rows = Vec::new();
         let mut best: Option<(usize, usize)> = None;
-        for (_, i, candidate_lower) in window {
+        for &e in window {
+            let i = e.1 as usize;
             let bound = best.map_or(limit, |(d, _)| d);
-            let d = distance_within(&lower, candidate_lower, bound, &mut rows);
+            let d = distance_within(&lower, self.lower(e), bound, &mut rows);
             if let Some(d) = d {
-                if best.is_none_or(|(bd, bi)| (d, *i) < (bd, bi)) {
-                    best = Some((d, *i));
+                if best.is_none_or(|(bd, bi)| (d, i) < (bd, bi)) {
+                    best = Some((d, i));
                 }
             }
         }
