@@ -40,13 +40,15 @@ pub(super) struct SecondDefinition<'p> {
 
 impl Definitions {
     /// The definitions of `program`'s globals (`resolved`, its names),
-    /// handing each definition after a global's first to `second`, in
-    /// statement order.
+    /// handing each definition after a global's first to `second`, and
+    /// the name of each function definition to `function`, in statement
+    /// order.
     pub(super) fn new<'p>(
         program: &'p Program,
         resolved: &Resolved,
         source: &str,
         mut second: impl FnMut(SecondDefinition<'p>),
+        mut function: impl FnMut(&'p str),
     ) -> Definitions {
         let globals = resolved.global_count();
         let mut out = Definitions {
@@ -61,7 +63,10 @@ impl Definitions {
                 StmtKind::Assign { name, value } => {
                     (name, false, machine_ctor_dims(value).unwrap_or(Ty::Unknown))
                 }
-                StmtKind::FuncDef { name, .. } => (name, true, Ty::Function),
+                StmtKind::FuncDef { name, .. } => {
+                    function(name.name.as_str());
+                    (name, true, Ty::Function)
+                }
                 _ => continue,
             };
             let first = symbols

@@ -64,20 +64,21 @@ pub struct CheckMemo {
     pub(super) function_names: Option<Arc<[Box<str>]>>,
 }
 
-/// The function names of `program` in order, for the memo, and whether
-/// they are those `previous` kept (then its list is shared, not copied).
-/// Why: a statement naming an undefined function records the nearest
-/// function name; replaying it asked again over every function of the
-/// file on every keystroke (2 % of a keystroke in the server on a big
-/// file, `perf`), though a keystroke almost never changes a function's
-/// name. Compared name by name, so no hash can collide.
-pub(super) fn function_names(
-    program: &crate::ast::Program,
-    previous: Option<&CheckMemo>,
+/// The function names of a file, `names` in order, for the memo, and
+/// whether they are those the previous check `kept` (then its list is
+/// shared, not copied). Why: a statement naming an undefined function
+/// records the nearest function name; replaying it asked again over every
+/// function of the file on every keystroke (2 % of a keystroke in the
+/// server on a big file, `perf`), though a keystroke almost never changes
+/// a function's name. Compared name by name, so no hash can collide. (The
+/// names are gathered by the walk that makes `check::definitions`: a walk
+/// of every statement of its own was 3-4 % of a keystroke's check.)
+pub(super) fn function_names<'n>(
+    names: impl Iterator<Item = &'n str> + Clone,
+    kept: Option<&Arc<[Box<str>]>>,
     remember: bool,
 ) -> (Option<Arc<[Box<str>]>>, bool) {
-    let names = super::function_def_names(program);
-    if let Some(kept) = previous.and_then(|p| p.function_names.as_ref()) {
+    if let Some(kept) = kept {
         let mut kept_names = kept.iter();
         let same = names
             .clone()

@@ -350,15 +350,21 @@ fn check_with(
     // the resolver's tables were too, which raised the peak by 2x the
     // input on a file of one-line assignments (see bench/memory).
     let table_size_hint = if remember { resolved.global_count() } else { 0 };
-    let function_names = memo::function_names(program, previous.map(|p| p.memo), remember);
-    let returns_size_hint = function_names.0.as_ref().map_or(0, |names| names.len());
+    let previous_function_names = previous.and_then(|p| p.memo.function_names.clone());
+    let returns_size_hint = if remember {
+        previous_function_names
+            .as_ref()
+            .map_or(0, |names| names.len())
+    } else {
+        0
+    };
     let mut c = Checker {
         build_all,
         remember,
         previous_shadowed: previous.and_then(|p| Some((p.memo.shadowed.clone()?, p.window?))),
         previous_suggestions: previous.and_then(|p| p.memo.suggestions()),
         same_names: how.same_names,
-        function_names,
+        previous_function_names,
         // (Sized by the functions of the file, each of which writes its
         // return type: grown from empty, the table rehashed several times
         // on every keystroke.)
@@ -499,6 +505,9 @@ struct Checker<'a> {
     /// and whether they are those of the previous check: then the nearest
     /// function recorded for a name still is, and replaying asks nothing.
     function_names: (Option<Arc<[Box<str>]>>, bool),
+    /// The previous check's (made into `function_names` with the
+    /// definitions, see [`memo::function_names`]).
+    previous_function_names: Option<Arc<[Box<str>]>>,
     /// Parameter or local symbol by the span of one of its definitions.
     defined_at: FastMap<Span, usize>,
     /// Whether each symbol is referenced at least once.
@@ -571,6 +580,7 @@ impl<'a> Checker<'a> {
             definitions: definitions::Definitions::default(),
             function_suggester: std::cell::OnceCell::new(),
             function_names: (None, false),
+            previous_function_names: None,
             defined_at: FastMap::default(),
             referenced: Vec::new(),
             carried: None,

@@ -38,10 +38,20 @@ impl<'a> Checker<'a> {
     /// (`Checker::definitions`).
     pub(super) fn global_definitions(&mut self) {
         let mut seconds = Vec::new();
-        self.definitions =
-            super::definitions::Definitions::new(self.program, self.resolved, self.source, |d| {
-                seconds.push(d)
-            });
+        let mut functions =
+            Vec::with_capacity(self.previous_function_names.as_ref().map_or(0, |f| f.len()));
+        self.definitions = super::definitions::Definitions::new(
+            self.program,
+            self.resolved,
+            self.source,
+            |d| seconds.push(d),
+            |name| functions.push(name),
+        );
+        self.function_names = super::memo::function_names(
+            functions.iter().copied(),
+            self.previous_function_names.take().as_ref(),
+            self.remember,
+        );
         for d in seconds {
             if self.over_cap() {
                 self.left_out(d.name.span);
