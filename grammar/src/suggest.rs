@@ -691,6 +691,23 @@ mod tests {
         }
     }
 
+    /// Whether `got` answers each of `words` as a suggester over
+    /// `candidates` (sorted, without duplicates) does.
+    fn answers_as_the_suggester<'c>(
+        got: &Suggestions,
+        candidates: impl Iterator<Item = &'c String>,
+        words: &[String],
+    ) -> Result<(), proptest::test_runner::TestCaseError> {
+        let mut all: Vec<&str> = candidates.map(String::as_str).collect();
+        all.sort();
+        all.dedup();
+        let suggester = Suggester::new(all.iter().copied());
+        for w in words {
+            proptest::prop_assert_eq!(got.get(w), suggester.closest(w), "{} over {:?}", w, all);
+        }
+        Ok(())
+    }
+
     proptest::proptest! {
         /// Candidate lists that change by a run (renamed, inserted or
         /// removed names, duplicates included), one after another: the
@@ -715,13 +732,7 @@ mod tests {
                 let end = (at + delete).min(candidates.len());
                 candidates.splice(at..end, insert);
                 let got = ask(&candidates, Some(&previous));
-                let mut all: Vec<&str> = candidates.iter().map(String::as_str).collect();
-                all.sort();
-                all.dedup();
-                let suggester = Suggester::new(all.iter().copied());
-                for w in &words {
-                    proptest::prop_assert_eq!(got.get(w), suggester.closest(w), "{} over {:?}", w, all);
-                }
+                answers_as_the_suggester(&got, candidates.iter(), &words)?;
                 previous = got;
             }
         }
@@ -757,13 +768,7 @@ mod tests {
                     part.splice(at..end, insert);
                 }
                 let got = ask(&first, &rest, Some(&previous));
-                let mut all: Vec<&str> = first.iter().chain(&rest).map(String::as_str).collect();
-                all.sort();
-                all.dedup();
-                let suggester = Suggester::new(all.iter().copied());
-                for w in &words {
-                    proptest::prop_assert_eq!(got.get(w), suggester.closest(w), "{} over {:?}", w, all);
-                }
+                answers_as_the_suggester(&got, first.iter().chain(&rest), &words)?;
                 previous = got;
             }
         }

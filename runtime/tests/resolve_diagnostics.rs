@@ -458,13 +458,7 @@ fn pennant_launches_are_decided_by_their_own_region_names() {
 fn a_repeated_unknown_task_gets_the_same_suggestion_each_time() {
     let src = "Task calculate_new_current GPU;\nTask distribute_charg GPU;\n\
         Task calculate_new_current CPU;\nTask zzzzzzzzzzzzzzzz GPU;\nTask distribute_charg CPU;\n";
-    let d = resolve::resolve(src, "circuit", "p100x4");
-    let fixes: Vec<Option<String>> = d
-        .diagnostics
-        .iter()
-        .filter(|x| x.code == "W0309")
-        .map(|x| x.fixes.first().map(|f| f.title.to_string()))
-        .collect();
+    let fixes = first_fix_titles(src, "W0309");
     let use_ = |name: &str| Some(format!("use `{name}`"));
     assert_eq!(
         fixes,
@@ -487,13 +481,7 @@ fn a_repeated_unknown_region_gets_the_nearest_argument_of_its_tasks() {
     let src = "Region * rp_privat GPU ZCMEM;\nRegion update_voltages rp_privat GPU ZCMEM;\n\
         Region * rp_privat GPU FBMEM;\nRegion calculate_new_currents rp_wire GPU ZCMEM;\n\
         Region * rp_wire GPU ZCMEM;\nRegion update_voltages rp_wire GPU ZCMEM;\n";
-    let d = resolve::resolve(src, "circuit", "p100x4");
-    let fixes: Vec<Option<String>> = d
-        .diagnostics
-        .iter()
-        .filter(|x| x.code == "W0310")
-        .map(|x| x.fixes.first().map(|f| f.title.to_string()))
-        .collect();
+    let fixes = first_fix_titles(src, "W0310");
     let use_ = |name: &str| Some(format!("use `{name}`"));
     // (update_voltages has no `rp_wires` argument, nor one near `rp_wire`.)
     assert_eq!(
@@ -507,4 +495,15 @@ fn a_repeated_unknown_region_gets_the_nearest_argument_of_its_tasks() {
             None,
         ]
     );
+}
+
+/// The title of the first fix of each `code` diagnostic of `src` resolved
+/// for circuit on p100x4, in order (`None` for one without a fix).
+fn first_fix_titles(src: &str, code: &str) -> Vec<Option<String>> {
+    resolve::resolve(src, "circuit", "p100x4")
+        .diagnostics
+        .iter()
+        .filter(|x| x.code == code)
+        .map(|x| x.fixes.first().map(|f| f.title.to_string()))
+        .collect()
 }
