@@ -104,9 +104,27 @@ pub(super) struct ShadowFindings {
     /// sooner (p50, 5,000-line files); that walk was the part of it that
     /// ran on every keystroke (`bench/lsp_bench/RESULTS.md`).
     pub(super) rule_at: Vec<u32>,
-    /// Each shadowed rule, in the order they are reported: its statement,
-    /// the earlier rule that wins, and the key as the message shows it.
-    pub(super) found: Vec<(Span, Span, Arc<str>)>,
+    /// Each key of each rule statement, in order: the statement's index
+    /// and the key's hash (`shadowed::key_hash`). Why kept: when a rule is
+    /// edited, only the rules that share a key with the old or the new
+    /// window are read again (see `check::shadowed`).
+    pub(super) keys: Vec<(u32, u64)>,
+    /// Each shadowed rule, in the order they are reported.
+    pub(super) found: Vec<Shadowed>,
+}
+
+/// A rule statement that an earlier one with the same key shadows.
+#[derive(Debug, Clone)]
+pub(super) struct Shadowed {
+    /// The statement shadowed.
+    pub(super) at: Span,
+    /// The earlier statement that wins.
+    pub(super) wins: Span,
+    /// The key as the message shows it.
+    pub(super) shown: Arc<str>,
+    /// The key's hash, and its place among its statement's keys.
+    pub(super) key: u64,
+    pub(super) place: u32,
 }
 
 impl ShadowFindings {
@@ -134,32 +152,42 @@ impl ShadowFindings {
     /// These findings for the text after an edit that re-parsed `window`
     /// and left every rule statement outside it: those after it moved.
     pub(super) fn moved(&self, window: &crate::incremental::Window) -> ShadowFindings {
+        let index = |i: u32| moved_index(i, window);
+        ShadowFindings {
+            rule_at: self.rule_at.iter().map(|&i| index(i)).collect(),
+            keys: self.keys.iter().map(|&(i, key)| (index(i), key)).collect(),
+            found: self.moved_found(window).collect(),
+        }
+    }
+
+    /// The findings, for the text after an edit that re-parsed `window`,
+    /// of the rules outside it: those after it moved.
+    pub(super) fn moved_found<'s>(
+        &'s self,
+        window: &'s crate::incremental::Window,
+    ) -> impl Iterator<Item = Shadowed> + 's {
         let shift = |mut span: Span| {
             if span.start() >= window.old_end_offset {
                 crate::incremental::shift_span(&mut span, window.delta);
             }
             span
         };
-        // (Statements after the window moved by as many as it gained.)
+        self.found.iter().map(move |f| Shadowed {
+            at: shift(f.at),
+            wins: shift(f.wins),
+            ..f.clone()
+        })
+    }
+}
+
+/// Where old top-level statement `i`, outside `window`, is after the edit:
+/// those after it moved by as many statements as it gained.
+pub(super) fn moved_index(i: u32, window: &crate::incremental::Window) -> u32 {
+    if (i as usize) < window.old_end_stmt {
+        i
+    } else {
         let added = window.new_end_stmt as i64 - window.old_end_stmt as i64;
-        ShadowFindings {
-            rule_at: self
-                .rule_at
-                .iter()
-                .map(|&i| {
-                    if (i as usize) < window.old_end_stmt {
-                        i
-                    } else {
-                        (i64::from(i) + added) as u32
-                    }
-                })
-                .collect(),
-            found: self
-                .found
-                .iter()
-                .map(|(at, wins, shown)| (shift(*at), shift(*wins), shown.clone()))
-                .collect(),
-        }
+        (i64::from(i) + added) as u32
     }
 }
 

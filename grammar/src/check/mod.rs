@@ -25,6 +25,8 @@
 //! - `names`: the whole-file passes (second definitions, undefined and
 //!   unused names, shadowed rules) and the diagnostics they make;
 //! - `memo`: the record of each statement's check, replayed after an edit;
+//! - `shadowed`: the shadowed rules in a language server's check, found
+//!   again after an edit only for the keys it touched;
 //! - `carry`: the whole-file passes' diagnostics taken over from the
 //!   previous check, after an edit, instead of built again;
 //! - `definitions`: what is known of each global from its definitions,
@@ -51,6 +53,7 @@ mod definitions;
 mod expr;
 mod memo;
 mod names;
+mod shadowed;
 mod stream;
 mod symbol_types;
 pub use symbol_types::SymbolTypes;

@@ -12,7 +12,6 @@
 use crate::fast_hash::{FastMap, FastSet};
 use std::sync::Arc;
 
-use super::memo::ShadowFindings;
 use super::{Checker, Ty};
 use crate::ast::*;
 use crate::diagnostic::{line_or_span, Diagnostic, Fix};
@@ -206,8 +205,12 @@ impl<'a> Checker<'a> {
             // Reported as found: a check run once keeps no list of them
             // (one per line in a file of repeated rules), and grows its
             // table of keys, for its peak memory.
-            self.find_shadowed(0, |c, at, wins, key| {
-                c.report_shadowed(at, wins, &key.shown())
+            let program = self.program;
+            let stmts = program.stmts.iter().enumerate().map(|(i, s)| (i, &**s));
+            self.find_shadowed(stmts, 0, |c, _, stmt, _, key, wins| {
+                if let Some(wins) = wins {
+                    c.report_shadowed(stmt.span, wins, &key.shown());
+                }
             });
             return;
         }
@@ -217,9 +220,10 @@ impl<'a> Checker<'a> {
         // outside it are the same trees, in the same order. (Only their
         // spans are kept: lines and fixes are made from the new text
         // below.)
-        let reused = self.previous_shadowed.take().and_then(|(old, window)| {
-            old.untouched_by(&window, &program.stmts)
-                .then(|| old.moved(&window))
+        let previous = self.previous_shadowed.take();
+        let reused = previous.as_ref().and_then(|(old, window)| {
+            old.untouched_by(window, &program.stmts)
+                .then(|| old.moved(window))
         });
         self.shadowed_reused = reused.is_some();
         // (Tests run unoptimised: there the moved rule indices are
@@ -227,29 +231,16 @@ impl<'a> Checker<'a> {
         debug_assert!(reused
             .as_ref()
             .is_none_or(|r| r.rule_at == rule_indices(program)));
-        let found = reused.unwrap_or_else(|| {
-            // (The table is sized by the rules: it grew and rehashed ten
-            // times on a big file.)
-            let rule_at = rule_indices(program);
-            let mut found = Vec::new();
-            // Each key's text made once: a big file repeats the same rules
-            // (757 shadowed in a generated 5,000-line file of the LSP
-            // benchmark), and a text made for each, on every keystroke
-            // that edits a rule, was 380 of the 1,745 allocations of a
-            // keystroke's check on average (the pass itself, on those
-            // keystrokes: 244 -> 229-236 µs, in process, caches cooled).
-            let mut shown: FastMap<RuleKey<'a>, Arc<str>> = FastMap::default();
-            self.find_shadowed(rule_at.len(), |_, at, wins, key| {
-                let text = shown
-                    .entry(*key)
-                    .or_insert_with(|| Arc::from(key.shown()))
-                    .clone();
-                found.push((at, wins, text));
-            });
-            ShadowFindings { rule_at, found }
-        });
-        for (at, wins, shown) in &found.found {
-            self.report_shadowed(*at, *wins, shown);
+        // Else found again: for the keys the edit touched only, after an
+        // edit (see `check::shadowed`).
+        let found = match (reused, &previous) {
+            (Some(found), _) => found,
+            (None, Some((old, window))) => self.shadowed_after_edit(old, window),
+            (None, None) => self.shadowed_in_whole_file(),
+        };
+        debug_assert!(found.rule_at == rule_indices(program));
+        for f in &found.found {
+            self.report_shadowed(f.at, f.wins, &f.shown);
         }
         self.shadowed = Some(Arc::new(found));
     }
@@ -288,27 +279,34 @@ impl<'a> Checker<'a> {
     /// Each rule statement whose key an earlier one has, in source order
     /// (a statement with several keys once per key shadowed), handed to
     /// `found` with the statement that wins.
-    fn find_shadowed(
+    /// Each key of the rule statements `stmts` (index, statement), in
+    /// order, handed to `each` with the index and statement, the key's
+    /// place among the statement's keys, and the earlier statement of
+    /// `stmts` that has the key, if any (then this one is shadowed).
+    /// `rules`: how many keys to make room for.
+    pub(super) fn find_shadowed<'s>(
         &mut self,
+        stmts: impl Iterator<Item = (usize, &'s Stmt)>,
         rules: usize,
-        mut found: impl FnMut(&mut Self, Span, Span, &RuleKey<'a>),
+        mut each: impl FnMut(&mut Self, usize, &'s Stmt, u32, &RuleKey<'a>, Option<Span>),
     ) {
         let mut first: FastMap<RuleKey<'a>, Span> = crate::fast_hash::map_with_capacity(rules);
         let mut keys = Vec::new();
-        let program = self.program;
-        for stmt in &program.stmts {
+        for (i, stmt) in stmts {
             keys.clear();
             mapping_keys(stmt, self.source, &mut keys);
             // The memo's reuse condition counts rules with `is_rule`: it
             // must name every statement that has keys.
             debug_assert!(keys.is_empty() || is_rule(stmt), "{:?}", stmt.kind);
-            for key in &keys {
-                match first.get(key) {
+            for (place, key) in keys.iter().enumerate() {
+                let wins = match first.get(key) {
                     None => {
                         first.insert(*key, stmt.span);
+                        None
                     }
-                    Some(&wins) => found(self, stmt.span, wins, key),
-                }
+                    Some(&wins) => Some(wins),
+                };
+                each(self, i, stmt, place as u32, key, wins);
             }
         }
     }
@@ -500,7 +498,7 @@ fn is_shadowed_rule(d: &Diagnostic, shown: &str, wins: Span) -> bool {
 }
 
 /// The index of each rule statement of `program`, ascending.
-fn rule_indices(program: &Program) -> Vec<u32> {
+pub(super) fn rule_indices(program: &Program) -> Vec<u32> {
     (program.stmts.iter().enumerate())
         .filter(|(_, s)| is_rule(s))
         .map(|(i, _)| i as u32)
