@@ -474,8 +474,8 @@ fn a_repeated_unknown_task_gets_the_same_suggestion_each_time() {
 
 /// A repeated unknown region name gets the nearest argument name among
 /// the arguments of the tasks its statement names (of every task when it
-/// names none it knows), asked once per name and tasks: the same name
-/// under other tasks gets their nearest.
+/// names none it knows) each time: the same name under other tasks gets
+/// their nearest.
 #[test]
 fn a_repeated_unknown_region_gets_the_nearest_argument_of_its_tasks() {
     let src = "Region * rp_privat GPU ZCMEM;\nRegion update_voltages rp_privat GPU ZCMEM;\n\

@@ -9,11 +9,10 @@ use mapwright_grammar::ast::{
     TaskSel,
 };
 use mapwright_grammar::diagnostic::line_or_span;
-use mapwright_grammar::fast_hash::FastMap;
 use mapwright_grammar::suggest::closest;
 use mapwright_grammar::{Diagnostic, Fix, Span};
 
-use crate::app::{App, Launch, Task};
+use crate::app::{Launch, Task};
 use crate::machine::{MemKind, ProcKind};
 
 use super::entry::RegionNaming;
@@ -229,42 +228,6 @@ fn first_unbound(e: &Expr, globals: &HashMap<String, bool>) -> Option<String> {
     go(e, globals, &mut Vec::new())
 }
 
-/// The nearest region argument name for each unknown region name, by the
-/// tasks whose arguments it is chosen among, asked once per resolution.
-/// Why: a mapper written for another application names the same unknown
-/// regions in statement after statement, and measuring each against every
-/// region name of the application again (making the set of them first)
-/// was 4 % of the language server's samples on every keystroke with cannon
-/// and a 5,000-line file (`perf`).
-#[derive(Default)]
-struct NearestRegion<'a> {
-    /// (The tasks as their addresses in the application: the same tasks
-    /// are the same pool.)
-    found: FastMap<(&'a str, Vec<*const Task>), Option<&'a str>>,
-}
-
-impl<'a> NearestRegion<'a> {
-    /// The region argument name closest to `name` among those of `tasks`
-    /// (with their aliases), or of every task of `app` when none is known.
-    fn closest(&mut self, app: &'a App, tasks: &[&'a Task], name: &'a str) -> Option<&'a str> {
-        let key = (name, tasks.iter().map(|t| std::ptr::from_ref(*t)).collect());
-        *self.found.entry(key).or_insert_with(|| {
-            let pool: Vec<&'a str> = if tasks.is_empty() {
-                app.region_names().into_iter().collect()
-            } else {
-                tasks
-                    .iter()
-                    .flat_map(|t| t.regions.iter())
-                    .flat_map(|a| {
-                        std::iter::once(a.name.as_str()).chain(a.aliases.iter().map(|s| s.as_str()))
-                    })
-                    .collect()
-            };
-            closest(name, pool)
-        })
-    }
-}
-
 impl<'a> Resolver<'a> {
     /// Unknown task and region names (W0309, W0310).
     pub(super) fn name_checks(&mut self) {
@@ -275,11 +238,10 @@ impl<'a> Resolver<'a> {
         // for another application), and measuring every one against every
         // task name was a tenth of the language server's resolution of
         // such a 5,000-line file on each keystroke (`perf`).
-        let mut nearest_task: FastMap<&str, Option<&str>> = Default::default();
-        let mut nearest_region = NearestRegion::default();
+        let mut nearest_task: mapwright_grammar::fast_hash::FastMap<&str, Option<&str>> =
+            Default::default();
         let mut out = Vec::new();
-        let program = self.program;
-        for stmt in &program.stmts {
+        for stmt in &self.program.stmts {
             let (idents, region): (Vec<&ast::Ident>, Option<&RegionSel>) = match &stmt.kind {
                 StmtKind::Task { tasks, .. }
                 | StmtKind::IndexTaskMap { tasks, .. }
@@ -320,13 +282,7 @@ impl<'a> Resolver<'a> {
             if let Some(r) = region {
                 let is_region_stmt = matches!(stmt.kind, StmtKind::Region { .. });
                 let known: Vec<&Task> = idents.iter().filter_map(|i| app.task(&i.name)).collect();
-                out.extend(self.region_name_check(
-                    r,
-                    &known,
-                    &idents,
-                    is_region_stmt,
-                    &mut nearest_region,
-                ));
+                out.extend(self.region_name_check(r, &known, &idents, is_region_stmt));
             }
         }
         self.diags.extend(out);
@@ -334,11 +290,10 @@ impl<'a> Resolver<'a> {
 
     fn region_name_check(
         &self,
-        r: &'a RegionSel,
-        tasks: &[&'a Task],
+        r: &RegionSel,
+        tasks: &[&Task],
         idents: &[&ast::Ident],
         is_region_stmt: bool,
-        nearest_region: &mut NearestRegion<'a>,
     ) -> Vec<Diagnostic> {
         let app = self.app;
         let mut out = Vec::new();
@@ -385,6 +340,7 @@ impl<'a> Resolver<'a> {
                     .flat_map(|t| t.regions.iter())
                     .any(|a| a.name == n.name || a.aliases.contains(&n.name));
                 if !known {
+                    let all = app.region_names();
                     let mut d = Diagnostic::warning(
                         "W0310",
                         n.span,
@@ -394,7 +350,19 @@ impl<'a> Resolver<'a> {
                         ),
                     )
                     .with_label("unknown region");
-                    if let Some(best) = nearest_region.closest(app, tasks, &n.name) {
+                    let pool: Vec<&str> = if tasks.is_empty() {
+                        all.iter().copied().collect()
+                    } else {
+                        tasks
+                            .iter()
+                            .flat_map(|t| t.regions.iter())
+                            .flat_map(|a| {
+                                std::iter::once(a.name.as_str())
+                                    .chain(a.aliases.iter().map(|s| s.as_str()))
+                            })
+                            .collect()
+                    };
+                    if let Some(best) = closest(&n.name, pool.iter().copied()) {
                         d = d.with_fix(Fix::unsafe_(
                             format!("use `{best}`"),
                             vec![(n.span, best.to_string())],
