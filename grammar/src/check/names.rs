@@ -276,9 +276,6 @@ impl<'a> Checker<'a> {
         carried.take("W0218", at, |old| is_shadowed_rule(old, shown, old_wins))
     }
 
-    /// Each rule statement whose key an earlier one has, in source order
-    /// (a statement with several keys once per key shadowed), handed to
-    /// `found` with the statement that wins.
     /// Each key of the rule statements `stmts` (index, statement), in
     /// order, handed to `each` with the index and statement, the key's
     /// place among the statement's keys, and the earlier statement of

@@ -107,27 +107,17 @@ impl<'a> Checker<'a> {
                 window_keys.push((i as u32, hash));
             }
         }
-        let rules_before = old.rule_at.partition_point(|&i| i < first);
-        let rules_after = old.rule_at.partition_point(|&i| i < old_end);
         let mut out = ShadowFindings {
-            rule_at: Vec::with_capacity(old.rule_at.len() + window_rules.len()),
-            keys: Vec::with_capacity(old.keys.len() + window_keys.len()),
+            rule_at: spliced(&old.rule_at, window, window_rules, |i| i, |i, _| i),
+            keys: spliced(
+                &old.keys,
+                window,
+                window_keys,
+                |(i, _)| i,
+                |i, (_, k)| (i, k),
+            ),
             found: Vec::new(),
         };
-        out.rule_at.extend_from_slice(&old.rule_at[..rules_before]);
-        out.rule_at.extend(window_rules);
-        out.rule_at.extend(
-            old.rule_at[rules_after..]
-                .iter()
-                .map(|&i| moved_index(i, window)),
-        );
-        out.keys.extend_from_slice(&old.keys[..before]);
-        out.keys.extend(window_keys);
-        out.keys.extend(
-            old.keys[after..]
-                .iter()
-                .map(|&(i, k)| (moved_index(i, window), k)),
-        );
         // The rules with a touched key, in order, read again.
         let mut read: Vec<u32> = out
             .keys
@@ -161,6 +151,30 @@ impl<'a> Checker<'a> {
         );
         out
     }
+}
+
+/// `old` (entries by top-level statement, ascending: `index` reads an
+/// entry's, `at` makes it another) after an edit that re-parsed
+/// `window`: those before it, `in_window` in its place, and those after
+/// it moved by as many statements as the window gained.
+fn spliced<T: Copy>(
+    old: &[T],
+    window: &Window,
+    in_window: Vec<T>,
+    index: impl Fn(T) -> u32,
+    at: impl Fn(u32, T) -> T,
+) -> Vec<T> {
+    let before = old.partition_point(|&e| (index(e) as usize) < window.first);
+    let after = old.partition_point(|&e| (index(e) as usize) < window.old_end_stmt);
+    let mut out = Vec::with_capacity(old.len() + in_window.len());
+    out.extend_from_slice(&old[..before]);
+    out.extend(in_window);
+    out.extend(
+        old[after..]
+            .iter()
+            .map(|&e| at(moved_index(index(e), window), e)),
+    );
+    out
 }
 
 /// Two lists of findings, each in the order they are reported (by their
