@@ -288,7 +288,7 @@ pub(crate) fn resolve_statements<'s>(
 
 /// The index of the top-level statement of `program` holding byte
 /// `offset` (the last one starting at or before it; 0 before the first).
-pub(crate) fn statement_at(program: &Program, offset: usize) -> usize {
+pub fn statement_at(program: &Program, offset: usize) -> usize {
     program
         .stmts
         .partition_point(|st| st.span.start() <= offset)

@@ -326,16 +326,11 @@ pub fn resolve_parse(parsed: &Arc<Parsed>, text: &str, target: &Target, fixes: b
 /// The top-level statements of `parsed` that hold a `for` token (indices,
 /// ascending): the only ones that can hold a comprehension.
 fn statements_with_for(parsed: &Parsed) -> Vec<usize> {
-    let stmts = &parsed.program.stmts;
     let mut at: Vec<usize> = parsed
         .tokens
         .iter()
         .filter(|t| t.kind == TokenKind::KwFor)
-        .map(|t| {
-            stmts
-                .partition_point(|s| s.span.start() <= t.span.start())
-                .saturating_sub(1)
-        })
+        .map(|t| mapwright_grammar::resolve::statement_at(&parsed.program, t.span.start()))
         .collect();
     at.dedup();
     at
