@@ -208,9 +208,10 @@ impl ByLength {
         let mut lower = String::with_capacity(candidates.iter().map(|c| c.len()).sum());
         let mut by_len: Vec<(u32, u32, u32)> = Vec::with_capacity(candidates.len());
         for (i, c) in candidates.iter().enumerate() {
-            let start = lower.len() as u32;
-            lower.extend(c.chars().map(|ch| ch.to_ascii_lowercase()));
-            by_len.push((c.len() as u32, i as u32, start));
+            let start = lower.len();
+            lower.push_str(c);
+            lower[start..].make_ascii_lowercase();
+            by_len.push((c.len() as u32, i as u32, start as u32));
         }
         by_len.sort_unstable_by_key(|&(len, i, _)| (len, i));
         ByLength { by_len, lower }

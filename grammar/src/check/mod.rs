@@ -354,13 +354,8 @@ fn check_with(
     // input on a file of one-line assignments (see bench/memory).
     let table_size_hint = if remember { resolved.global_count() } else { 0 };
     let previous_function_names = previous.and_then(|p| p.memo.function_names.clone());
-    let returns_size_hint = if remember {
-        previous_function_names
-            .as_ref()
-            .map_or(0, |names| names.len())
-    } else {
-        0
-    };
+    // (Only a language server's checks keep the function names.)
+    let returns_size_hint = previous_function_names.as_ref().map_or(0, |f| f.len());
     let mut c = Checker {
         build_all,
         remember,
