@@ -224,6 +224,7 @@ impl MapperSession {
         let options = ResolveOptions {
             naming: Some(self.naming),
             fixes: false,
+            memo: None,
         };
         let mut fresh = self.placer.clone();
         let placer: &mut dyn LaunchPlacer = match fresh.as_mut() {

@@ -16,6 +16,7 @@ use crate::app::{Launch, Task};
 use crate::machine::{MemKind, ProcKind};
 
 use super::entry::RegionNaming;
+use super::memo::NearestTasks;
 use super::memory::{dsl_mem, mem_of};
 use super::placement::map_kind_key;
 use super::resolver::Resolver;
@@ -235,12 +236,17 @@ impl<'a> Resolver<'a> {
         let task_names = app.task_names();
         // The nearest task name per unknown name, asked once: a big file
         // names the same unknown tasks again and again (a mapper written
-        // for another application), and measuring every one against every
-        // task name was a tenth of the language server's resolution of
-        // such a 5,000-line file on each keystroke (`perf`).
-        let mut nearest_task: mapwright_grammar::fast_hash::FastMap<&str, Option<&str>> =
-            Default::default();
-        let mut out = Vec::new();
+        // for another application). With a memo, once across resolutions
+        // too (see `ResolveMemo`).
+        let mut kept = self.memo.and_then(|m| m.nearest_tasks(&task_names));
+        let mut here = NearestTasks::default();
+        let nearest: &mut NearestTasks = match kept.as_deref_mut() {
+            Some(kept) => kept,
+            None => {
+                here.measure_against(&task_names);
+                &mut here
+            }
+        };
         for stmt in &self.program.stmts {
             let (idents, region): (Vec<&ast::Ident>, Option<&RegionSel>) = match &stmt.kind {
                 StmtKind::Task { tasks, .. }
@@ -268,24 +274,23 @@ impl<'a> Resolver<'a> {
                 // applies now, and would start to map the task the nearest
                 // spelling names, a change to what the mapper does (not
                 // for a fix-all on save to make).
-                let best = *nearest_task
-                    .entry(id.name.as_str())
-                    .or_insert_with(|| closest(&id.name, task_names.iter().copied()));
-                if let Some(best) = best {
+                if let Some(best) = nearest.nearest(&id.name, &task_names) {
                     d = d.with_fix(Fix::unsafe_(
                         format!("use `{best}`"),
                         vec![(id.span, best.to_string())],
                     ));
                 }
-                out.push(d);
+                // (Straight into the resolver's list, sized from the last
+                // resolution's count where a memo gave it.)
+                self.diags.push(d);
             }
             if let Some(r) = region {
                 let is_region_stmt = matches!(stmt.kind, StmtKind::Region { .. });
                 let known: Vec<&Task> = idents.iter().filter_map(|i| app.task(&i.name)).collect();
-                out.extend(self.region_name_check(r, &known, &idents, is_region_stmt));
+                let found = self.region_name_check(r, &known, &idents, is_region_stmt);
+                self.diags.extend(found);
             }
         }
-        self.diags.extend(out);
     }
 
     fn region_name_check(

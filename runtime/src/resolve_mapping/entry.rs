@@ -8,6 +8,7 @@ use crate::app::App;
 use crate::decisions::Decisions;
 use crate::machine::Machine;
 
+use super::memo::ResolveMemo;
 use super::placer::{top_level_failure, EvalPlacer, LaunchPlacer, NoPlacer};
 use super::resolver::Resolver;
 
@@ -73,19 +74,24 @@ impl RegionNaming {
 
 /// Options of [`resolve_mapping_with`].
 #[derive(Debug, Clone, Copy)]
-pub struct ResolveOptions {
+pub struct ResolveOptions<'m> {
     /// How region arguments are matched; `None`: [`RegionNaming::of_app`].
     pub naming: Option<RegionNaming>,
     /// Compute quick fixes (each candidate fix is verified by resolving the
     /// edited text again, so this is the expensive part).
     pub fixes: bool,
+    /// What the last resolution against the same application left for
+    /// this one (see [`ResolveMemo`]): the caller keeps it; `None` starts
+    /// from nothing.
+    pub memo: Option<&'m ResolveMemo>,
 }
 
-impl Default for ResolveOptions {
+impl Default for ResolveOptions<'_> {
     fn default() -> Self {
         ResolveOptions {
             naming: None,
             fixes: true,
+            memo: None,
         }
     }
 }
@@ -156,6 +162,14 @@ pub fn resolve_parsed_with(
     let app: &App = &scaled;
     let naming = options.naming.unwrap_or_else(|| RegionNaming::of_app(app));
     let mut r = Resolver::new(parsed, source, app, machine, naming, options.fixes);
+    if let Some(memo) = options.memo {
+        r.memo = Some(memo);
+        r.diags.reserve(memo.last_diagnostics());
+    }
     r.run(Some(placer));
-    r.finish()
+    let decisions = r.finish();
+    if let Some(memo) = options.memo {
+        memo.set_last_diagnostics(decisions.diagnostics.len());
+    }
+    decisions
 }

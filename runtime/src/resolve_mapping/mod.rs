@@ -54,6 +54,8 @@
 //! - [`resolver`] the resolver's state and traces, the order in which a run
 //!   meets things, and the per-task loop.
 //! - [`rules`] the statement tables.
+//! - [`memo`] what one resolution leaves for the next against the same
+//!   application ([`ResolveMemo`]).
 //! - [`checks`] statement-level diagnostics: syntax and top-level aborts,
 //!   unknown names, statements of the wrong kind, statements that never apply.
 //! - [`functions`] mapping functions checked statically.
@@ -104,6 +106,7 @@ mod instances;
 mod kind;
 mod layout;
 mod layout_fix;
+mod memo;
 mod memory;
 mod placement;
 mod placer;
@@ -118,6 +121,7 @@ pub use entry::{
     resolve_mapping, resolve_mapping_with, resolve_parsed_with, RegionNaming, ResolveOptions,
 };
 pub use layout::layout_text;
+pub use memo::{ResolveMemo, MAX_NEAREST_ANSWERS};
 pub use placement::MAX_PLACED_POINTS;
 pub use placer::{
     parsed_statements, EvalPlacer, LaunchPlacer, MachinePoint, NoPlacer, ParentPoint,

@@ -16,6 +16,7 @@ use crate::machine::{Machine, ProcKind, RankView};
 
 use super::entry::RegionNaming;
 use super::instances::instance_kind;
+use super::memo::ResolveMemo;
 use super::placer::LaunchPlacer;
 use super::rules::Rules;
 
@@ -131,6 +132,9 @@ pub(super) struct Resolver<'a> {
     /// launch's dimensionality): placing their points still runs and gives
     /// the run's failure, without a second diagnostic.
     pub(super) static_tuple: FastSet<String>,
+    /// What the last resolution against the same application left (see
+    /// [`ResolveMemo`]).
+    pub(super) memo: Option<&'a ResolveMemo>,
 }
 
 impl<'a> Resolver<'a> {
@@ -162,6 +166,7 @@ impl<'a> Resolver<'a> {
             static_tuple: FastSet::default(),
             view: RankView::new(machine, app.ranks_per_node.on(machine)),
             logical: vec![Vec::new(); app.tasks.len()],
+            memo: None,
         }
     }
 

@@ -423,6 +423,7 @@ impl State {
                     "internal error loading the application/machine: {msg}"
                 )],
                 files: Vec::new(),
+                memo: Default::default(),
             }),
         };
         Some(self.targets.entry(key).or_insert(loaded).clone())

@@ -34,7 +34,7 @@ use mapwright_runtime::eval::{
 };
 use mapwright_runtime::machine::Machine;
 use mapwright_runtime::resolve_mapping::{
-    resolve_parsed_with, EvalPlacer, NoPlacer, ResolveOptions,
+    resolve_parsed_with, EvalPlacer, NoPlacer, ResolveMemo, ResolveOptions,
 };
 
 use super::analysis::Analysis;
@@ -86,6 +86,9 @@ pub struct Target {
     /// their modification time and length then (built-in names and
     /// presets: none).
     pub files: Vec<(std::path::PathBuf, Stamp)>,
+    /// What each resolution against this target leaves for the next (a
+    /// document is resolved again on every keystroke).
+    pub memo: ResolveMemo,
 }
 
 /// The file a `--app`/`--machine` argument names, resolved as the loaders
@@ -158,6 +161,7 @@ impl Target {
             shape,
             problems,
             files,
+            memo: ResolveMemo::default(),
         }
     }
 
@@ -368,6 +372,7 @@ fn resolve_here(parsed: &Arc<Parsed>, text: &str, target: &Target, fixes: bool) 
         let options = ResolveOptions {
             naming: None,
             fixes,
+            memo: Some(&target.memo),
         };
         // The placer's top level is the one just run, where it would run
         // the same way again (see `EvalPlacer::from_top_level`); a top
@@ -632,6 +637,7 @@ mod tests {
         let options = ResolveOptions {
             naming: None,
             fixes: true,
+            memo: None,
         };
         let (parsed, text) = (&a.parsed, a.text.as_str());
         out.decisions = Some(match EvalPlacer::new(&parsed.program, machine) {
