@@ -114,7 +114,7 @@ mod value;
 
 pub use error::{EvalError, EvalErrorKind, EvalWarning};
 pub use evaluator::{
-    Comprehensions, Evaluator, MappingKind, MappingStmt, Placement, ProgramSource,
+    Comprehensions, Evaluator, ForToken, MappingKind, MappingStmt, Placement, ProgramSource,
 };
 pub use shape::{proc_kind, IndexTask, Limits, MachineShape, SingleTask, TaskValue};
 pub use value::Value;

@@ -30,7 +30,7 @@ use mapwright_grammar::{Diagnostic, Parsed, Span};
 use mapwright_runtime::app::App;
 use mapwright_runtime::decisions::Decisions;
 use mapwright_runtime::eval::{
-    Comprehensions, Evaluator, Limits, MachineShape, ProgramSource, Value,
+    Comprehensions, Evaluator, ForToken, Limits, MachineShape, ProgramSource, Value,
 };
 use mapwright_runtime::machine::Machine;
 use mapwright_runtime::resolve_mapping::{
@@ -327,17 +327,18 @@ pub fn resolve_parse(parsed: &Arc<Parsed>, text: &str, target: &Target, fixes: b
     crate::alloc::compacted(|| resolve_here(parsed, text, target, fixes))
 }
 
-/// The top-level statements of `parsed` that hold a `for` token (indices,
-/// ascending): the only ones that can hold a comprehension.
-fn statements_with_for(parsed: &Parsed) -> Vec<usize> {
-    let mut at: Vec<usize> = parsed
+/// The `for` tokens of `parsed` with the top-level statement that holds
+/// each (ascending): only there can a comprehension be.
+fn for_tokens(parsed: &Parsed) -> Vec<ForToken> {
+    parsed
         .tokens
         .iter()
         .filter(|t| t.kind == TokenKind::KwFor)
-        .map(|t| mapwright_grammar::resolve::statement_at(&parsed.program, t.span.start()))
-        .collect();
-    at.dedup();
-    at
+        .map(|t| ForToken {
+            stmt: mapwright_grammar::resolve::statement_at(&parsed.program, t.span.start()),
+            at: t.span.start(),
+        })
+        .collect()
 }
 
 /// [`resolve`] on the current heap. The evaluator of the top level, the
@@ -356,14 +357,13 @@ fn resolve_here(parsed: &Arc<Parsed>, text: &str, target: &Target, fixes: bool) 
         max_steps: TOP_LEVEL_STEPS,
         ..Limits::default()
     };
-    // (A comprehension needs a `for`: only the statements with one have a
-    // range to check.)
-    let with_for = statements_with_for(parsed);
+    // (A comprehension needs a `for`: only those have a range to check.)
+    let fors = for_tokens(parsed);
     let (ev, err) = Evaluator::new_partial_shared_hinted(
         program.clone(),
         shape,
         limits,
-        Comprehensions::In(&with_for),
+        Comprehensions::At(&fors),
     );
     out.globals = globals_of(&ev);
     let top_level_failed = err.is_some();
@@ -577,30 +577,50 @@ mod tests {
         assert!(resolve(&Analysis::new(none), &t).eval_error.is_none());
     }
 
-    /// Only the statements with a `for` are read for comprehension ranges,
-    /// and the error found is the one a read of every statement finds (the
-    /// last such statement's): at the top level, in a function body, with
-    /// statements without one between, and with a stray `for`.
+    /// Only the `for` tokens' own comprehensions are read for their
+    /// ranges, and the error found, or none, is what a read of every
+    /// statement finds (the last such statement's first): at the top
+    /// level, in a function body, nested, in parentheses, inside an `if`
+    /// the reference's check does not read, and with a stray `for`.
     #[test]
     fn comprehension_ranges_are_read_where_a_for_is_and_give_the_same_error() {
         let t = target(Some("circuit"), Some("p100x4"));
         let shape = t.shape.as_ref().unwrap();
-        for src in [
+        let failing = [
             "r = (0, 1);\na = tuple(i for i in r);\nx = 1;\nb = tuple(j for j in r);\nTask * GPU;\n",
             "r = (0, 1);\ndef f(Task t) { q = tuple(i for i in r); return q; }\nx = 2;\ndef g(Task t) { return tuple(i for i in (0, 1)); }\nTask * GPU;\n",
             "r = (0, 1);\nb = tuple(j for j in r);\nfor\nTask * GPU;\n",
-        ] {
+            "r = (0, 1);\nb = tuple(tuple(i for i in r) for j in (0, 1));\nTask * GPU;\n",
+            "r = (0, 1);\nb = tuple(j + 1 for j in ((r)));\nc = tuple(j for j in ((0, 1)));\nTask * GPU;\n",
+        ];
+        let passing = [
+            "b = tuple(tuple(i for i in (2, 3)) for j in ((0, 1)));\nTask * GPU;\n",
+            "def f(Task t) { q = tuple(i * 2 for i in (0, 1, 2)); return q[t.ipoint[0] % 3]; }\nTask * GPU;\n",
+            "r = (0, 1);\ndef f(Task t) { if (t.ipoint[0] > 0) { return tuple(i for i in r); } return (1,); }\nTask * GPU;\n",
+        ];
+        for (src, fails) in failing
+            .iter()
+            .map(|s| (s, true))
+            .chain(passing.iter().map(|s| (s, false)))
+        {
             let a = Analysis::new(src);
-            let with_for = statements_with_for(&a.parsed);
-            assert!(!with_for.is_empty(), "{src}");
-            let (span, _) = resolve(&a, &t).eval_error.expect(src);
+            assert!(!for_tokens(&a.parsed).is_empty(), "{src}");
+            let found = resolve(&a, &t)
+                .eval_error
+                .filter(|(_, m)| m.contains("For-comprehension"));
+            assert_eq!(found.is_some(), fails, "{src}");
             let (_, everywhere) = Evaluator::new_partial_shared_hinted(
                 Arc::new(parsed_statements(a.program())),
                 shape,
                 Limits::default(),
                 Comprehensions::Anywhere,
             );
-            assert_eq!(Some(span), everywhere.map(|e| e.span), "{src}");
+            let everywhere = everywhere.filter(|e| e.message.contains("For-comprehension"));
+            assert_eq!(
+                found.map(|(span, _)| span),
+                everywhere.map(|e| e.span),
+                "{src}"
+            );
         }
     }
 
