@@ -9,14 +9,13 @@ use mapwright_grammar::ast::{
     TaskSel,
 };
 use mapwright_grammar::diagnostic::line_or_span;
-use mapwright_grammar::suggest::closest;
 use mapwright_grammar::{Diagnostic, Fix, Span};
 
 use crate::app::{Launch, Task};
 use crate::machine::{MemKind, ProcKind};
 
 use super::entry::RegionNaming;
-use super::memo::NearestTasks;
+use super::memo::{Nearest, Pool};
 use super::memory::{dsl_mem, mem_of};
 use super::placement::map_kind_key;
 use super::resolver::Resolver;
@@ -238,12 +237,12 @@ impl<'a> Resolver<'a> {
         // names the same unknown tasks again and again (a mapper written
         // for another application). With a memo, once across resolutions
         // too (see `ResolveMemo`).
-        let mut kept = self.memo.and_then(|m| m.nearest_tasks(&task_names));
-        let mut here = NearestTasks::default();
-        let nearest: &mut NearestTasks = match kept.as_deref_mut() {
+        let mut kept = self.memo.and_then(|m| m.nearest(app));
+        let mut here = Nearest::default();
+        let nearest: &mut Nearest = match kept.as_deref_mut() {
             Some(kept) => kept,
             None => {
-                here.measure_against(&task_names);
+                here.measure_against(app);
                 &mut here
             }
         };
@@ -274,7 +273,7 @@ impl<'a> Resolver<'a> {
                 // applies now, and would start to map the task the nearest
                 // spelling names, a change to what the mapper does (not
                 // for a fix-all on save to make).
-                if let Some(best) = nearest.nearest(&id.name, &task_names) {
+                if let Some(best) = nearest.nearest(Pool::Tasks, &id.name, || task_names.clone()) {
                     d = d.with_fix(Fix::unsafe_(
                         format!("use `{best}`"),
                         vec![(id.span, best.to_string())],
@@ -287,10 +286,18 @@ impl<'a> Resolver<'a> {
             if let Some(r) = region {
                 let is_region_stmt = matches!(stmt.kind, StmtKind::Region { .. });
                 let known: Vec<&Task> = idents.iter().filter_map(|i| app.task(&i.name)).collect();
-                let found = self.region_name_check(r, &known, &idents, is_region_stmt);
+                let found = self.region_name_check(r, &known, &idents, is_region_stmt, nearest);
                 self.diags.extend(found);
             }
         }
+    }
+
+    /// The index of `task` in the application (it is one of its tasks),
+    /// as the memo's pools name tasks.
+    fn task_index(&self, task: &Task) -> u32 {
+        let at = self.app.tasks.iter().position(|t| std::ptr::eq(t, task));
+        let at = at.or_else(|| self.app.tasks.iter().position(|t| t.name == task.name));
+        at.and_then(|i| u32::try_from(i).ok()).unwrap_or(u32::MAX)
     }
 
     fn region_name_check(
@@ -299,6 +306,7 @@ impl<'a> Resolver<'a> {
         tasks: &[&Task],
         idents: &[&ast::Ident],
         is_region_stmt: bool,
+        nearest: &mut Nearest,
     ) -> Vec<Diagnostic> {
         let app = self.app;
         let mut out = Vec::new();
@@ -345,7 +353,6 @@ impl<'a> Resolver<'a> {
                     .flat_map(|t| t.regions.iter())
                     .any(|a| a.name == n.name || a.aliases.contains(&n.name));
                 if !known {
-                    let all = app.region_names();
                     let mut d = Diagnostic::warning(
                         "W0310",
                         n.span,
@@ -355,23 +362,27 @@ impl<'a> Resolver<'a> {
                         ),
                     )
                     .with_label("unknown region");
-                    let pool: Vec<&str> = if tasks.is_empty() {
-                        all.iter().copied().collect()
+                    let pool = if tasks.is_empty() {
+                        Pool::AllArguments
                     } else {
-                        tasks
-                            .iter()
-                            .flat_map(|t| t.regions.iter())
-                            .flat_map(|a| {
-                                std::iter::once(a.name.as_str())
-                                    .chain(a.aliases.iter().map(|s| s.as_str()))
-                            })
-                            .collect()
+                        Pool::ArgumentsOf(tasks.iter().map(|t| self.task_index(t)).collect())
                     };
-                    if let Some(best) = closest(&n.name, pool.iter().copied()) {
-                        d = d.with_fix(Fix::unsafe_(
-                            format!("use `{best}`"),
-                            vec![(n.span, best.to_string())],
-                        ));
+                    let best = nearest.nearest(pool, &n.name, || {
+                        if tasks.is_empty() {
+                            app.region_names().into_iter().collect()
+                        } else {
+                            tasks
+                                .iter()
+                                .flat_map(|t| t.regions.iter())
+                                .flat_map(|a| {
+                                    std::iter::once(a.name.as_str())
+                                        .chain(a.aliases.iter().map(|s| s.as_str()))
+                                })
+                                .collect()
+                        }
+                    });
+                    if let Some(best) = best {
+                        d = d.with_fix(Fix::unsafe_(format!("use `{best}`"), vec![(n.span, best)]));
                     }
                     out.push(d);
                     return out;
@@ -399,10 +410,11 @@ impl<'a> Resolver<'a> {
                         .with_label("not an argument of this task")
                         .with_related(id.span, "the task");
                         if tasks.len() == 1 {
-                            if let Some(best) = closest(&n.name, args.iter().copied()) {
+                            let pool = Pool::ArgumentNamesOf(self.task_index(t));
+                            if let Some(best) = nearest.nearest(pool, &n.name, || args.clone()) {
                                 d = d.with_fix(Fix::unsafe_(
                                     format!("use `{best}`"),
-                                    vec![(n.span, best.to_string())],
+                                    vec![(n.span, best)],
                                 ));
                             }
                         }

@@ -3,20 +3,23 @@
 //!
 //! A language server resolves a document against its application on every
 //! keystroke, and a keystroke leaves most of what a resolution works out
-//! as it was. Two things were worth keeping (`perf` of the server with
-//! cannon on a 5,000-line mapper written for other applications):
-//! - the nearest task name to each unknown one (W0309's fix): 320 distinct
-//!   unknown names, each measured against every task name, were a tenth
-//!   of a resolution;
+//! as it was. Two things were worth keeping (`perf` of the server on a
+//! 5,000-line mapper written for other applications):
+//! - the nearest name to each unknown task or region name (the fixes of
+//!   W0309 and W0310): with cannon, 320 distinct unknown task names, each
+//!   measured against every task name, were a tenth of a resolution; with
+//!   circuit, the unknown region names (each with a set of every argument
+//!   name made for it) were a fifth;
 //! - how many diagnostics the last resolution made: the resolver's list
 //!   grew by doubling to some 700 diagnostics, moved at each step, another
 //!   tenth. It now starts at the last count.
 //!
 //! Answers are only as good as the application they were measured
-//! against: the memo keeps its task names and starts over when it is
-//! handed another application. It is bounded ([`MAX_NEAREST_ANSWERS`]),
-//! and a resolution that finds it in use (a code action's resolution
-//! beside a keystroke's) works without it rather than wait.
+//! against: the memo keeps the application's task and argument names and
+//! starts over when it is handed another. It is bounded
+//! ([`MAX_NEAREST_ANSWERS`]), and a resolution that finds it in use (a
+//! code action's resolution beside a keystroke's) works without it rather
+//! than wait.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
@@ -24,9 +27,11 @@ use std::sync::{Mutex, MutexGuard};
 use mapwright_grammar::fast_hash::FastMap;
 use mapwright_grammar::suggest::closest;
 
-/// The most unknown names whose nearest task a memo keeps; past it, it
-/// starts over (a file does not name that many distinct unknown tasks;
-/// typing one does, a prefix at a time).
+use crate::app::App;
+
+/// The most answers a memo keeps; past it, it starts over (a file does not
+/// name that many distinct unknown names; typing one does, a prefix at a
+/// time).
 pub const MAX_NEAREST_ANSWERS: usize = 4096;
 
 /// Kept by the caller across resolutions of one application (the language
@@ -35,19 +40,16 @@ pub const MAX_NEAREST_ANSWERS: usize = 4096;
 /// resolution's result, only its time.
 #[derive(Debug, Default)]
 pub struct ResolveMemo {
-    nearest: Mutex<NearestTasks>,
+    nearest: Mutex<Nearest>,
     /// How many diagnostics the last resolution made.
     diagnostics: AtomicUsize,
 }
 
 impl ResolveMemo {
-    /// The nearest-task answers for an application with `task_names`
-    /// (emptied first if they were measured against other names); `None`
-    /// while another resolution holds them.
-    pub(super) fn nearest_tasks(
-        &self,
-        task_names: &[&str],
-    ) -> Option<MutexGuard<'_, NearestTasks>> {
+    /// The nearest-name answers for `app` (emptied first if they were
+    /// measured against another application); `None` while another
+    /// resolution holds them.
+    pub(super) fn nearest(&self, app: &App) -> Option<MutexGuard<'_, Nearest>> {
         let mut held = match self.nearest.try_lock() {
             Ok(held) => held,
             // A resolution that panicked with them left nothing half-made:
@@ -55,7 +57,7 @@ impl ResolveMemo {
             Err(std::sync::TryLockError::Poisoned(e)) => e.into_inner(),
             Err(std::sync::TryLockError::WouldBlock) => return None,
         };
-        held.measure_against(task_names);
+        held.measure_against(app);
         Some(held)
     }
 
@@ -69,47 +71,71 @@ impl ResolveMemo {
     }
 }
 
-/// The nearest task name to each unknown name asked, as an index into the
-/// task names they were measured against.
-#[derive(Debug, Default)]
-pub(super) struct NearestTasks {
-    task_names: Vec<String>,
-    answers: FastMap<Box<str>, Option<u32>>,
+/// The names a nearest name is chosen from.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(super) enum Pool {
+    /// The application's task names.
+    Tasks,
+    /// Every argument name and alias of the application.
+    AllArguments,
+    /// The argument names and aliases of these tasks (indices in the
+    /// application, in the statement's order).
+    ArgumentsOf(Box<[u32]>),
+    /// The argument names (no aliases) of one task.
+    ArgumentNamesOf(u32),
 }
 
-impl NearestTasks {
-    /// Starts over unless the answers were measured against `task_names`.
-    pub(super) fn measure_against(&mut self, task_names: &[&str]) {
-        if !self
-            .task_names
-            .iter()
-            .map(String::as_str)
-            .eq(task_names.iter().copied())
-        {
-            self.task_names = task_names.iter().map(|n| n.to_string()).collect();
+/// [`closest`]'s answers, by pool and name asked.
+#[derive(Debug, Default)]
+pub(super) struct Nearest {
+    /// The application's task names, each followed by its arguments'
+    /// names and aliases: what the answers were measured against.
+    signature: Vec<Box<str>>,
+    answers: FastMap<Pool, FastMap<Box<str>, Option<Box<str>>>>,
+    count: usize,
+}
+
+/// `app`'s task names, each followed by its arguments' names and aliases.
+fn signature(app: &App) -> impl Iterator<Item = &str> {
+    app.tasks.iter().flat_map(|t| {
+        std::iter::once(t.name.as_str()).chain(t.regions.iter().flat_map(|a| {
+            std::iter::once(a.name.as_str()).chain(a.aliases.iter().map(String::as_str))
+        }))
+    })
+}
+
+impl Nearest {
+    /// Starts over unless the answers were measured against `app`'s names.
+    pub(super) fn measure_against(&mut self, app: &App) {
+        if !self.signature.iter().map(|s| &**s).eq(signature(app)) {
+            self.signature = signature(app).map(Box::from).collect();
             self.answers.clear();
+            self.count = 0;
         }
     }
 
-    /// [`closest`]'s answer for `name` among `task_names` (the names this
-    /// was last measured against), measured once.
-    pub(super) fn nearest<'n>(&mut self, name: &str, task_names: &[&'n str]) -> Option<&'n str> {
-        debug_assert!(self
-            .task_names
-            .iter()
-            .map(String::as_str)
-            .eq(task_names.iter().copied()));
-        if let Some(answer) = self.answers.get(name) {
-            return answer.and_then(|i| task_names.get(i as usize).copied());
+    /// [`closest`]'s answer for `name` among `candidates()` (the names of
+    /// `pool` in the application last measured against), measured once.
+    pub(super) fn nearest<'c>(
+        &mut self,
+        pool: Pool,
+        name: &str,
+        candidates: impl FnOnce() -> Vec<&'c str>,
+    ) -> Option<String> {
+        if let Some(answer) = self.answers.get(&pool).and_then(|a| a.get(name)) {
+            return answer.as_deref().map(str::to_string);
         }
-        let best = closest(name, task_names.iter().copied());
-        let index = best.and_then(|b| task_names.iter().position(|t| std::ptr::eq(*t, b)));
-        if self.answers.len() >= MAX_NEAREST_ANSWERS {
+        let best = closest(name, candidates());
+        if self.count >= MAX_NEAREST_ANSWERS {
             self.answers.clear();
+            self.count = 0;
         }
+        self.count += 1;
         self.answers
-            .insert(name.into(), index.and_then(|i| u32::try_from(i).ok()));
-        best
+            .entry(pool)
+            .or_default()
+            .insert(name.into(), best.map(Box::from));
+        best.map(str::to_string)
     }
 }
 
@@ -119,48 +145,72 @@ mod tests {
 
     const TASKS: [&str; 3] = ["init_cells", "calculate_new_currents", "distribute_charge"];
 
+    fn circuit() -> App {
+        App::builtin("circuit").expect("built in")
+    }
+
     #[test]
     fn answers_are_closest_answers_and_asked_once() {
         let memo = ResolveMemo::default();
-        let mut nearest = memo.nearest_tasks(&TASKS).expect("free");
+        let mut nearest = memo.nearest(&circuit()).expect("free");
         for name in [
             "init_cell",
             "calc_new_currents",
             "nothing_like_it",
             "Init_Cells",
         ] {
-            let want = closest(name, TASKS.iter().copied());
-            assert_eq!(nearest.nearest(name, &TASKS), want, "{name}");
-            // The second answer is the kept one.
-            assert_eq!(nearest.nearest(name, &TASKS), want, "{name}, again");
+            let want = closest(name, TASKS).map(str::to_string);
+            assert_eq!(
+                nearest.nearest(Pool::Tasks, name, || TASKS.to_vec()),
+                want,
+                "{name}"
+            );
+            // The second answer is the kept one: the candidates are not
+            // asked for again.
+            let again = nearest.nearest(Pool::Tasks, name, || panic!("asked again"));
+            assert_eq!(again, want, "{name}, again");
         }
-        assert_eq!(nearest.answers.len(), 4);
+        // Another pool is another question.
+        let other = nearest.nearest(Pool::ArgumentNamesOf(0), "init_cell", || vec!["x"]);
+        assert_eq!(other, None);
+        assert_eq!(nearest.count, 5);
     }
 
     #[test]
     fn another_application_starts_over() {
         let memo = ResolveMemo::default();
-        memo.nearest_tasks(&TASKS)
+        memo.nearest(&circuit())
             .expect("free")
-            .nearest("init_cell", &TASKS);
-        let other = ["init_cell_grid", "stencil"];
-        let mut nearest = memo.nearest_tasks(&other).expect("free");
+            .nearest(Pool::Tasks, "init_cell", || TASKS.to_vec());
+        let stencil = App::builtin("stencil").expect("built in");
+        let mut nearest = memo.nearest(&stencil).expect("free");
         assert!(nearest.answers.is_empty());
-        assert_eq!(
-            nearest.nearest("init_cell", &other),
-            closest("init_cell", other.iter().copied())
-        );
+        // The same application again (its own copy) keeps its answers.
+        nearest.nearest(Pool::Tasks, "stencil", || vec!["stencil"]);
+        drop(nearest);
+        let nearest = memo
+            .nearest(&App::builtin("stencil").unwrap())
+            .expect("free");
+        assert_eq!(nearest.count, 1);
+        drop(nearest);
+        // An argument renamed is another application.
+        let mut renamed = App::builtin("stencil").unwrap();
+        let arg = renamed.tasks.iter_mut().flat_map(|t| &mut t.regions).next();
+        arg.expect("stencil's tasks have arguments").name.push('2');
+        assert!(memo.nearest(&renamed).expect("free").answers.is_empty());
     }
 
     #[test]
     fn in_use_elsewhere_is_not_waited_for_and_the_bound_holds() {
         let memo = ResolveMemo::default();
-        let mut held = memo.nearest_tasks(&TASKS).expect("free");
-        assert!(memo.nearest_tasks(&TASKS).is_none());
+        let app = circuit();
+        let mut held = memo.nearest(&app).expect("free");
+        assert!(memo.nearest(&app).is_none());
         for i in 0..MAX_NEAREST_ANSWERS + 10 {
-            held.nearest(&format!("unknown_{i}"), &TASKS);
+            held.nearest(Pool::Tasks, &format!("unknown_{i}"), || TASKS.to_vec());
         }
-        assert!(held.answers.len() <= MAX_NEAREST_ANSWERS);
+        assert!(held.count <= MAX_NEAREST_ANSWERS);
+        assert!(held.answers.values().map(|a| a.len()).sum::<usize>() <= MAX_NEAREST_ANSWERS);
     }
 
     /// Resolutions handed one memo, across edits and applications, give
@@ -172,9 +222,11 @@ mod tests {
         use crate::resolve_mapping::{resolve_parsed_with, EvalPlacer, ResolveOptions};
 
         let machine = Machine::preset("p100x4").expect("p100x4");
+        // Unknown task names, unknown argument names with no task, with
+        // known tasks, and an argument of another task (W0309, W0310).
         let texts = [
-            "Task * GPU,CPU;\nTask init_cell CPU;\nRegion calc_new_currents * GPU FBMEM;\nTask dgemm GPU;\n",
-            "Task * GPU,CPU;\nTask init_cells CPU;\nRegion calc_new_currents * GPU FBMEM;\nTask dgem GPU;\nTask nope CPU;\n",
+            "Task * GPU,CPU;\nTask init_cell CPU;\nRegion calc_new_currents * GPU FBMEM;\nTask dgemm GPU;\nRegion * rp_privat GPU FBMEM;\nRegion calculate_new_currents rp_ghost_x GPU ZCMEM;\nRegion init_nodes rp_wires GPU FBMEM;\n",
+            "Task * GPU,CPU;\nTask init_cells CPU;\nTask dgem GPU;\nTask nope CPU;\nRegion * rp_privat GPU FBMEM;\nRegion distribute_charge rp_sharde GPU FBMEM;\nRegion init_nodes rp_wires GPU SYSMEM;\nLayout get_elapsed all_time FBMEM SOA;\n",
         ];
         let memo = ResolveMemo::default();
         for app in ["circuit", "cannon", "circuit"] {
