@@ -64,6 +64,7 @@ pub fn drop_in_background(garbage: Box<dyn Send>) {
         std::thread::Builder::new()
             .name("mapwright-drop".into())
             .spawn(move || {
+                yield_to_other_threads();
                 for batch in rx {
                     drop(batch);
                 }
@@ -81,6 +82,30 @@ pub fn drop_in_background(garbage: Box<dyn Send>) {
         None => Some(garbage),
     };
     drop(unsent);
+}
+
+/// Lowers the calling thread to the least priority, where the system
+/// allows it (Linux: the nice value is the thread's own). Freeing the last
+/// version's analysis is work nobody waits for, but its thread woke while a
+/// keystroke's check and resolution held both cores of a small machine,
+/// and took its turn from one of them.
+fn yield_to_other_threads() {
+    #[cfg(target_os = "linux")]
+    {
+        extern "C" {
+            fn setpriority(
+                which: std::ffi::c_int,
+                who: std::ffi::c_uint,
+                prio: std::ffi::c_int,
+            ) -> std::ffi::c_int;
+        }
+        const PRIO_PROCESS: std::ffi::c_int = 0;
+        // SAFETY: a plain system call on the calling thread (`who` 0); a
+        // failure leaves the priority as it was, which is harmless.
+        unsafe {
+            setpriority(PRIO_PROCESS, 0, 19);
+        }
+    }
 }
 
 /// Takes `a` out of the recently-used list: its document version was
@@ -142,6 +167,27 @@ mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     use super::*;
+
+    /// The dropping thread's priority is its own: lowered there, the
+    /// others' stays.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn only_the_calling_thread_yields() {
+        extern "C" {
+            fn getpriority(which: std::ffi::c_int, who: std::ffi::c_uint) -> std::ffi::c_int;
+        }
+        // SAFETY: plain system calls on the calling thread.
+        let nice = || unsafe { getpriority(0, 0) };
+        let before = nice();
+        let lowered = std::thread::spawn(move || {
+            yield_to_other_threads();
+            nice()
+        })
+        .join()
+        .expect("the thread ends");
+        assert_eq!(lowered, 19);
+        assert_eq!(nice(), before);
+    }
 
     const SRC: &str = "m = Machine(GPU);\nTask * GPU;\nx = y;\n";
 
