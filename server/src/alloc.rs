@@ -280,6 +280,22 @@ pub fn compacted<T: Clone>(compute: impl FnOnce() -> T) -> T {
     kept
 }
 
+/// Runs `f` with its allocations on the thread's ordinary heap, also
+/// inside [`compacted`]: for what a computation keeps past its end (a memo
+/// of answers for the next computation), which on the scratch heap would
+/// hold its pages resident.
+pub fn outside_scratch(f: &mut dyn FnMut()) {
+    struct Restore(Heap);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let _ = SCRATCH.try_with(|s| s.set(self.0));
+        }
+    }
+    let outer = SCRATCH.try_with(|s| s.replace(std::ptr::null_mut()));
+    let _restore = outer.ok().map(Restore);
+    f();
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -298,6 +314,25 @@ mod tests {
             inner
         });
         assert_eq!(w, vec![1u8; 100]);
+        assert!(scratch().is_null());
+    }
+
+    #[test]
+    fn outside_the_scratch_heap_and_back() {
+        let mut inside = std::ptr::null_mut();
+        compacted(|| {
+            let scratch_heap = scratch();
+            outside_scratch(&mut || inside = scratch());
+            assert_eq!(scratch(), scratch_heap);
+        });
+        assert!(inside.is_null());
+        // And back after a panic.
+        compacted(|| {
+            let scratch_heap = scratch();
+            let r = std::panic::catch_unwind(|| outside_scratch(&mut || panic!("inside")));
+            assert!(r.is_err());
+            assert_eq!(scratch(), scratch_heap);
+        });
         assert!(scratch().is_null());
     }
 

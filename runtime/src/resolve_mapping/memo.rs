@@ -45,7 +45,26 @@ pub struct ResolveMemo {
     diagnostics: AtomicUsize,
 }
 
+/// Runs its argument with allocations that outlive the resolution in
+/// progress (see [`ResolveMemo::keeping_with`]).
+pub type KeptAllocations = fn(&mut dyn FnMut());
+
 impl ResolveMemo {
+    /// A memo whose answers are allocated through `keep`. A caller that
+    /// runs each resolution on a scratch heap, given back as a whole
+    /// afterwards (the language server), hands a function that runs its
+    /// argument on the ordinary heap: answers kept on the scratch heap
+    /// would hold its pages resident.
+    pub fn keeping_with(keep: KeptAllocations) -> ResolveMemo {
+        ResolveMemo {
+            nearest: Mutex::new(Nearest {
+                keep: Some(keep),
+                ..Nearest::default()
+            }),
+            diagnostics: AtomicUsize::new(0),
+        }
+    }
+
     /// The nearest-name answers for `app` (emptied first if they were
     /// measured against another application); `None` while another
     /// resolution holds them.
@@ -93,6 +112,18 @@ pub(super) struct Nearest {
     signature: Vec<Box<str>>,
     answers: FastMap<Pool, FastMap<Box<str>, Option<Box<str>>>>,
     count: usize,
+    /// Where kept answers are allocated (see [`ResolveMemo::keeping_with`]).
+    keep: Option<KeptAllocations>,
+}
+
+impl Nearest {
+    /// Runs `f`, through [`Nearest::keep`] where there is one.
+    fn kept(keep: Option<KeptAllocations>, mut f: impl FnMut()) {
+        match keep {
+            Some(keep) => keep(&mut f),
+            None => f(),
+        }
+    }
 }
 
 /// `app`'s task names, each followed by its arguments' names and aliases.
@@ -108,7 +139,9 @@ impl Nearest {
     /// Starts over unless the answers were measured against `app`'s names.
     pub(super) fn measure_against(&mut self, app: &App) {
         if !self.signature.iter().map(|s| &**s).eq(signature(app)) {
-            self.signature = signature(app).map(Box::from).collect();
+            Self::kept(self.keep, || {
+                self.signature = signature(app).map(Box::from).collect();
+            });
             self.answers.clear();
             self.count = 0;
         }
@@ -131,10 +164,15 @@ impl Nearest {
             self.count = 0;
         }
         self.count += 1;
-        self.answers
-            .entry(pool)
-            .or_default()
-            .insert(name.into(), best.map(Box::from));
+        let answers = &mut self.answers;
+        // (The pool made again inside: the caller's was made on the heap
+        // of the resolution.)
+        Self::kept(self.keep, || {
+            answers
+                .entry(pool.clone())
+                .or_default()
+                .insert(name.into(), best.map(Box::from));
+        });
         best.map(str::to_string)
     }
 }
@@ -174,6 +212,25 @@ mod tests {
         let other = nearest.nearest(Pool::ArgumentNamesOf(0), "init_cell", || vec!["x"]);
         assert_eq!(other, None);
         assert_eq!(nearest.count, 5);
+    }
+
+    /// A memo made with `keeping_with` allocates its answers through it,
+    /// and only on a miss.
+    #[test]
+    fn kept_answers_are_made_through_the_callers_function() {
+        static CALLS: AtomicUsize = AtomicUsize::new(0);
+        fn keep(f: &mut dyn FnMut()) {
+            CALLS.fetch_add(1, Ordering::SeqCst);
+            f();
+        }
+        let memo = ResolveMemo::keeping_with(keep);
+        let mut nearest = memo.nearest(&circuit()).expect("free");
+        let after_signature = CALLS.load(Ordering::SeqCst);
+        assert_eq!(after_signature, 1);
+        let first = nearest.nearest(Pool::Tasks, "init_cell", || TASKS.to_vec());
+        let again = nearest.nearest(Pool::Tasks, "init_cell", || TASKS.to_vec());
+        assert_eq!(first, again);
+        assert_eq!(CALLS.load(Ordering::SeqCst), 2);
     }
 
     #[test]

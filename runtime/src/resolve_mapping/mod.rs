@@ -121,7 +121,7 @@ pub use entry::{
     resolve_mapping, resolve_mapping_with, resolve_parsed_with, RegionNaming, ResolveOptions,
 };
 pub use layout::layout_text;
-pub use memo::{ResolveMemo, MAX_NEAREST_ANSWERS};
+pub use memo::{KeptAllocations, ResolveMemo, MAX_NEAREST_ANSWERS};
 pub use placement::MAX_PLACED_POINTS;
 pub use placer::{
     parsed_statements, EvalPlacer, LaunchPlacer, MachinePoint, NoPlacer, ParentPoint,

@@ -161,7 +161,7 @@ impl Target {
             shape,
             problems,
             files,
-            memo: ResolveMemo::default(),
+            memo: ResolveMemo::keeping_with(crate::alloc::outside_scratch),
         }
     }
 
