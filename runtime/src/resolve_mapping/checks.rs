@@ -292,12 +292,11 @@ impl<'a> Resolver<'a> {
         }
     }
 
-    /// The index of `task` in the application (it is one of its tasks),
-    /// as the memo's pools name tasks.
-    fn task_index(&self, task: &Task) -> u32 {
+    /// The index of `task` in the application, as the memo's pools name
+    /// tasks (`None` if it is not one of its tasks: then nothing is kept).
+    fn task_index(&self, task: &Task) -> Option<u32> {
         let at = self.app.tasks.iter().position(|t| std::ptr::eq(t, task));
-        let at = at.or_else(|| self.app.tasks.iter().position(|t| t.name == task.name));
-        at.and_then(|i| u32::try_from(i).ok()).unwrap_or(u32::MAX)
+        at.and_then(|i| u32::try_from(i).ok())
     }
 
     fn region_name_check(
@@ -363,9 +362,11 @@ impl<'a> Resolver<'a> {
                     )
                     .with_label("unknown region");
                     let pool = if tasks.is_empty() {
-                        Pool::AllArguments
+                        Some(Pool::AllArguments)
                     } else {
-                        Pool::ArgumentsOf(tasks.iter().map(|t| self.task_index(t)).collect())
+                        let at: Option<Box<[u32]>> =
+                            tasks.iter().map(|t| self.task_index(t)).collect();
+                        at.map(Pool::ArgumentsOf)
                     };
                     let best = nearest.nearest(pool, &n.name, || {
                         if tasks.is_empty() {
@@ -410,7 +411,7 @@ impl<'a> Resolver<'a> {
                         .with_label("not an argument of this task")
                         .with_related(id.span, "the task");
                         if tasks.len() == 1 {
-                            let pool = Pool::ArgumentNamesOf(self.task_index(t));
+                            let pool = self.task_index(t).map(Pool::ArgumentNamesOf);
                             if let Some(best) = nearest.nearest(pool, &n.name, || args.clone()) {
                                 d = d.with_fix(Fix::unsafe_(
                                     format!("use `{best}`"),

@@ -148,13 +148,17 @@ impl Nearest {
     }
 
     /// [`closest`]'s answer for `name` among `candidates()` (the names of
-    /// `pool` in the application last measured against), measured once.
+    /// `pool` in the application last measured against), measured once
+    /// (each time where there is no pool to keep it under).
     pub(super) fn nearest<'c>(
         &mut self,
-        pool: Pool,
+        pool: impl Into<Option<Pool>>,
         name: &str,
         candidates: impl FnOnce() -> Vec<&'c str>,
     ) -> Option<String> {
+        let Some(pool) = pool.into() else {
+            return closest(name, candidates()).map(str::to_string);
+        };
         if let Some(answer) = self.answers.get(&pool).and_then(|a| a.get(name)) {
             return answer.as_deref().map(str::to_string);
         }
@@ -208,6 +212,10 @@ mod tests {
             let again = nearest.nearest(Pool::Tasks, name, || panic!("asked again"));
             assert_eq!(again, want, "{name}, again");
         }
+        // Without a pool, the answer is measured and not kept.
+        let unkept = nearest.nearest(None, "init_cell", || TASKS.to_vec());
+        assert_eq!(unkept, closest("init_cell", TASKS).map(str::to_string));
+        assert_eq!(nearest.count, 4);
         // Another pool is another question.
         let other = nearest.nearest(Pool::ArgumentNamesOf(0), "init_cell", || vec!["x"]);
         assert_eq!(other, None);
