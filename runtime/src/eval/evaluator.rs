@@ -628,8 +628,8 @@ fn check_comprehension_ranges(program: &Program, comprehensions: Comprehensions<
                 program
                     .stmts
                     .get(f.stmt)
-                    .and_then(|s| own_comprehension(s, f.at))
-                    .is_some_and(|c| c.range_is_written)
+                    .and_then(|s| own_range_is_written(s, f.at))
+                    .unwrap_or(false)
             });
             if all_ranges_written {
                 return Ok(());
@@ -674,35 +674,30 @@ fn first_unwritten_range(mut stmts: Vec<&Stmt>) -> R<()> {
     Ok(())
 }
 
-/// What [`own_comprehension`] found.
-struct OwnComprehension {
-    range_is_written: bool,
-}
-
-/// The comprehension whose `for` token is at offset `at` in `stmt`, where
-/// the range check's walk would meet it (the statement's expressions and,
-/// for a function, its body's statements); `None` if the spans lead
-/// elsewhere.
-fn own_comprehension(stmt: &Stmt, at: usize) -> Option<OwnComprehension> {
+/// Whether the range of the comprehension whose `for` token is at offset
+/// `at` in `stmt` is a tuple written in the source, where the range
+/// check's walk would meet it (the statement's expressions and, for a
+/// function, its body's statements); `None` if the spans lead elsewhere.
+fn own_range_is_written(stmt: &Stmt, at: usize) -> Option<bool> {
     if !stmt.span.contains(at) {
         return None;
     }
     if let Some(e) = stmt.exprs().into_iter().find(|e| e.span.contains(at)) {
-        return comprehension_at(e, at);
+        return range_at(e, at);
     }
     match &stmt.kind {
         StmtKind::FuncDef { body, .. } => body
             .iter()
             .find(|s| s.span.contains(at))
-            .and_then(|s| own_comprehension(s, at)),
+            .and_then(|s| own_range_is_written(s, at)),
         _ => None,
     }
 }
 
-/// The comprehension under `e` whose `for` token is at `at`: down the
-/// nodes whose span holds `at` to the last one, which must be a
-/// comprehension with `at` between its body and its range.
-fn comprehension_at(e: &Expr, at: usize) -> Option<OwnComprehension> {
+/// [`own_range_is_written`] under `e`: down the nodes whose span holds
+/// `at` to the last one, which must be a comprehension with `at` between
+/// its body and its range.
+fn range_at(e: &Expr, at: usize) -> Option<bool> {
     let mut node = e;
     loop {
         let mut next = None;
@@ -720,9 +715,7 @@ fn comprehension_at(e: &Expr, at: usize) -> Option<OwnComprehension> {
         ExprKind::Comprehension { body, iter, .. }
             if body.span.end() <= at && at < iter.span.start() =>
         {
-            Some(OwnComprehension {
-                range_is_written: matches!(strip_parens(iter).kind, ExprKind::Tuple(_)),
-            })
+            Some(matches!(strip_parens(iter).kind, ExprKind::Tuple(_)))
         }
         _ => None,
     }

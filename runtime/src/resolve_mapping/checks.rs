@@ -238,14 +238,10 @@ impl<'a> Resolver<'a> {
         // for another application). With a memo, once across resolutions
         // too (see `ResolveMemo`).
         let mut kept = self.memo.and_then(|m| m.nearest(app));
+        // (Without one, answers for this resolution alone: nothing to
+        // measure them against.)
         let mut here = Nearest::default();
-        let nearest: &mut Nearest = match kept.as_deref_mut() {
-            Some(kept) => kept,
-            None => {
-                here.measure_against(app);
-                &mut here
-            }
-        };
+        let nearest: &mut Nearest = kept.as_deref_mut().unwrap_or(&mut here);
         for stmt in &self.program.stmts {
             let (idents, region): (Vec<&ast::Ident>, Option<&RegionSel>) = match &stmt.kind {
                 StmtKind::Task { tasks, .. }

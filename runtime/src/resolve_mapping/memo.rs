@@ -116,16 +116,6 @@ pub(super) struct Nearest {
     keep: Option<KeptAllocations>,
 }
 
-impl Nearest {
-    /// Runs `f`, through [`Nearest::keep`] where there is one.
-    fn kept(keep: Option<KeptAllocations>, mut f: impl FnMut()) {
-        match keep {
-            Some(keep) => keep(&mut f),
-            None => f(),
-        }
-    }
-}
-
 /// `app`'s task names, each followed by its arguments' names and aliases.
 fn signature(app: &App) -> impl Iterator<Item = &str> {
     app.tasks.iter().flat_map(|t| {
@@ -136,8 +126,16 @@ fn signature(app: &App) -> impl Iterator<Item = &str> {
 }
 
 impl Nearest {
+    /// Runs `f`, through [`Nearest::keep`] where there is one.
+    fn kept(keep: Option<KeptAllocations>, mut f: impl FnMut()) {
+        match keep {
+            Some(keep) => keep(&mut f),
+            None => f(),
+        }
+    }
+
     /// Starts over unless the answers were measured against `app`'s names.
-    pub(super) fn measure_against(&mut self, app: &App) {
+    fn measure_against(&mut self, app: &App) {
         if !self.signature.iter().map(|s| &**s).eq(signature(app)) {
             Self::kept(self.keep, || {
                 self.signature = signature(app).map(Box::from).collect();
