@@ -322,6 +322,8 @@ mod tests {
         let mut inside = std::ptr::null_mut();
         compacted(|| {
             let scratch_heap = scratch();
+            // (A scratch heap is installed here, or the test shows nothing.)
+            assert!(!scratch_heap.is_null());
             outside_scratch(&mut || inside = scratch());
             assert_eq!(scratch(), scratch_heap);
         });
