@@ -49,7 +49,7 @@ fn run(
         &config,
         runner.expert_score(0),
         None,
-        &mut |_, _, _| {},
+        &mut |_| {},
     )
 }
 

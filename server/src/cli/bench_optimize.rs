@@ -400,7 +400,7 @@ pub fn bench(args: BenchOptimizeArgs) -> anyhow::Result<ExitCode> {
                         &config,
                         Some(expert),
                         None,
-                        &mut |_, _, _| {},
+                        &mut |_| {},
                     );
                     // On real runs the best candidate's median over its
                     // repeated runs, not its luckiest one.

@@ -84,7 +84,7 @@ fn optimizer_best(app: &App, machine: &Machine, start: &str, iterations: usize) 
         &config,
         None,
         None,
-        &mut |_, _, _| {},
+        &mut |_| {},
     );
     (report.best_iteration > 0).then_some(report.best_mapper)
 }

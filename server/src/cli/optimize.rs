@@ -25,7 +25,7 @@ use crate::optimize::proposers::scalar::ScalarProposer;
 use crate::optimize::proposers::search::SearchProposer;
 use crate::optimize::proposers::Proposer;
 use crate::optimize::runner::Runner;
-use crate::optimize::{default_run_dir, load_report, optimize, Config, Report};
+use crate::optimize::{default_run_dir, load_report, optimize, Config, Event, Report};
 use crate::project::{check_min_gain, target, ProjectFile};
 
 /// The proposers.
@@ -288,6 +288,11 @@ fn progress_line(r: &Record, best: Option<f64>, relative: bool, total: usize) ->
     )
 }
 
+/// `[confirm 2/4] yours and the best run again, in turn, to measure the gain`
+fn confirming_line(run: usize, of: usize) -> String {
+    format!("[confirm {run}/{of}] yours and the best run again, in turn, to measure the gain")
+}
+
 pub fn run(args: OptimizeArgs) -> anyhow::Result<ExitCode> {
     // (Strict: the best mapper may be written over the file.)
     let source = read_utf8(&args.file.to_string_lossy())?;
@@ -379,13 +384,22 @@ pub fn run(args: OptimizeArgs) -> anyhow::Result<ExitCode> {
     // Without an expert figure, progress is relative to the first mapper
     // that ran (the user's, where it runs).
     let mut relative = crate::optimize::metrics::StartRelative::default();
-    let mut progress = |r: &Record, best: Option<f64>, total: usize| {
-        relative.record(r);
+    let mut progress = |event: Event<'_>| {
+        let line = match event {
+            Event::Candidate {
+                record: r,
+                best,
+                total,
+            } => {
+                relative.record(r);
+                match best {
+                    Some(_) => progress_line(r, best, false, total),
+                    None => progress_line(r, relative.best(), true, total),
+                }
+            }
+            Event::Confirming { run, of } => confirming_line(run, of),
+        };
         if !quiet {
-            let line = match best {
-                Some(_) => progress_line(r, best, false, total),
-                None => progress_line(r, relative.best(), true, total),
-            };
             if tty {
                 errln!("\x1b[2K{line}");
             } else {

@@ -40,7 +40,7 @@ use crate::optimize::proposers::scalar::ScalarProposer;
 use crate::optimize::proposers::search::SearchProposer;
 use crate::optimize::proposers::Proposer;
 use crate::optimize::runner::{Execute, Runner};
-use crate::optimize::{default_run_dir, optimize, Config, Report};
+use crate::optimize::{confirming_runs, default_run_dir, optimize, Config, Event, Report};
 
 pub const OPTIMIZE: &str = "mapwright.optimize";
 pub const RUN: &str = "mapwright.run";
@@ -482,10 +482,21 @@ pub struct Step {
     /// expert figure exists.
     pub relative: Option<f64>,
     pub best_relative: Option<f64>,
+    /// The repeated runs that confirm the gain after the loop, where the
+    /// backend measures (so the bar keeps room for them).
+    pub confirm_runs: usize,
+    /// Set while they run: repeated run `.0` of `.1` has started.
+    pub confirming: Option<(usize, usize)>,
 }
 
 impl Step {
-    fn of(r: &Record, best: Option<f64>, total: usize, start: &mut StartRelative) -> Step {
+    fn of(
+        r: &Record,
+        best: Option<f64>,
+        total: usize,
+        confirm_runs: usize,
+        start: &mut StartRelative,
+    ) -> Step {
         let ok = r.evaluation.ok() && r.score > 0.0;
         let relative = start.record(r);
         let measured = ok.then(|| match (r.evaluation.throughput, r.evaluation.elapsed_s) {
@@ -503,6 +514,17 @@ impl Step {
             measured,
             relative,
             best_relative: start.best(),
+            confirm_runs,
+            confirming: None,
+        }
+    }
+
+    /// The last candidate's step, now that repeated run `run` of `of` of
+    /// the mapper as written and the best candidate has started.
+    fn confirming(last: &Step, run: usize, of: usize) -> Step {
+        Step {
+            confirming: Some((run, of)),
+            ..last.clone()
         }
     }
 
@@ -511,6 +533,16 @@ impl Step {
     /// · best 1.82x yours`. Never a dash where a figure belongs.
     pub fn message(&self) -> String {
         let x = |v: f64| format!("{v:.2}x");
+        if let Some((run, of)) = self.confirming {
+            let best = match (self.best, self.best_relative) {
+                (Some(b), _) => format!("best {}", x(b)),
+                (None, Some(b)) => format!("best {} yours", x(b)),
+                (None, None) => "nothing has run yet".to_string(),
+            };
+            return format!(
+                "confirming {run}/{of}: yours and the best run again, in turn · {best}"
+            );
+        }
         let (own, best) = match (self.best, self.best_relative) {
             (Some(b), _) => (
                 self.normalized.map(x).unwrap_or_default(),
@@ -537,8 +569,17 @@ impl Step {
         )
     }
 
+    /// The share of the runs done: the candidates' (`total + 1` with the
+    /// mapper as written), then the confirming ones. A confirming step
+    /// counts its run as started, so the bar never reaches 100 before the
+    /// end.
     pub fn percentage(&self) -> u32 {
-        ((self.iteration * 100) / self.total.max(1)).min(100) as u32
+        let runs = self.total + 1 + self.confirm_runs;
+        let done = match self.confirming {
+            Some((run, _)) => self.total + run,
+            None => self.iteration + 1,
+        };
+        ((done * 100) / runs.max(1)).min(100) as u32
     }
 }
 
@@ -586,10 +627,25 @@ pub fn optimize_blocking(
     };
     let delay = Duration::from_millis(setup.optimize.delay_ms);
     let mut start = StartRelative::default();
-    let mut progress = |r: &Record, best: Option<f64>, total: usize| {
-        step(Step::of(r, best, total, &mut start));
-        if !delay.is_zero() {
-            std::thread::sleep(delay);
+    let confirm_runs = confirming_runs(config.repeats, executor.measures());
+    let mut last: Option<Step> = None;
+    let mut progress = |event: Event<'_>| match event {
+        Event::Candidate {
+            record,
+            best,
+            total,
+        } => {
+            let s = Step::of(record, best, total, confirm_runs, &mut start);
+            last = Some(s.clone());
+            step(s);
+            if !delay.is_zero() {
+                std::thread::sleep(delay);
+            }
+        }
+        Event::Confirming { run, of } => {
+            if let Some(last) = &last {
+                step(Step::confirming(last, run, of));
+            }
         }
     };
     let report = optimize(
@@ -642,6 +698,35 @@ mod tests {
         assert!(parse_args(&[]).is_err());
         assert!(parse_args(&[json!(3)]).is_err());
         assert!(parse_args(&[json!("not a uri")]).is_err());
+    }
+
+    /// Progress counts every run: the candidates, then the repeated runs
+    /// that confirm the gain, which say what they are and keep the best.
+    #[test]
+    fn confirming_runs_have_their_own_message_and_share_of_the_bar() {
+        let mut start = StartRelative::default();
+        let mut r = Record::scored(4, 2.0, &[]);
+        r.evaluation.status = "ok".into();
+        r.evaluation.elapsed_s = Some(0.5);
+        let last = Step::of(&r, Some(1.25), 4, 4, &mut start);
+        // Five candidate runs of nine.
+        assert_eq!(last.percentage(), 55);
+        assert!(
+            last.message().starts_with("iteration 4/4: ok"),
+            "{}",
+            last.message()
+        );
+        let confirming = Step::confirming(&last, 2, 4);
+        assert_eq!(
+            confirming.message(),
+            "confirming 2/4: yours and the best run again, in turn · best 1.25x"
+        );
+        assert_eq!(confirming.percentage(), 66);
+        assert!(Step::confirming(&last, 4, 4).percentage() < 100);
+        // Without confirming runs the last candidate fills the bar.
+        assert_eq!(Step::of(&r, Some(1.25), 4, 0, &mut start).percentage(), 100);
+        let first = Step::of(&Record::scored(0, 1.0, &[]), None, 4, 0, &mut start);
+        assert_eq!(first.percentage(), 20);
     }
 
     #[test]

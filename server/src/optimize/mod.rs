@@ -237,9 +237,34 @@ impl Report {
     }
 }
 
-/// Progress callback: called after each candidate with its record and the
-/// best normalized score so far.
-pub type Progress<'a> = &'a mut dyn FnMut(&Record, Option<f64>, usize);
+/// What the loop tells its caller while it works.
+#[derive(Debug, Clone, Copy)]
+pub enum Event<'r> {
+    /// A candidate ran (or was rejected before running): its record, the
+    /// best normalized score so far and the iterations asked for.
+    Candidate {
+        record: &'r Record,
+        best: Option<f64>,
+        total: usize,
+    },
+    /// The mapper as written and the best candidate run again, in turn, to
+    /// confirm the gain on a measuring backend: repeated run `run` of `of`
+    /// starts. Real runs take seconds each, so a user watching sees them.
+    Confirming { run: usize, of: usize },
+}
+
+/// Progress callback: told of each [`Event`] as it happens.
+pub type Progress<'a> = &'a mut dyn FnMut(Event<'_>);
+
+/// The repeated runs [`optimize`] makes after the loop to confirm a gain on
+/// a backend that measures: each of the two mappers `repeats - 1` more times.
+pub fn confirming_runs(repeats: usize, measures: bool) -> usize {
+    if measures {
+        2 * repeats.saturating_sub(1)
+    } else {
+        0
+    }
+}
 
 /// Runs the loop on `source` (the user's mapper text).
 pub fn optimize(
@@ -343,11 +368,11 @@ pub fn optimize(
         save_candidate(config.run_dir.as_deref(), &record);
         report.records.push(record);
         report.refresh_best();
-        progress(
-            &report.records[0],
-            report.best_normalized,
-            config.iterations,
-        );
+        progress(Event::Candidate {
+            record: &report.records[0],
+            best: report.best_normalized,
+            total: config.iterations,
+        });
     }
     while report.records.len() <= config.iterations {
         if config.cancel.load(Ordering::SeqCst) {
@@ -372,7 +397,11 @@ pub fn optimize(
                 report.records.push(record);
                 report.refresh_best();
                 if let Some(last) = report.records.last() {
-                    progress(last, report.best_normalized, config.iterations);
+                    progress(Event::Candidate {
+                        record: last,
+                        best: report.best_normalized,
+                        total: config.iterations,
+                    });
                 }
                 // Proposals build on the text that compiles.
                 base_decisions = runner.decisions(&text).unwrap_or_default();
@@ -454,7 +483,11 @@ pub fn optimize(
         report.refresh_best();
         report.usage = proposer.usage();
         if let Some(last) = report.records.last() {
-            progress(last, report.best_normalized, config.iterations);
+            progress(Event::Candidate {
+                record: last,
+                best: report.best_normalized,
+                total: config.iterations,
+            });
         }
     }
     report.refresh();
@@ -486,7 +519,13 @@ pub fn optimize(
             prune::drop_redundant(&user_base, &user_decisions, &report.best_mapper, &resolve);
     }
     if !report.cancelled {
-        judge_best(&mut report, runner, config, &user_base, &user_decisions);
+        judge_best(
+            &mut report,
+            runner,
+            config,
+            (&user_base, &user_decisions),
+            progress,
+        );
     }
     report.usage = proposer.usage();
     if let Some(dir) = &config.run_dir {
@@ -499,13 +538,14 @@ pub fn optimize(
 }
 
 /// Fills in the report's verdict and, when the best candidate is to be
-/// applied, the changes it makes.
+/// applied, the changes it makes. Each repeated run is told to `progress`
+/// as it starts.
 fn judge_best(
     report: &mut Report,
     runner: &Runner<'_>,
     config: &Config,
-    base: &str,
-    start: &Decisions,
+    (base, start): (&str, &Decisions),
+    progress: Progress<'_>,
 ) {
     let (Some(first), Some(best)) = (
         report.records.first(),
@@ -513,7 +553,14 @@ fn judge_best(
     ) else {
         return;
     };
-    let mut rerun = rerun_with(runner, config.seed);
+    let mut rerun_once = rerun_with(runner, config.seed);
+    let of = confirming_runs(config.repeats, runner.executor.measures());
+    let mut run = 0;
+    let mut rerun = |text: &str, i: usize| {
+        run += 1;
+        progress(Event::Confirming { run, of });
+        rerun_once(text, i)
+    };
     let verdict = judge(
         first,
         best,
@@ -697,6 +744,66 @@ mod tests {
     use mapwright_runtime::app::App;
     use mapwright_runtime::machine::Machine;
 
+    /// The events a caller sees, in order: `C` a candidate, `(run, of)` a
+    /// confirming run.
+    fn events(noise: f64, start: &str, iterations: usize) -> (Report, Vec<Option<(usize, usize)>>) {
+        let app = App::builtin("circuit").unwrap();
+        let machine = Machine::preset("p100x4").unwrap();
+        let executor = SimExecutor {
+            app: Arc::new(app.clone()),
+            machine: Arc::new(machine.clone()),
+            noise,
+        };
+        let runner = Runner::new(&app, &machine, &executor);
+        let mut seen = Vec::new();
+        let report = optimize(
+            start,
+            &runner,
+            &mut super::proposers::search::SearchProposer::new(0),
+            &Config::new(iterations, 0),
+            None,
+            None,
+            &mut |e| {
+                seen.push(match e {
+                    Event::Candidate { record, total, .. } => {
+                        assert_eq!(total, iterations);
+                        assert!(record.iteration <= iterations);
+                        None
+                    }
+                    Event::Confirming { run, of } => Some((run, of)),
+                })
+            },
+        );
+        (report, seen)
+    }
+
+    /// On a backend that measures, the repeated runs that confirm the gain
+    /// are told as they start, after every candidate, numbered to the count
+    /// announced; a deterministic model has none.
+    #[test]
+    fn the_runs_that_confirm_a_gain_are_told_as_they_start() {
+        let slow = "Task * CPU;\n";
+        let (report, seen) = events(0.02, slow, 4);
+        let verdict = report.verdict.as_ref().expect("a verdict");
+        let of = confirming_runs(Config::new(4, 0).repeats, true);
+        assert_eq!(of, 2 * (verdict::DEFAULT_REPEATS - 1));
+        assert!(report.best_iteration > 0, "search beats all-CPU");
+        assert_eq!(verdict.best_runs.len(), verdict::DEFAULT_REPEATS);
+        let candidates = seen.iter().take_while(|e| e.is_none()).count();
+        assert_eq!(candidates, report.records.len());
+        let confirming: Vec<_> = seen[candidates..].iter().map(|e| e.unwrap()).collect();
+        assert_eq!(
+            confirming,
+            (1..=of).map(|run| (run, of)).collect::<Vec<_>>()
+        );
+
+        let (report, seen) = events(0.0, slow, 4);
+        assert!(report.verdict.is_some());
+        assert!(seen.iter().all(Option::is_none), "{seen:?}");
+        assert_eq!(seen.len(), report.records.len());
+        assert_eq!(confirming_runs(3, false), 0);
+    }
+
     /// On the simulator the screen's prediction is the run itself, so a
     /// screened proposal is one that would have lost: screening skips runs
     /// and finds the same best as running everything.
@@ -722,7 +829,7 @@ mod tests {
                 &config,
                 None,
                 None,
-                &mut |_, _, _| {},
+                &mut |_| {},
             )
         };
         let all = run(None);
