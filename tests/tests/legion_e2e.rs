@@ -1057,9 +1057,9 @@ fn a_mapper_with_an_error_stops_the_program_before_any_task() {
 }
 
 /// The deliberately slow start: every launch point on the first CPU.
-/// The longest a real run may keep the optimizer's progress silent: one
-/// candidate's run, or one of the repeated runs that confirm the gain, on a
-/// busy two-core host (they take about 5 s on an idle one).
+/// The longest one real run may keep the language server silent (a
+/// `mapwright.run`, one optimizer candidate, one of the repeated runs that
+/// confirm the gain) on a busy two-core host; about 5 s on an idle one.
 const ONE_REAL_RUN: std::time::Duration = std::time::Duration::from_secs(180);
 
 /// The values of the `$/progress` notifications for `token`, up to and
@@ -1573,10 +1573,11 @@ fn the_language_server_runs_on_real_legion_when_the_project_says_so() {
     );
     let uri = lsp_support::file_uri(&root.join("circuit.mapper"));
     s.open(&uri, SLOW);
-    let result = s.request(
+    let id = s.send_request(
         "workspace/executeCommand",
         json!({"command": "mapwright.run", "arguments": [uri]}),
     );
+    let result = s.response_within(id, ONE_REAL_RUN).expect("mapwright.run");
     assert_eq!(result["status"], "ok", "{result:#}");
     let summary = result["summary"].as_str().unwrap();
     assert!(summary.contains("legion-host"), "{summary}");

@@ -273,8 +273,19 @@ impl Server {
 
     /// The response to request `id`: `Ok(result)` or `Err(error)`.
     pub fn response(&mut self, id: i64) -> Result<Value, Value> {
-        let msg = self.wait_for(&format!("response {id}"), |m| {
-            m.get("method").is_none() && m["id"] == json!(id)
+        self.response_within(id, TIMEOUT)
+    }
+
+    /// [`Self::response`] for a request that takes longer than
+    /// [`TIMEOUT`] by its nature (a real run): waits up to `timeout`.
+    pub fn response_within(&mut self, id: i64, timeout: Duration) -> Result<Value, Value> {
+        let pred = |m: &Value| m.get("method").is_none() && m["id"] == json!(id);
+        let msg = self.try_wait_for(timeout, &pred).unwrap_or_else(|| {
+            panic!(
+                "timed out after {timeout:?} waiting for response {id}\ninbox: {:#?}\nserver stderr:\n{}",
+                self.inbox,
+                self.stderr()
+            )
         });
         match msg.get("error") {
             Some(e) => Err(e.clone()),
