@@ -297,18 +297,95 @@ fn progress_is_reported_at_most_ten_times_a_second_and_ends_on_the_final_state()
         "{}",
         message(reports[0])
     );
+    // The bar keeps room for the 4 runs that would confirm a gain on this
+    // measuring backend (the mapper as written and the best candidate, 2
+    // more each); every candidate measures the same here, so none is a
+    // gain and the bar stops short of them.
     let last = reports[reports.len() - 1];
     assert!(
         message(last).starts_with(&format!("iteration {ITERATIONS}/{ITERATIONS}")),
         "{}",
         message(last)
     );
-    assert_eq!(last.1["percentage"], 100);
+    assert_eq!(
+        last.1["percentage"],
+        (ITERATIONS + 1) * 100 / (ITERATIONS + 1 + 4)
+    );
+    assert!(
+        !seen.iter().any(|(_, v)| v["message"]
+            .as_str()
+            .is_some_and(|m| m.starts_with("confirming"))),
+        "{seen:#?}"
+    );
     assert!(
         (reports.len() as u64) < ITERATIONS / 2,
         "{} reports for {ITERATIONS} candidates",
         reports.len()
     );
+    assert_eq!(s.shutdown(), Some(0));
+}
+
+/// On a measuring backend the mapper as written and the best candidate run
+/// again before the best is applied; progress shows those runs, the last
+/// state kept, and the bar counts them.
+#[test]
+fn the_runs_that_confirm_a_gain_show_in_progress() {
+    const ITERATIONS: u64 = 3;
+    let root = temp_dir("opt-confirm");
+    // The program: the longer the mapper, the faster it runs (so a
+    // candidate that adds statements beats the two-line start).
+    std::fs::write(
+        root.join("mapwright.toml"),
+        "app = \"circuit\"\nmachine = \"p100x4\"\nproposer = \"random\"\nruntime = \"command\"\n\
+         [command]\ntemplate = \"echo \\\"ELAPSED TIME = $((100000 / $(wc -c < {mapper}))) s\\\"\"\n",
+    )
+    .unwrap();
+    let mut s = Server::start_with(
+        caps(),
+        json!({"optimize": {"iterations": ITERATIONS, "saveRuns": false}}),
+        Some(&root),
+    );
+    let uri = file_uri(&root.join("circuit.mapper"));
+    s.open(&uri, "# Every task on a CPU.\nTask * CPU;\n");
+    let id = s.send_request(
+        "workspace/executeCommand",
+        json!({"command": "mapwright.optimize", "arguments": [uri],
+               "workDoneToken": "confirm"}),
+    );
+    let mut seen: Vec<Value> = Vec::new();
+    loop {
+        let m = s
+            .try_wait_for(std::time::Duration::from_secs(120), &|m: &Value| {
+                m["method"] == "$/progress" && m["params"]["token"] == "confirm"
+            })
+            .unwrap_or_else(|| panic!("no progress after {seen:#?}"));
+        let end = m["params"]["value"]["kind"] == "end";
+        seen.push(m["params"]["value"].clone());
+        if end {
+            break;
+        }
+    }
+    let result = s.response(id).unwrap();
+    let summary = result["summary"].as_str().unwrap_or_default();
+    assert!(summary.contains("medians of 3 runs"), "{result:#}");
+    let reports: Vec<&Value> = seen.iter().filter(|v| v["kind"] == "report").collect();
+    let last = reports[reports.len() - 1];
+    assert!(
+        last["message"]
+            .as_str()
+            .is_some_and(|m| m.starts_with("confirming 4/4: yours and the best run again")),
+        "{seen:#?}"
+    );
+    assert_eq!(
+        last["percentage"],
+        (ITERATIONS + 4) * 100 / (ITERATIONS + 1 + 4)
+    );
+    // The bar never goes back.
+    let bar: Vec<u64> = reports
+        .iter()
+        .map(|r| r["percentage"].as_u64().unwrap())
+        .collect();
+    assert!(bar.windows(2).all(|w| w[0] <= w[1]), "{bar:?}");
     assert_eq!(s.shutdown(), Some(0));
 }
 
