@@ -556,7 +556,13 @@ fn judge_best(
     let mut rerun_once = rerun_with(runner, config.seed);
     let of = confirming_runs(config.repeats, runner.executor.measures());
     let mut run = 0;
+    // A cancel while they run stops them (the run under way is killed by
+    // the executor) and the loop ends cancelled: nothing is applied on a
+    // verdict of killed runs.
     let mut rerun = |text: &str, i: usize| {
+        if config.cancel.load(Ordering::SeqCst) {
+            return 0.0;
+        }
         run += 1;
         progress(Event::Confirming { run, of });
         rerun_once(text, i)
@@ -576,6 +582,11 @@ fn judge_best(
         }
         _ => Vec::new(),
     };
+    if config.cancel.load(Ordering::SeqCst) {
+        report.cancelled = true;
+        report.changes.clear();
+        return;
+    }
     report.verdict = Some(verdict);
 }
 
@@ -796,6 +807,37 @@ mod tests {
             confirming,
             (1..=of).map(|run| (run, of)).collect::<Vec<_>>()
         );
+
+        // A cancel during them: no further run, and the loop ends
+        // cancelled with no verdict, so nothing is applied.
+        let app = App::builtin("circuit").unwrap();
+        let machine = Machine::preset("p100x4").unwrap();
+        let executor = SimExecutor {
+            app: Arc::new(app.clone()),
+            machine: Arc::new(machine.clone()),
+            noise: 0.02,
+        };
+        let runner = Runner::new(&app, &machine, &executor);
+        let config = Config::new(4, 0);
+        let cancel = config.cancel.clone();
+        let mut confirming = 0;
+        let report = optimize(
+            slow,
+            &runner,
+            &mut super::proposers::search::SearchProposer::new(0),
+            &config,
+            None,
+            None,
+            &mut |e| {
+                if let Event::Confirming { .. } = e {
+                    confirming += 1;
+                    cancel.store(true, Ordering::SeqCst);
+                }
+            },
+        );
+        assert_eq!(confirming, 1);
+        assert!(report.cancelled);
+        assert!(report.verdict.is_none() && !report.worth_applying());
 
         let (report, seen) = events(0.0, slow, 4);
         assert!(report.verdict.is_some());
