@@ -1414,7 +1414,7 @@ fn optimize_with_the_legion_backend_improves_a_slow_mapper_as_measured() {
     // of this machine's two cores hides it. So first measure what this host
     // can show right now (the slow start against Legion's default spread,
     // medians of three runs each); a host too busy to show any placement
-    // gain cannot judge the optimizer, and says so.
+    // gain cannot judge the optimizer's gain, and says so.
     let dir = scratch("optimize-capacity");
     let spread = dir.join("spread.mapper");
     std::fs::write(&spread, "Task * CPU;\nRegion * * CPU SYSMEM;\n").unwrap();
@@ -1437,14 +1437,9 @@ fn optimize_with_the_legion_backend_improves_a_slow_mapper_as_measured() {
     let slow_file = dir.join("slow.mapper");
     std::fs::write(&slow_file, SLOW).unwrap();
     let (slow_s, spread_s) = (time_of(&slow_file), time_of(&spread));
-    if spread_s * 1.3 > slow_s {
-        eprintln!(
-            "SKIPPED: this host shows no gain from spreading circuit's points right now (slow \
-             start {slow_s:.3} s, Legion's default spread {spread_s:.3} s, medians of 3): its \
-             cores are busy, so an optimizer's placement gain cannot be measured here"
-        );
-        return;
-    }
+    // On such a host the optimization still runs and everything but the
+    // gain is checked; the gain is not asked for, and the test says so.
+    let can_show_a_gain = spread_s * 1.3 <= slow_s;
     // The optimizer's own repeated runs of the start and of its best
     // candidate are compared by their medians; a whole optimization is
     // tried twice before the test fails.
@@ -1479,7 +1474,6 @@ fn optimize_with_the_legion_backend_improves_a_slow_mapper_as_measured() {
             let raw = r["evaluation"]["raw_output"].as_str().unwrap_or_default();
             assert!(raw.contains("ELAPSED TIME = "), "{raw}");
         }
-        assert!(v["best_iteration"].as_u64().unwrap() > 0, "{v:#}");
         // The expert as written stops on this host (no GPU), so there is no
         // expert figure: the trajectory is relative to the slow start, and
         // rises from it instead of lying flat at zero.
@@ -1496,8 +1490,18 @@ fn optimize_with_the_legion_backend_improves_a_slow_mapper_as_measured() {
             trajectory.windows(2).all(|w| w[1] >= w[0]),
             "{trajectory:?}"
         );
-        assert!(trajectory[trajectory.len() - 1] > 1.0, "{trajectory:?}");
         let verdict = &v["verdict"];
+        if !can_show_a_gain {
+            eprintln!(
+                "NOT CHECKED: the gain. This host shows no gain from spreading circuit's points \
+                 right now (slow start {slow_s:.3} s, Legion's default spread {spread_s:.3} s, \
+                 medians of 3): its cores are busy, so an optimizer's placement gain cannot be \
+                 measured here. Everything else was checked."
+            );
+            return;
+        }
+        assert!(v["best_iteration"].as_u64().unwrap() > 0, "{v:#}");
+        assert!(trajectory[trajectory.len() - 1] > 1.0, "{trajectory:?}");
         let (start, best) = (
             median(&verdict["start_runs"]),
             median(&verdict["best_runs"]),
