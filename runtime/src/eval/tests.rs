@@ -256,7 +256,10 @@ fn corpus_file(name: &str) -> Option<String> {
     match std::fs::read_to_string(&path) {
         Ok(s) => Some(s),
         Err(_) => {
-            eprintln!("corpus file {} not found; skipping", path.display());
+            eprintln!(
+                "corpus file {} not found; checking the built-in copy of its functions",
+                path.display()
+            );
             None
         }
     }
