@@ -1065,25 +1065,10 @@ const ONE_REAL_RUN: std::time::Duration = std::time::Duration::from_secs(180);
 /// The values of the `$/progress` notifications for `token`, up to and
 /// with the `end`; each must come within [`ONE_REAL_RUN`] of the last.
 fn progress_to_the_end(s: &mut lsp_support::Server, token: &str) -> Vec<Value> {
-    let mut reports = Vec::new();
-    loop {
-        let m = s
-            .try_wait_for(ONE_REAL_RUN, &|m| {
-                m["method"] == "$/progress" && m["params"]["token"] == token
-            })
-            .unwrap_or_else(|| {
-                panic!(
-                    "no $/progress for {token} within {ONE_REAL_RUN:?} after {reports:#?}\nserver stderr:\n{}",
-                    s.stderr()
-                )
-            });
-        let value = m["params"]["value"].clone();
-        let end = value["kind"] == "end";
-        reports.push(value);
-        if end {
-            return reports;
-        }
-    }
+    s.progress_to_the_end(&json!(token), ONE_REAL_RUN)
+        .into_iter()
+        .map(|(_, v)| v)
+        .collect()
 }
 
 /// Where the best candidate ran again against the user's mapper (`medians

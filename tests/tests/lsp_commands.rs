@@ -44,25 +44,9 @@ fn start(name: &str, settings: Value) -> (Server, TempDir, String) {
     (s, root, uri)
 }
 
-fn progress_of<'a>(msgs: &'a [Value], kind: &str) -> Vec<&'a Value> {
-    msgs.iter()
-        .filter(|m| m["method"] == "$/progress" && m["params"]["value"]["kind"] == kind)
-        .collect()
-}
-
-/// Collects `$/progress` notifications until the `end` one.
-fn progress_until_end(s: &mut Server, token: &Value) -> Vec<Value> {
-    let mut out = Vec::new();
-    loop {
-        let m = s.wait_for("$/progress", |m| {
-            m["method"] == "$/progress" && m["params"]["token"] == *token
-        });
-        let end = m["params"]["value"]["kind"] == "end";
-        out.push(m);
-        if end {
-            return out;
-        }
-    }
+/// The progress values of one kind (`begin`, `report`, `end`).
+fn progress_of<'a>(values: &'a [Value], kind: &str) -> Vec<&'a Value> {
+    values.iter().filter(|v| v["kind"] == kind).collect()
 }
 
 #[test]
@@ -80,10 +64,14 @@ fn optimize_reports_progress_and_applies_the_best_mapper_as_minimal_edits() {
         m["method"] == "window/workDoneProgress/create"
     });
     let token = create["params"]["token"].clone();
-    let progress = progress_until_end(&mut s, &token);
+    let progress: Vec<Value> = s
+        .progress_to_the_end(&token, lsp_support::TIMEOUT)
+        .into_iter()
+        .map(|(_, v)| v)
+        .collect();
     let begin = progress_of(&progress, "begin");
     assert_eq!(begin.len(), 1);
-    let begin = &begin[0]["params"]["value"];
+    let begin = begin[0];
     assert_eq!(begin["cancellable"], true);
     assert!(begin["message"]
         .as_str()
@@ -94,14 +82,12 @@ fn optimize_reports_progress_and_applies_the_best_mapper_as_minimal_edits() {
     // within 100 ms of a report are folded into the next one (the progress
     // test below), but the final state is always reported.
     assert!((2..=4).contains(&reports.len()), "{reports:#?}");
-    let first = reports[0]["params"]["value"]["message"].as_str().unwrap();
+    let first = reports[0]["message"].as_str().unwrap();
     assert!(
         first.starts_with("iteration 0/3: cublas_illegal_parameter"),
         "{first}"
     );
-    let last = reports[reports.len() - 1]["params"]["value"]["message"]
-        .as_str()
-        .unwrap();
+    let last = reports[reports.len() - 1]["message"].as_str().unwrap();
     // At or above the expert (the simulator's GEMM schedules let a mapper
     // without the expert's InstanceLimit beat it).
     let best: f64 = last
@@ -110,10 +96,7 @@ fn optimize_reports_progress_and_applies_the_best_mapper_as_minimal_edits() {
         .and_then(|b| b.trim_end_matches('x').parse().ok())
         .unwrap_or(0.0);
     assert!(last.contains("iteration 3/3") && best >= 0.995, "{last}");
-    assert_eq!(
-        reports[reports.len() - 1]["params"]["value"]["percentage"],
-        100
-    );
+    assert_eq!(reports[reports.len() - 1]["percentage"], 100);
 
     // One workspace edit, versioned, of minimal changes: an insertion.
     let apply = s.wait_for("workspace/applyEdit", |m| {
@@ -236,28 +219,11 @@ fn progress_is_reported_at_most_ten_times_a_second_and_ends_on_the_final_state()
     // debug build), for the loop to run
     // much faster than 10 steps a second.
     const ITERATIONS: u64 = 60;
-    let root = temp_dir("opt-rate");
-    std::fs::write(
-        root.join("mapwright.toml"),
-        "app = \"cannon\"\nmachine = \"p100x4\"\nproposer = \"random\"\nruntime = \"command\"\n\
-         [command]\ntemplate = \"echo 'ELAPSED TIME = 1.0 s' {mapper}\"\n",
-    )
-    .unwrap();
+    let root =
+        random_proposals_run_by("opt-rate", "cannon", "echo 'ELAPSED TIME = 1.0 s' {mapper}");
     let (mut s, id) = optimize_in_project(&root, ITERATIONS, "rate");
     // Every progress notification with the time it arrived.
-    let mut seen: Vec<(std::time::Instant, Value)> = Vec::new();
-    loop {
-        let m = s
-            .try_wait_for(std::time::Duration::from_secs(120), &|m: &Value| {
-                m["method"] == "$/progress" && m["params"]["token"] == "rate"
-            })
-            .unwrap_or_else(|| panic!("no progress after {seen:#?}"));
-        let end = m["params"]["value"]["kind"] == "end";
-        seen.push((std::time::Instant::now(), m["params"]["value"].clone()));
-        if end {
-            break;
-        }
-    }
+    let seen = s.progress_to_the_end(&json!("rate"), std::time::Duration::from_secs(120));
     let result = s.response(id).unwrap();
     assert_eq!(result["candidates"], ITERATIONS, "{result:#}");
     assert_eq!(seen[0].1["kind"], "begin", "{seen:#?}");
@@ -331,15 +297,13 @@ fn progress_is_reported_at_most_ten_times_a_second_and_ends_on_the_final_state()
 #[test]
 fn the_runs_that_confirm_a_gain_show_in_progress() {
     const ITERATIONS: u64 = 3;
-    let root = temp_dir("opt-confirm");
     // The program: the longer the mapper, the faster it runs (so a
     // candidate that adds statements beats the two-line start).
-    std::fs::write(
-        root.join("mapwright.toml"),
-        "app = \"circuit\"\nmachine = \"p100x4\"\nproposer = \"random\"\nruntime = \"command\"\n\
-         [command]\ntemplate = \"echo \\\"ELAPSED TIME = $((100000 / $(wc -c < {mapper}))) s\\\"\"\n",
-    )
-    .unwrap();
+    let root = random_proposals_run_by(
+        "opt-confirm",
+        "circuit",
+        r#"echo \"ELAPSED TIME = $((100000 / $(wc -c < {mapper}))) s\""#,
+    );
     let mut s = Server::start_with(
         caps(),
         json!({"optimize": {"iterations": ITERATIONS, "saveRuns": false}}),
@@ -352,19 +316,11 @@ fn the_runs_that_confirm_a_gain_show_in_progress() {
         json!({"command": "mapwright.optimize", "arguments": [uri],
                "workDoneToken": "confirm"}),
     );
-    let mut seen: Vec<Value> = Vec::new();
-    loop {
-        let m = s
-            .try_wait_for(std::time::Duration::from_secs(120), &|m: &Value| {
-                m["method"] == "$/progress" && m["params"]["token"] == "confirm"
-            })
-            .unwrap_or_else(|| panic!("no progress after {seen:#?}"));
-        let end = m["params"]["value"]["kind"] == "end";
-        seen.push(m["params"]["value"].clone());
-        if end {
-            break;
-        }
-    }
+    let seen: Vec<Value> = s
+        .progress_to_the_end(&json!("confirm"), std::time::Duration::from_secs(120))
+        .into_iter()
+        .map(|(_, v)| v)
+        .collect();
     let result = s.response(id).unwrap();
     let summary = result["summary"].as_str().unwrap_or_default();
     assert!(summary.contains("medians of 3 runs"), "{result:#}");
@@ -692,6 +648,21 @@ fn cancelling_kills_the_users_program_under_way() {
 /// opens the naive mapper as `root/cannon.mapper` and asks for an optimize
 /// of `iterations` candidates (no run folder), reporting progress under
 /// `token`: the server and the request's id.
+/// A project folder (`name`) for `app` on p100x4 whose candidates are
+/// proposed at random and run by `template` (the command runtime).
+fn random_proposals_run_by(name: &str, app: &str, template: &str) -> TempDir {
+    let root = temp_dir(name);
+    std::fs::write(
+        root.join("mapwright.toml"),
+        format!(
+            "app = \"{app}\"\nmachine = \"p100x4\"\nproposer = \"random\"\nruntime = \"command\"\n\
+             [command]\ntemplate = \"{template}\"\n"
+        ),
+    )
+    .unwrap();
+    root
+}
+
 fn optimize_in_project(root: &Path, iterations: u64, token: &str) -> (Server, i64) {
     let mut s = Server::start_with(
         caps(),

@@ -755,9 +755,9 @@ mod tests {
     use mapwright_runtime::app::App;
     use mapwright_runtime::machine::Machine;
 
-    /// The events a caller sees, in order: `C` a candidate, `(run, of)` a
-    /// confirming run.
-    fn events(noise: f64, start: &str, iterations: usize) -> (Report, Vec<Option<(usize, usize)>>) {
+    /// Circuit on p100x4, and the simulator with `noise` (above 0 it
+    /// measures, so a gain is confirmed by repeated runs).
+    fn circuit_on_the_simulator(noise: f64) -> (App, Machine, SimExecutor) {
         let app = App::builtin("circuit").unwrap();
         let machine = Machine::preset("p100x4").unwrap();
         let executor = SimExecutor {
@@ -765,26 +765,36 @@ mod tests {
             machine: Arc::new(machine.clone()),
             noise,
         };
+        (app, machine, executor)
+    }
+
+    /// The search from `start` on circuit, each event told to `on`.
+    fn search_circuit(
+        noise: f64,
+        start: &str,
+        config: &Config,
+        on: &mut dyn FnMut(Event<'_>),
+    ) -> Report {
+        let (app, machine, executor) = circuit_on_the_simulator(noise);
         let runner = Runner::new(&app, &machine, &executor);
+        let mut proposer = super::proposers::search::SearchProposer::new(0);
+        optimize(start, &runner, &mut proposer, config, None, None, on)
+    }
+
+    /// The events a caller sees, in order: `None` a candidate, `(run, of)`
+    /// a confirming run.
+    fn events(noise: f64, start: &str, iterations: usize) -> (Report, Vec<Option<(usize, usize)>>) {
         let mut seen = Vec::new();
-        let report = optimize(
-            start,
-            &runner,
-            &mut super::proposers::search::SearchProposer::new(0),
-            &Config::new(iterations, 0),
-            None,
-            None,
-            &mut |e| {
-                seen.push(match e {
-                    Event::Candidate { record, total, .. } => {
-                        assert_eq!(total, iterations);
-                        assert!(record.iteration <= iterations);
-                        None
-                    }
-                    Event::Confirming { run, of } => Some((run, of)),
-                })
-            },
-        );
+        let report = search_circuit(noise, start, &Config::new(iterations, 0), &mut |e| {
+            seen.push(match e {
+                Event::Candidate { record, total, .. } => {
+                    assert_eq!(total, iterations);
+                    assert!(record.iteration <= iterations);
+                    None
+                }
+                Event::Confirming { run, of } => Some((run, of)),
+            })
+        });
         (report, seen)
     }
 
@@ -810,31 +820,15 @@ mod tests {
 
         // A cancel during them: no further run, and the loop ends
         // cancelled with no verdict, so nothing is applied.
-        let app = App::builtin("circuit").unwrap();
-        let machine = Machine::preset("p100x4").unwrap();
-        let executor = SimExecutor {
-            app: Arc::new(app.clone()),
-            machine: Arc::new(machine.clone()),
-            noise: 0.02,
-        };
-        let runner = Runner::new(&app, &machine, &executor);
         let config = Config::new(4, 0);
         let cancel = config.cancel.clone();
         let mut confirming = 0;
-        let report = optimize(
-            slow,
-            &runner,
-            &mut super::proposers::search::SearchProposer::new(0),
-            &config,
-            None,
-            None,
-            &mut |e| {
-                if let Event::Confirming { .. } = e {
-                    confirming += 1;
-                    cancel.store(true, Ordering::SeqCst);
-                }
-            },
-        );
+        let report = search_circuit(0.02, slow, &config, &mut |e| {
+            if let Event::Confirming { .. } = e {
+                confirming += 1;
+                cancel.store(true, Ordering::SeqCst);
+            }
+        });
         assert_eq!(confirming, 1);
         assert!(report.cancelled);
         assert!(report.verdict.is_none() && !report.worth_applying());
@@ -851,13 +845,7 @@ mod tests {
     /// and finds the same best as running everything.
     #[test]
     fn screening_skips_what_the_model_puts_behind_and_keeps_the_best() {
-        let app = App::builtin("circuit").unwrap();
-        let machine = Machine::preset("p100x4").unwrap();
-        let executor = SimExecutor {
-            app: Arc::new(app.clone()),
-            machine: Arc::new(machine.clone()),
-            noise: 0.0,
-        };
+        let (app, machine, executor) = circuit_on_the_simulator(0.0);
         let runner = Runner::new(&app, &machine, &executor);
         let start = app.expert_text().unwrap();
         let run = |screen: Option<f64>| {

@@ -319,6 +319,29 @@ impl Server {
         })
     }
 
+    /// The values of the `$/progress` notifications for `token`, each
+    /// with the time it was read, up to and with the `end`; each must come
+    /// within `each` of the one before.
+    #[allow(dead_code)] // (not every test binary follows progress)
+    pub fn progress_to_the_end(&mut self, token: &Value, each: Duration) -> Vec<(Instant, Value)> {
+        let mut seen: Vec<(Instant, Value)> = Vec::new();
+        loop {
+            let pred = |m: &Value| m["method"] == "$/progress" && m["params"]["token"] == *token;
+            let Some(m) = self.try_wait_for(each, &pred) else {
+                panic!(
+                    "no $/progress for {token} within {each:?} after {seen:#?}\nserver stderr:\n{}",
+                    self.stderr()
+                )
+            };
+            let value = m["params"]["value"].clone();
+            let end = value["kind"] == "end";
+            seen.push((Instant::now(), value));
+            if end {
+                return seen;
+            }
+        }
+    }
+
     /// Like [`Server::wait_for`] with a custom timeout; `None` on timeout.
     pub fn try_wait_for(
         &mut self,
