@@ -876,9 +876,7 @@ impl App {
         self.tasks
             .iter()
             .flat_map(|t| t.regions.iter())
-            .flat_map(|r| {
-                std::iter::once(r.name.as_str()).chain(r.aliases.iter().map(|a| a.as_str()))
-            })
+            .flat_map(RegionArg::name_and_aliases)
             .collect()
     }
 
@@ -930,6 +928,11 @@ impl Task {
 }
 
 impl RegionArg {
+    /// Its name, then its aliases.
+    pub fn name_and_aliases(&self) -> impl Iterator<Item = &str> {
+        std::iter::once(self.name.as_str()).chain(self.aliases.iter().map(String::as_str))
+    }
+
     /// Whether a mapper statement naming `name` addresses this argument
     /// (on some launch).
     pub fn answers_to(&self, name: &str) -> bool {

@@ -371,10 +371,7 @@ impl<'a> Resolver<'a> {
                             tasks
                                 .iter()
                                 .flat_map(|t| t.regions.iter())
-                                .flat_map(|a| {
-                                    std::iter::once(a.name.as_str())
-                                        .chain(a.aliases.iter().map(|s| s.as_str()))
-                                })
+                                .flat_map(|a| a.name_and_aliases())
                                 .collect()
                         }
                     });

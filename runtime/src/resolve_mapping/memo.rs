@@ -119,9 +119,7 @@ pub(super) struct Nearest {
 /// `app`'s task names, each followed by its arguments' names and aliases.
 fn signature(app: &App) -> impl Iterator<Item = &str> {
     app.tasks.iter().flat_map(|t| {
-        std::iter::once(t.name.as_str()).chain(t.regions.iter().flat_map(|a| {
-            std::iter::once(a.name.as_str()).chain(a.aliases.iter().map(String::as_str))
-        }))
+        std::iter::once(t.name.as_str()).chain(t.regions.iter().flat_map(|a| a.name_and_aliases()))
     })
 }
 
