@@ -554,7 +554,8 @@ fn judge_best(
         return;
     };
     let mut rerun_once = rerun_with(runner, config.seed);
-    let of = confirming_runs(config.repeats, runner.executor.measures());
+    let measures = runner.executor.measures();
+    let of = confirming_runs(config.repeats, measures);
     let mut run = 0;
     // A cancel while they run stops them (the run under way is killed by
     // the executor) and the loop ends cancelled: nothing is applied on a
@@ -572,21 +573,21 @@ fn judge_best(
         best,
         report.best_iteration == 0,
         config.min_gain,
-        runner.executor.measures(),
+        measures,
         config.repeats,
         &mut rerun,
     );
+    if config.cancel.load(Ordering::SeqCst) {
+        report.cancelled = true;
+        report.changes.clear();
+        return;
+    }
     report.changes = match runner.decisions(&report.best_mapper) {
         Some(after) if report.best_iteration > 0 => {
             explain_changes(&report.records, base, start, &report.best_mapper, &after)
         }
         _ => Vec::new(),
     };
-    if config.cancel.load(Ordering::SeqCst) {
-        report.cancelled = true;
-        report.changes.clear();
-        return;
-    }
     report.verdict = Some(verdict);
 }
 
