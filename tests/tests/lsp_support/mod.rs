@@ -279,13 +279,8 @@ impl Server {
     /// [`Self::response`] for a request that takes longer than
     /// [`TIMEOUT`] by its nature (a real run): waits up to `timeout`.
     pub fn response_within(&mut self, id: i64, timeout: Duration) -> Result<Value, Value> {
-        let pred = |m: &Value| m.get("method").is_none() && m["id"] == json!(id);
-        let msg = self.try_wait_for(timeout, &pred).unwrap_or_else(|| {
-            panic!(
-                "timed out after {timeout:?} waiting for response {id}\ninbox: {:#?}\nserver stderr:\n{}",
-                self.inbox,
-                self.stderr()
-            )
+        let msg = self.wait_for_within(&format!("response {id}"), timeout, |m| {
+            m.get("method").is_none() && m["id"] == json!(id)
         });
         match msg.get("error") {
             Some(e) => Err(e.clone()),
@@ -310,9 +305,20 @@ impl Server {
     /// The first message (received or arriving within [`TIMEOUT`]) that
     /// satisfies `pred`; earlier non-matching messages stay in the inbox.
     pub fn wait_for(&mut self, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
-        self.try_wait_for(TIMEOUT, &pred).unwrap_or_else(|| {
+        self.wait_for_within(what, TIMEOUT, pred)
+    }
+
+    /// [`Self::wait_for`] for what takes longer than [`TIMEOUT`] by its
+    /// nature (a real run): waits up to `timeout`.
+    pub fn wait_for_within(
+        &mut self,
+        what: &str,
+        timeout: Duration,
+        pred: impl Fn(&Value) -> bool,
+    ) -> Value {
+        self.try_wait_for(timeout, &pred).unwrap_or_else(|| {
             panic!(
-                "timed out waiting for {what}\ninbox: {:#?}\nserver stderr:\n{}",
+                "timed out after {timeout:?} waiting for {what}\ninbox: {:#?}\nserver stderr:\n{}",
                 self.inbox,
                 self.stderr()
             )
@@ -322,17 +328,13 @@ impl Server {
     /// The values of the `$/progress` notifications for `token`, each
     /// with the time it was read, up to and with the `end`; each must come
     /// within `each` of the one before.
-    #[allow(dead_code)] // (not every test binary follows progress)
     pub fn progress_to_the_end(&mut self, token: &Value, each: Duration) -> Vec<(Instant, Value)> {
         let mut seen: Vec<(Instant, Value)> = Vec::new();
         loop {
-            let pred = |m: &Value| m["method"] == "$/progress" && m["params"]["token"] == *token;
-            let Some(m) = self.try_wait_for(each, &pred) else {
-                panic!(
-                    "no $/progress for {token} within {each:?} after {seen:#?}\nserver stderr:\n{}",
-                    self.stderr()
-                )
-            };
+            let what = format!("$/progress for {token} after {} of them", seen.len());
+            let m = self.wait_for_within(&what, each, |m| {
+                m["method"] == "$/progress" && m["params"]["token"] == *token
+            });
             let value = m["params"]["value"].clone();
             let end = value["kind"] == "end";
             seen.push((Instant::now(), value));
