@@ -533,30 +533,24 @@ impl Step {
     /// · best 1.82x yours`. Never a dash where a figure belongs.
     pub fn message(&self) -> String {
         let x = |v: f64| format!("{v:.2}x");
+        let best = match (self.best, self.best_relative) {
+            (Some(b), _) => format!("best {}", x(b)),
+            (None, Some(b)) => format!("best {} yours", x(b)),
+            (None, None) => "nothing has run yet".to_string(),
+        };
         if let Some((run, of)) = self.confirming {
-            let best = match (self.best, self.best_relative) {
-                (Some(b), _) => format!("best {}", x(b)),
-                (None, Some(b)) => format!("best {} yours", x(b)),
-                (None, None) => "nothing has run yet".to_string(),
-            };
             return format!(
                 "confirming {run}/{of}: yours and the best run again, in turn · {best}"
             );
         }
-        let (own, best) = match (self.best, self.best_relative) {
-            (Some(b), _) => (
-                self.normalized.map(x).unwrap_or_default(),
-                format!("best {}", x(b)),
-            ),
-            (None, Some(b)) => (
-                match (&self.measured, self.relative) {
-                    (Some(m), Some(r)) => format!("{m} ({} yours)", x(r)),
-                    (Some(m), None) => m.clone(),
-                    _ => String::new(),
-                },
-                format!("best {} yours", x(b)),
-            ),
-            (None, None) => (String::new(), "nothing has run yet".to_string()),
+        let own = match (self.best, self.best_relative) {
+            (Some(_), _) => self.normalized.map(x).unwrap_or_default(),
+            (None, Some(_)) => match (&self.measured, self.relative) {
+                (Some(m), Some(r)) => format!("{m} ({} yours)", x(r)),
+                (Some(m), None) => m.clone(),
+                _ => String::new(),
+            },
+            (None, None) => String::new(),
         };
         let own = if own.is_empty() {
             String::new()
