@@ -78,15 +78,24 @@ fn optimize_reports_progress_and_applies_the_best_mapper_as_minimal_edits() {
         .unwrap()
         .contains("search · 3 iterations · cannon on p100x4"));
     let reports = progress_of(&progress, "report");
-    // The mapper as written is reported at once; the candidates that follow
-    // within 100 ms of a report are folded into the next one (the progress
-    // test below), but the final state is always reported.
-    assert!((2..=4).contains(&reports.len()), "{reports:#?}");
+    // The run of the mapper as written is reported at once; the steps that
+    // follow within 100 ms of a report are folded into the next one (the
+    // progress test below), but the final state is always reported.
+    assert!((2..=5).contains(&reports.len()), "{reports:#?}");
     let first = reports[0]["message"].as_str().unwrap();
-    assert!(
-        first.starts_with("iteration 0/3: cublas_illegal_parameter"),
-        "{first}"
+    assert_eq!(
+        first,
+        "running your mapper as written · nothing has run yet"
     );
+    // Its result, where it was not folded into a later step.
+    for r in &reports {
+        let m = r["message"].as_str().unwrap();
+        assert!(
+            !m.starts_with("iteration 0/")
+                || m.starts_with("iteration 0/3: cublas_illegal_parameter"),
+            "{m}"
+        );
+    }
     let last = reports[reports.len() - 1]["message"].as_str().unwrap();
     // At or above the expert (the simulator's GEMM schedules let a mapper
     // without the expert's InstanceLimit beat it).
@@ -259,7 +268,7 @@ fn progress_is_reported_at_most_ten_times_a_second_and_ends_on_the_final_state()
     // The first step is reported at once and the final state is kept.
     let message = |r: &(std::time::Instant, Value)| r.1["message"].as_str().unwrap().to_string();
     assert!(
-        message(reports[0]).starts_with(&format!("iteration 0/{ITERATIONS}")),
+        message(reports[0]).starts_with("running your mapper as written"),
         "{}",
         message(reports[0])
     );
@@ -294,54 +303,98 @@ fn progress_is_reported_at_most_ten_times_a_second_and_ends_on_the_final_state()
 /// On a measuring backend the mapper as written and the best candidate run
 /// again before the best is applied; progress shows those runs, the last
 /// state kept, and the bar counts them.
-#[test]
-fn the_runs_that_confirm_a_gain_show_in_progress() {
-    const ITERATIONS: u64 = 3;
-    // The program: the longer the mapper, the faster it runs (so a
-    // candidate that adds statements beats the two-line start).
-    let root = random_proposals_run_by(
-        "opt-confirm",
-        "circuit",
-        r#"echo \"ELAPSED TIME = $((100000 / $(wc -c < {mapper}))) s\""#,
-    );
+/// Optimizes `circuit.mapper` (every task on a CPU) in `root` for
+/// `iterations`, following the progress under `token` to its end: the
+/// server, the progress reports and the command's result.
+fn optimize_circuit_watching(
+    root: &Path,
+    iterations: u64,
+    token: &str,
+) -> (Server, Vec<Value>, Value) {
     let mut s = Server::start_with(
         caps(),
-        json!({"optimize": {"iterations": ITERATIONS, "saveRuns": false}}),
-        Some(&root),
+        json!({"optimize": {"iterations": iterations, "saveRuns": false}}),
+        Some(root),
     );
     let uri = file_uri(&root.join("circuit.mapper"));
     s.open(&uri, "# Every task on a CPU.\nTask * CPU;\n");
     let id = s.send_request(
         "workspace/executeCommand",
         json!({"command": "mapwright.optimize", "arguments": [uri],
-               "workDoneToken": "confirm"}),
+               "workDoneToken": token}),
     );
-    let seen: Vec<Value> = s
-        .progress_to_the_end(&json!("confirm"), std::time::Duration::from_secs(120))
+    let reports: Vec<Value> = s
+        .progress_to_the_end(&json!(token), std::time::Duration::from_secs(120))
         .into_iter()
         .map(|(_, v)| v)
+        .filter(|v| v["kind"] == "report")
         .collect();
     let result = s.response(id).unwrap();
-    let summary = result["summary"].as_str().unwrap_or_default();
-    assert!(summary.contains("medians of 3 runs"), "{result:#}");
-    let reports: Vec<&Value> = seen.iter().filter(|v| v["kind"] == "report").collect();
-    let last = reports[reports.len() - 1];
-    assert!(
-        last["message"]
-            .as_str()
-            .is_some_and(|m| m.starts_with("confirming 4/4: yours and the best run again")),
-        "{seen:#?}"
-    );
-    assert_eq!(
-        last["percentage"],
-        (ITERATIONS + 4) * 100 / (ITERATIONS + 1 + 4)
-    );
     // The bar never goes back.
     let bar: Vec<u64> = reports
         .iter()
         .map(|r| r["percentage"].as_u64().unwrap())
         .collect();
     assert!(bar.windows(2).all(|w| w[0] <= w[1]), "{bar:?}");
+    (s, reports, result)
+}
+
+/// The program's time follows the mapper's length: the longer, the
+/// faster (so a candidate that adds statements beats the two-line start).
+const FASTER_WHEN_LONGER: &str = r#"echo \"ELAPSED TIME = $((100000 / $(wc -c < {mapper}))) s\""#;
+
+#[test]
+fn the_runs_that_confirm_a_gain_show_in_progress() {
+    const ITERATIONS: u64 = 3;
+    let root = random_proposals_run_by("opt-confirm", "circuit", FASTER_WHEN_LONGER);
+    let (s, reports, result) = optimize_circuit_watching(&root, ITERATIONS, "confirm");
+    let summary = result["summary"].as_str().unwrap_or_default();
+    assert!(summary.contains("medians of 3 runs"), "{result:#}");
+    let last = &reports[reports.len() - 1];
+    assert!(
+        last["message"]
+            .as_str()
+            .is_some_and(|m| m.starts_with("confirming 4/4: yours and the best run again")),
+        "{reports:#?}"
+    );
+    assert_eq!(
+        last["percentage"],
+        (ITERATIONS + 4) * 100 / (ITERATIONS + 1 + 4)
+    );
+    assert_eq!(s.shutdown(), Some(0));
+}
+
+/// A real run takes seconds: while one runs, progress says which, where
+/// it showed the last result as if nothing were under way. (Each run here
+/// takes 0.4 s, longer than the 0.1 s between two reports.)
+#[test]
+fn each_candidate_shows_in_progress_while_it_runs() {
+    const ITERATIONS: u64 = 2;
+    let slow = format!("sleep 0.4; {FASTER_WHEN_LONGER}");
+    let root = random_proposals_run_by("opt-running", "circuit", &slow);
+    let (s, reports, result) = optimize_circuit_watching(&root, ITERATIONS, "running");
+    assert!(result["summary"].is_string(), "{result:#}");
+    let messages: Vec<&str> = reports
+        .iter()
+        .filter_map(|r| r["message"].as_str())
+        .collect();
+    assert!(
+        messages[0].starts_with("running your mapper as written · nothing has run yet"),
+        "{messages:#?}"
+    );
+    assert_eq!(reports[0]["percentage"], 0);
+    let at = |prefix: &str| messages.iter().position(|m| m.starts_with(prefix));
+    let mut shown = 0;
+    for k in 1..=ITERATIONS {
+        let result_at = at(&format!("iteration {k}/{ITERATIONS}:"));
+        if let Some(running_at) = at(&format!("running candidate {k}/{ITERATIONS} · best ")) {
+            shown += 1;
+            assert!(result_at.is_none_or(|r| running_at < r), "{messages:#?}");
+        }
+    }
+    // (A random proposal that breaks nothing runs; one that is not run
+    // has no such message.)
+    assert!(shown > 0, "{messages:#?}");
     assert_eq!(s.shutdown(), Some(0));
 }
 

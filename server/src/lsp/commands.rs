@@ -487,6 +487,10 @@ pub struct Step {
     pub confirm_runs: usize,
     /// Set while they run: repeated run `.0` of `.1` has started.
     pub confirming: Option<(usize, usize)>,
+    /// What is under way while candidate `iteration` is proposed or run
+    /// (`running candidate 3/8`, see [`Event::under_way`]); the figures are
+    /// the last result's.
+    pub under_way: Option<String>,
 }
 
 impl Step {
@@ -516,6 +520,38 @@ impl Step {
             best_relative: start.best(),
             confirm_runs,
             confirming: None,
+            under_way: None,
+        }
+    }
+
+    /// The step while candidate `iteration` of `total` is proposed or run
+    /// (`under_way` says which), with the last result's figures (none
+    /// before the first run).
+    fn under_way(
+        last: Option<&Step>,
+        iteration: usize,
+        total: usize,
+        confirm_runs: usize,
+        under_way: String,
+    ) -> Step {
+        let fresh = || Step {
+            iteration,
+            total,
+            status: String::new(),
+            normalized: None,
+            best: None,
+            rationale: String::new(),
+            measured: None,
+            relative: None,
+            best_relative: None,
+            confirm_runs,
+            confirming: None,
+            under_way: None,
+        };
+        Step {
+            iteration,
+            under_way: Some(under_way),
+            ..last.cloned().unwrap_or_else(fresh)
         }
     }
 
@@ -543,6 +579,9 @@ impl Step {
                 "confirming {run}/{of}: yours and the best run again, in turn · {best}"
             );
         }
+        if let Some(now) = &self.under_way {
+            return format!("{now} · {best}");
+        }
         let own = match (self.best, self.best_relative) {
             (Some(_), _) => self.normalized.map(x).unwrap_or_default(),
             (None, Some(_)) => match (&self.measured, self.relative) {
@@ -566,12 +605,13 @@ impl Step {
     /// The share of the runs done: the candidates' (`total + 1` with the
     /// mapper as written), then the confirming ones. A confirming step
     /// counts its run as started, so the bar never reaches 100 before the
-    /// end.
+    /// end; a candidate being proposed or run counts those before it.
     pub fn percentage(&self) -> u32 {
         let runs = self.total + 1 + self.confirm_runs;
-        let done = match self.confirming {
-            Some((run, _)) => self.total + run,
-            None => self.iteration + 1,
+        let done = match (self.confirming, &self.under_way) {
+            (Some((run, _)), _) => self.total + run,
+            (None, Some(_)) => self.iteration,
+            (None, None) => self.iteration + 1,
         };
         ((done * 100) / runs.max(1)).min(100) as u32
     }
@@ -587,9 +627,10 @@ pub struct Optimized {
     pub pictures: Option<Result<Pictures, String>>,
 }
 
-/// Runs the optimizer loop on `source` (blocking). `step` is called after
-/// each candidate (then the test delay, if any, passes); `cancel` stops the
-/// loop after the current candidate.
+/// Runs the optimizer loop on `source` (blocking). `step` is called as
+/// each candidate is proposed and starts to run, and after it (then the
+/// test delay, if any, passes); `cancel` stops the loop after the current
+/// candidate.
 pub fn optimize_blocking(
     setup: &Setup,
     source: &str,
@@ -639,6 +680,17 @@ pub fn optimize_blocking(
         Event::Confirming { run, of } => {
             if let Some(last) = &last {
                 step(Step::confirming(last, run, of));
+            }
+        }
+        Event::Proposing { iteration, total } | Event::Running { iteration, total } => {
+            if let Some(now) = event.under_way() {
+                step(Step::under_way(
+                    last.as_ref(),
+                    iteration,
+                    total,
+                    confirm_runs,
+                    now,
+                ));
             }
         }
     };
@@ -721,6 +773,36 @@ mod tests {
         assert_eq!(Step::of(&r, Some(1.25), 4, 0, &mut start).percentage(), 100);
         let first = Step::of(&Record::scored(0, 1.0, &[]), None, 4, 0, &mut start);
         assert_eq!(first.percentage(), 20);
+    }
+
+    /// While a candidate is proposed or run, progress says so, with the
+    /// last result's best figure, and the bar counts the runs before it:
+    /// it never goes back, and a result moves it on.
+    #[test]
+    fn what_is_under_way_has_its_message_and_keeps_the_bar_moving_forward() {
+        let mut start = StartRelative::default();
+        let first = Step::under_way(None, 0, 4, 4, "running your mapper as written".into());
+        assert_eq!(
+            first.message(),
+            "running your mapper as written · nothing has run yet"
+        );
+        assert_eq!(first.percentage(), 0);
+        let mut r = Record::scored(2, 2.0, &[]);
+        r.evaluation.status = "ok".into();
+        r.evaluation.elapsed_s = Some(0.5);
+        let done = Step::of(&r, Some(1.25), 4, 4, &mut start);
+        let proposing = Step::under_way(Some(&done), 3, 4, 4, "proposing candidate 3/4".into());
+        let running = Step::under_way(Some(&done), 3, 4, 4, "running candidate 3/4".into());
+        assert_eq!(proposing.message(), "proposing candidate 3/4 · best 1.25x");
+        assert_eq!(running.message(), "running candidate 3/4 · best 1.25x");
+        r.iteration = 3;
+        let next = Step::of(&r, Some(1.25), 4, 4, &mut start);
+        let bar: Vec<u32> = [&first, &done, &proposing, &running, &next]
+            .iter()
+            .map(|s| s.percentage())
+            .collect();
+        // Nine runs in all: 0, then 3 done, 3 done before candidate 3, 4.
+        assert_eq!(bar, [0, 33, 33, 33, 44]);
     }
 
     #[test]

@@ -251,6 +251,32 @@ pub enum Event<'r> {
     /// confirm the gain on a measuring backend: repeated run `run` of `of`
     /// starts. Real runs take seconds each, so a user watching sees them.
     Confirming { run: usize, of: usize },
+    /// Candidate `iteration` (of the `total` asked for) is being proposed:
+    /// a model's answer can take seconds.
+    Proposing { iteration: usize, total: usize },
+    /// Candidate `iteration` starts to run (0: the mapper as written). A
+    /// real run takes seconds; a proposal that is not run (it breaks a pin,
+    /// or is screened out) has no such event.
+    Running { iteration: usize, total: usize },
+}
+
+impl Event<'_> {
+    /// What is under way, for a [`Event::Proposing`] or [`Event::Running`]
+    /// event (`proposing candidate 3/8`, `running candidate 3/8`, `running
+    /// your mapper as written`); `None` for the others, which report a
+    /// result or have words of their own.
+    pub fn under_way(&self) -> Option<String> {
+        match *self {
+            Event::Proposing { iteration, total } => {
+                Some(format!("proposing candidate {iteration}/{total}"))
+            }
+            Event::Running { iteration: 0, .. } => Some("running your mapper as written".into()),
+            Event::Running { iteration, total } => {
+                Some(format!("running candidate {iteration}/{total}"))
+            }
+            Event::Candidate { .. } | Event::Confirming { .. } => None,
+        }
+    }
 }
 
 /// Progress callback: told of each [`Event`] as it happens.
@@ -363,7 +389,12 @@ pub fn optimize(
     if let Some(dir) = &config.run_dir {
         let _ = start_log(dir, &report);
     }
+    let total = config.iterations;
     if report.records.is_empty() {
+        progress(Event::Running {
+            iteration: 0,
+            total,
+        });
         let record = evaluate(0, source.to_string(), "the mapper as written".into(), None);
         save_candidate(config.run_dir.as_deref(), &record);
         report.records.push(record);
@@ -371,7 +402,7 @@ pub fn optimize(
         progress(Event::Candidate {
             record: &report.records[0],
             best: report.best_normalized,
-            total: config.iterations,
+            total,
         });
     }
     while report.records.len() <= config.iterations {
@@ -386,6 +417,7 @@ pub fn optimize(
         if std::mem::take(&mut needs_repair) {
             let compiles = |text: &str| runner.decisions(text).is_some();
             if let Some((text, steps)) = repair::make_compile(&base, &compiles) {
+                progress(Event::Running { iteration, total });
                 let mut record = evaluate(
                     iteration,
                     text.clone(),
@@ -400,7 +432,7 @@ pub fn optimize(
                     progress(Event::Candidate {
                         record: last,
                         best: report.best_normalized,
-                        total: config.iterations,
+                        total,
                     });
                 }
                 // Proposals build on the text that compiles.
@@ -423,6 +455,7 @@ pub fn optimize(
             resolve: &resolve,
             as_block: config.as_block,
         };
+        progress(Event::Proposing { iteration, total });
         let mut record = match proposer.propose(&ctx) {
             Ok(p) => match (!pins.is_empty())
                 .then(|| pins.violation(&p.source, runner.decisions(&p.source).as_ref()))
@@ -456,12 +489,17 @@ pub fn optimize(
                             ),
                             normalize(0.0),
                         ),
-                        None => evaluate(iteration, p.source, p.rationale, p.spec),
+                        None => {
+                            progress(Event::Running { iteration, total });
+                            evaluate(iteration, p.source, p.rationale, p.spec)
+                        }
                     }
                 }
             },
             Err(e) => {
-                // A proposer failure is an outcome too (e.g. a malformed LLM answer).
+                // A proposer failure is an outcome too (e.g. a malformed LLM
+                // answer): the mapper as written runs again in its place.
+                progress(Event::Running { iteration, total });
                 let mut r = evaluate(
                     iteration,
                     report.records[0].source.clone(),
@@ -486,7 +524,7 @@ pub fn optimize(
             progress(Event::Candidate {
                 record: last,
                 best: report.best_normalized,
-                total: config.iterations,
+                total,
             });
         }
     }
@@ -782,21 +820,107 @@ mod tests {
         optimize(start, &runner, &mut proposer, config, None, None, on)
     }
 
-    /// The events a caller sees, in order: `None` a candidate, `(run, of)`
-    /// a confirming run.
-    fn events(noise: f64, start: &str, iterations: usize) -> (Report, Vec<Option<(usize, usize)>>) {
+    /// An event as a test compares it.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    enum Seen {
+        Proposing(usize),
+        Running(usize),
+        Candidate(usize),
+        Confirming(usize, usize),
+    }
+
+    /// The events a caller sees, in order.
+    fn events(noise: f64, start: &str, iterations: usize) -> (Report, Vec<Seen>) {
         let mut seen = Vec::new();
         let report = search_circuit(noise, start, &Config::new(iterations, 0), &mut |e| {
             seen.push(match e {
                 Event::Candidate { record, total, .. } => {
                     assert_eq!(total, iterations);
                     assert!(record.iteration <= iterations);
-                    None
+                    Seen::Candidate(record.iteration)
                 }
-                Event::Confirming { run, of } => Some((run, of)),
+                Event::Confirming { run, of } => Seen::Confirming(run, of),
+                Event::Proposing { iteration, total } => {
+                    assert_eq!(total, iterations);
+                    Seen::Proposing(iteration)
+                }
+                Event::Running { iteration, total } => {
+                    assert_eq!(total, iterations);
+                    Seen::Running(iteration)
+                }
             })
         });
         (report, seen)
+    }
+
+    /// Each candidate is told as it is proposed and as it starts to run
+    /// (a model's answer and a real run take seconds), then with its
+    /// result; the mapper as written runs first, proposed by nobody.
+    #[test]
+    fn each_candidate_is_told_as_it_is_proposed_and_run_then_with_its_result() {
+        let (report, seen) = events(0.0, "Task * CPU;\n", 4);
+        let mut expected = vec![Seen::Running(0), Seen::Candidate(0)];
+        for i in 1..=4 {
+            expected.extend([Seen::Proposing(i), Seen::Running(i), Seen::Candidate(i)]);
+        }
+        assert_eq!(seen, expected);
+        assert_eq!(report.records.len(), 5);
+        let words: Vec<String> = [
+            Event::Running {
+                iteration: 0,
+                total: 4,
+            },
+            Event::Proposing {
+                iteration: 3,
+                total: 4,
+            },
+            Event::Running {
+                iteration: 3,
+                total: 4,
+            },
+        ]
+        .iter()
+        .filter_map(Event::under_way)
+        .collect();
+        assert_eq!(
+            words,
+            [
+                "running your mapper as written",
+                "proposing candidate 3/4",
+                "running candidate 3/4"
+            ]
+        );
+        assert_eq!(Event::Confirming { run: 1, of: 4 }.under_way(), None);
+
+        // A proposal that is not run (screened out) is proposed and then
+        // reported, with no run between.
+        let (app, machine, executor) = circuit_on_the_simulator(0.0);
+        let runner = Runner::new(&app, &machine, &executor);
+        let mut config = Config::new(12, 3);
+        config.screen = Some(1.0);
+        let mut proposer = RandomProposer::new(3);
+        let mut seen = Vec::new();
+        let report = optimize(
+            app.expert_text().unwrap(),
+            &runner,
+            &mut proposer,
+            &config,
+            None,
+            None,
+            &mut |e| {
+                if let Event::Running { iteration, .. } = e {
+                    seen.push(iteration);
+                }
+            },
+        );
+        let ran: Vec<usize> = report
+            .records
+            .iter()
+            .filter(|r| r.evaluation.status != "screened")
+            .map(|r| r.iteration)
+            .collect();
+        assert!(ran.len() < report.records.len(), "some were screened");
+        assert_eq!(seen, ran);
     }
 
     /// On a backend that measures, the repeated runs that confirm the gain
@@ -811,12 +935,20 @@ mod tests {
         assert_eq!(of, 2 * (verdict::DEFAULT_REPEATS - 1));
         assert!(report.best_iteration > 0, "search beats all-CPU");
         assert_eq!(verdict.best_runs.len(), verdict::DEFAULT_REPEATS);
-        let candidates = seen.iter().take_while(|e| e.is_none()).count();
+        let confirming_at = seen
+            .iter()
+            .position(|e| matches!(e, Seen::Confirming(..)))
+            .expect("confirming runs");
+        let candidates = seen[..confirming_at]
+            .iter()
+            .filter(|e| matches!(e, Seen::Candidate(_)))
+            .count();
         assert_eq!(candidates, report.records.len());
-        let confirming: Vec<_> = seen[candidates..].iter().map(|e| e.unwrap()).collect();
         assert_eq!(
-            confirming,
-            (1..=of).map(|run| (run, of)).collect::<Vec<_>>()
+            seen[confirming_at..],
+            (1..=of)
+                .map(|run| Seen::Confirming(run, of))
+                .collect::<Vec<_>>()
         );
 
         // A cancel during them: no further run, and the loop ends
@@ -836,8 +968,10 @@ mod tests {
 
         let (report, seen) = events(0.0, slow, 4);
         assert!(report.verdict.is_some());
-        assert!(seen.iter().all(Option::is_none), "{seen:?}");
-        assert_eq!(seen.len(), report.records.len());
+        assert!(
+            !seen.iter().any(|e| matches!(e, Seen::Confirming(..))),
+            "{seen:?}"
+        );
         assert_eq!(confirming_runs(3, false), 0);
     }
 
