@@ -26,6 +26,8 @@
 //! `LSP_BENCH_KEYSTROKES=N` types N keystrokes per file instead of 100: of
 //! 100, the p99 is the second-slowest keystroke, one scheduler hiccup on a
 //! 2-core machine; of 1,000 it is the tenth.
+//! `LSP_BENCH_ROUNDS=N` measures every setting N times in turn and ends
+//! with each setting's median and spread over the rounds.
 //!
 //! - Keystroke-to-diagnostics latency, the way an editor types: one
 //!   `didChange` range edit per character, at a different place of the file
@@ -375,77 +377,146 @@ fn keystroke_to_diagnostics_latency() {
             f.text.len()
         );
     }
-    for setting in settings() {
-        println!("\n== {} ==", setting.label);
-        let mut generated_rows = Vec::new();
-        let only = std::env::var("LSP_BENCH_ONLY").unwrap_or_default();
-        for f in &files {
-            if !f.label.contains(&only) && !setting.label.contains(&only) {
-                continue;
-            }
-            if let Some(other) = std::env::var_os("LSP_BENCH_VERSUS") {
-                println!("{}", measure_pair(f, &setting, Path::new(&other)));
-                continue;
-            }
-            let (row, first) = measure(f, &setting);
-            println!(
-                "{:<34} {:>5} diagnostics, open publish {:>9}, keystroke publish mean {:>9}: p50 {:7.2} ms, p99 {:7.2} ms, max {:7.2} ms",
-                f.label,
-                row.diagnostics,
-                kb(row.open_bytes as f64),
-                kb(row.mean_bytes),
-                row.p50,
-                row.p99,
-                row.max
-            );
-            if f.generated && setting.label == "debounce 0, no app" {
-                let counts = code_counts(&first);
-                println!(
-                    "    codes: {}",
-                    counts
-                        .iter()
-                        .map(|(c, n)| format!("{c} {n}"))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                );
-                let (costs, total) = field_costs(&first);
-                println!(
-                    "    bytes per field: {}",
-                    costs
-                        .iter()
-                        .map(|(k, n)| format!(
-                            "{k} {} ({:.0} %)",
-                            kb(*n as f64),
-                            100.0 * *n as f64 / total as f64
-                        ))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                );
-            }
-            if f.generated {
-                generated_rows.push(row);
+    let rounds = bench_rounds();
+    let mut summaries: Vec<(String, Vec<Summary>)> = Vec::new();
+    for round in 1..=rounds {
+        if rounds > 1 {
+            println!("\n#### round {round} of {rounds}");
+        }
+        for setting in settings() {
+            if let Some(summary) = measure_setting(&setting, &files) {
+                match summaries
+                    .iter_mut()
+                    .find(|(label, _)| *label == setting.label)
+                {
+                    Some((_, all)) => all.push(summary),
+                    None => summaries.push((setting.label.to_string(), vec![summary])),
+                }
             }
         }
-        if generated_rows.is_empty() {
+    }
+    if rounds > 1 {
+        println!(
+            "\n== generated files over {rounds} rounds: the rounds' median (lowest-highest) =="
+        );
+        for (label, all) in &summaries {
+            let spread = |f: &dyn Fn(&Summary) -> f64| {
+                let mut v: Vec<f64> = all.iter().map(f).collect();
+                v.sort_by(f64::total_cmp);
+                format!(
+                    "{:.2} ({:.2}-{:.2}) ms",
+                    v[v.len() / 2],
+                    v[0],
+                    v[v.len() - 1]
+                )
+            };
+            println!(
+                "{label:<34} mean p50 {}, mean p99 {}, worst file's p99 {}",
+                spread(&|s| s.mean_p50),
+                spread(&|s| s.mean_p99),
+                spread(&|s| s.worst_p99),
+            );
+        }
+    }
+}
+
+/// `LSP_BENCH_ROUNDS`: how many times every setting is measured, one
+/// after the other (1 by default). With more, the run ends with each
+/// setting's median and spread over the rounds: this VM moves a whole
+/// run by 10-30 % from one minute to the next.
+fn bench_rounds() -> usize {
+    std::env::var("LSP_BENCH_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or(1)
+}
+
+/// One setting's generated files, in one round.
+struct Summary {
+    mean_p50: f64,
+    mean_p99: f64,
+    worst_p99: f64,
+}
+
+/// Measures `setting` on `files` (those `LSP_BENCH_ONLY` keeps), printing
+/// a row per file and the generated files' mean; returns that mean
+/// (none where no generated file was measured on its own).
+fn measure_setting(setting: &Setting, files: &[BenchFile]) -> Option<Summary> {
+    println!("\n== {} ==", setting.label);
+    let mut generated_rows = Vec::new();
+    let only = std::env::var("LSP_BENCH_ONLY").unwrap_or_default();
+    for f in files {
+        if !f.label.contains(&only) && !setting.label.contains(&only) {
             continue;
         }
-        let n = generated_rows.len() as f64;
-        let mean = |f: &dyn Fn(&Row) -> f64| generated_rows.iter().map(f).sum::<f64>() / n;
-        let worst = |f: &dyn Fn(&Row) -> f64| generated_rows.iter().map(f).fold(0.0, f64::max);
+        if let Some(other) = std::env::var_os("LSP_BENCH_VERSUS") {
+            println!("{}", measure_pair(f, setting, Path::new(&other)));
+            continue;
+        }
+        let (row, first) = measure(f, setting);
         println!(
-            "generated files, mean (worst): p50 {:.2} ({:.2}) ms, p99 {:.2} ({:.2}) ms, max {:.2} ({:.2}) ms, open publish {} ({}), keystroke publish {} ({})",
-            mean(&|r| r.p50),
-            worst(&|r| r.p50),
-            mean(&|r| r.p99),
-            worst(&|r| r.p99),
-            mean(&|r| r.max),
-            worst(&|r| r.max),
-            kb(mean(&|r| r.open_bytes as f64)),
-            kb(worst(&|r| r.open_bytes as f64)),
-            kb(mean(&|r| r.mean_bytes)),
-            kb(worst(&|r| r.mean_bytes)),
+            "{:<34} {:>5} diagnostics, open publish {:>9}, keystroke publish mean {:>9}: p50 {:7.2} ms, p99 {:7.2} ms, max {:7.2} ms",
+            f.label,
+            row.diagnostics,
+            kb(row.open_bytes as f64),
+            kb(row.mean_bytes),
+            row.p50,
+            row.p99,
+            row.max
         );
+        if f.generated && setting.label == "debounce 0, no app" {
+            let counts = code_counts(&first);
+            println!(
+                "    codes: {}",
+                counts
+                    .iter()
+                    .map(|(c, n)| format!("{c} {n}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+            let (costs, total) = field_costs(&first);
+            println!(
+                "    bytes per field: {}",
+                costs
+                    .iter()
+                    .map(|(k, n)| format!(
+                        "{k} {} ({:.0} %)",
+                        kb(*n as f64),
+                        100.0 * *n as f64 / total as f64
+                    ))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
+        if f.generated {
+            generated_rows.push(row);
+        }
     }
+    if generated_rows.is_empty() {
+        return None;
+    }
+    let n = generated_rows.len() as f64;
+    let mean = |f: &dyn Fn(&Row) -> f64| generated_rows.iter().map(f).sum::<f64>() / n;
+    let worst = |f: &dyn Fn(&Row) -> f64| generated_rows.iter().map(f).fold(0.0, f64::max);
+    println!(
+        "generated files, mean (worst): p50 {:.2} ({:.2}) ms, p99 {:.2} ({:.2}) ms, max {:.2} ({:.2}) ms, open publish {} ({}), keystroke publish {} ({})",
+        mean(&|r| r.p50),
+        worst(&|r| r.p50),
+        mean(&|r| r.p99),
+        worst(&|r| r.p99),
+        mean(&|r| r.max),
+        worst(&|r| r.max),
+        kb(mean(&|r| r.open_bytes as f64)),
+        kb(worst(&|r| r.open_bytes as f64)),
+        kb(mean(&|r| r.mean_bytes)),
+        kb(worst(&|r| r.mean_bytes)),
+    );
+    Some(Summary {
+        mean_p50: mean(&|r| r.p50),
+        mean_p99: mean(&|r| r.p99),
+        worst_p99: worst(&|r| r.p99),
+    })
 }
 
 fn no_debounce(extra: Value) -> Value {
