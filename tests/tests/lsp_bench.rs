@@ -378,7 +378,7 @@ fn keystroke_to_diagnostics_latency() {
         );
     }
     let rounds = bench_rounds();
-    let mut summaries: Vec<(String, Vec<Summary>)> = Vec::new();
+    let mut summaries: Vec<(&str, Vec<Summary>)> = Vec::new();
     for round in 1..=rounds {
         if rounds > 1 {
             println!("\n#### round {round} of {rounds}");
@@ -390,7 +390,7 @@ fn keystroke_to_diagnostics_latency() {
                     .find(|(label, _)| *label == setting.label)
                 {
                     Some((_, all)) => all.push(summary),
-                    None => summaries.push((setting.label.to_string(), vec![summary])),
+                    None => summaries.push((setting.label, vec![summary])),
                 }
             }
         }

@@ -385,18 +385,6 @@ pub fn run(args: OptimizeArgs) -> anyhow::Result<ExitCode> {
     // that ran (the user's, where it runs).
     let mut relative = crate::optimize::metrics::StartRelative::default();
     let mut progress = |event: Event<'_>| {
-        if let Some(now) = event.under_way() {
-            // On a terminal, what runs now stays on the line until the
-            // next line replaces it (a real run takes seconds); logs and
-            // pipes get only the results.
-            if tty && !quiet {
-                use std::io::Write as _;
-                let mut err = std::io::stderr();
-                let _ = write!(err, "\x1b[2K{now}...\r");
-                let _ = err.flush();
-            }
-            return;
-        }
         let line = match event {
             Event::Candidate {
                 record: r,
@@ -410,7 +398,22 @@ pub fn run(args: OptimizeArgs) -> anyhow::Result<ExitCode> {
                 }
             }
             Event::Confirming { run, of } => confirming_line(run, of),
-            Event::Proposing { .. } | Event::Running { .. } => return,
+            Event::UnderWay {
+                stage,
+                iteration,
+                total,
+            } => {
+                // On a terminal, what runs now stays on the line until the
+                // next line replaces it (a real run takes seconds); logs
+                // and pipes get only the results.
+                if tty && !quiet {
+                    use std::io::Write as _;
+                    let mut err = std::io::stderr();
+                    let _ = write!(err, "\x1b[2K{}...\r", stage.describe(iteration, total));
+                    let _ = err.flush();
+                }
+                return;
+            }
         };
         if !quiet {
             if tty {

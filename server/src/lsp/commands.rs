@@ -467,7 +467,7 @@ fn first_sentence(s: &str) -> String {
 }
 
 /// One progress step of the optimizer.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Step {
     pub iteration: usize,
     pub total: usize,
@@ -488,8 +488,8 @@ pub struct Step {
     /// Set while they run: repeated run `.0` of `.1` has started.
     pub confirming: Option<(usize, usize)>,
     /// What is under way while candidate `iteration` is proposed or run
-    /// (`running candidate 3/8`, see [`Event::under_way`]); the figures are
-    /// the last result's.
+    /// (`running candidate 3/8`, see [`crate::optimize::Stage::describe`]);
+    /// the figures are the last result's.
     pub under_way: Option<String>,
 }
 
@@ -535,18 +535,9 @@ impl Step {
         under_way: String,
     ) -> Step {
         let fresh = || Step {
-            iteration,
             total,
-            status: String::new(),
-            normalized: None,
-            best: None,
-            rationale: String::new(),
-            measured: None,
-            relative: None,
-            best_relative: None,
             confirm_runs,
-            confirming: None,
-            under_way: None,
+            ..Step::default()
         };
         Step {
             iteration,
@@ -682,17 +673,17 @@ pub fn optimize_blocking(
                 step(Step::confirming(last, run, of));
             }
         }
-        Event::Proposing { iteration, total } | Event::Running { iteration, total } => {
-            if let Some(now) = event.under_way() {
-                step(Step::under_way(
-                    last.as_ref(),
-                    iteration,
-                    total,
-                    confirm_runs,
-                    now,
-                ));
-            }
-        }
+        Event::UnderWay {
+            stage,
+            iteration,
+            total,
+        } => step(Step::under_way(
+            last.as_ref(),
+            iteration,
+            total,
+            confirm_runs,
+            stage.describe(iteration, total),
+        )),
     };
     let report = optimize(
         source,

@@ -251,30 +251,34 @@ pub enum Event<'r> {
     /// confirm the gain on a measuring backend: repeated run `run` of `of`
     /// starts. Real runs take seconds each, so a user watching sees them.
     Confirming { run: usize, of: usize },
-    /// Candidate `iteration` (of the `total` asked for) is being proposed:
-    /// a model's answer can take seconds.
-    Proposing { iteration: usize, total: usize },
-    /// Candidate `iteration` starts to run (0: the mapper as written). A
-    /// real run takes seconds; a proposal that is not run (it breaks a pin,
-    /// or is screened out) has no such event.
-    Running { iteration: usize, total: usize },
+    /// Candidate `iteration` (of the `total` asked for) is at `stage`: a
+    /// model's answer and a real run take seconds.
+    UnderWay {
+        stage: Stage,
+        iteration: usize,
+        total: usize,
+    },
 }
 
-impl Event<'_> {
-    /// What is under way, for a [`Event::Proposing`] or [`Event::Running`]
-    /// event (`proposing candidate 3/8`, `running candidate 3/8`, `running
-    /// your mapper as written`); `None` for the others, which report a
-    /// result or have words of their own.
-    pub fn under_way(&self) -> Option<String> {
-        match *self {
-            Event::Proposing { iteration, total } => {
-                Some(format!("proposing candidate {iteration}/{total}"))
-            }
-            Event::Running { iteration: 0, .. } => Some("running your mapper as written".into()),
-            Event::Running { iteration, total } => {
-                Some(format!("running candidate {iteration}/{total}"))
-            }
-            Event::Candidate { .. } | Event::Confirming { .. } => None,
+/// What a candidate is waiting for ([`Event::UnderWay`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stage {
+    /// Its proposal is being made.
+    Proposing,
+    /// It starts to run (candidate 0: the mapper as written). A proposal
+    /// that is not run (it breaks a pin, or is screened out) has no such
+    /// stage.
+    Running,
+}
+
+impl Stage {
+    /// `proposing candidate 3/8`, `running candidate 3/8`, `running your
+    /// mapper as written`.
+    pub fn describe(self, iteration: usize, total: usize) -> String {
+        match (self, iteration) {
+            (Stage::Running, 0) => "running your mapper as written".into(),
+            (Stage::Running, _) => format!("running candidate {iteration}/{total}"),
+            (Stage::Proposing, _) => format!("proposing candidate {iteration}/{total}"),
         }
     }
 }
@@ -391,7 +395,8 @@ pub fn optimize(
     }
     let total = config.iterations;
     if report.records.is_empty() {
-        progress(Event::Running {
+        progress(Event::UnderWay {
+            stage: Stage::Running,
             iteration: 0,
             total,
         });
@@ -417,7 +422,11 @@ pub fn optimize(
         if std::mem::take(&mut needs_repair) {
             let compiles = |text: &str| runner.decisions(text).is_some();
             if let Some((text, steps)) = repair::make_compile(&base, &compiles) {
-                progress(Event::Running { iteration, total });
+                progress(Event::UnderWay {
+                    stage: Stage::Running,
+                    iteration,
+                    total,
+                });
                 let mut record = evaluate(
                     iteration,
                     text.clone(),
@@ -455,7 +464,11 @@ pub fn optimize(
             resolve: &resolve,
             as_block: config.as_block,
         };
-        progress(Event::Proposing { iteration, total });
+        progress(Event::UnderWay {
+            stage: Stage::Proposing,
+            iteration,
+            total,
+        });
         let mut record = match proposer.propose(&ctx) {
             Ok(p) => match (!pins.is_empty())
                 .then(|| pins.violation(&p.source, runner.decisions(&p.source).as_ref()))
@@ -490,7 +503,11 @@ pub fn optimize(
                             normalize(0.0),
                         ),
                         None => {
-                            progress(Event::Running { iteration, total });
+                            progress(Event::UnderWay {
+                                stage: Stage::Running,
+                                iteration,
+                                total,
+                            });
                             evaluate(iteration, p.source, p.rationale, p.spec)
                         }
                     }
@@ -499,7 +516,11 @@ pub fn optimize(
             Err(e) => {
                 // A proposer failure is an outcome too (e.g. a malformed LLM
                 // answer): the mapper as written runs again in its place.
-                progress(Event::Running { iteration, total });
+                progress(Event::UnderWay {
+                    stage: Stage::Running,
+                    iteration,
+                    total,
+                });
                 let mut r = evaluate(
                     iteration,
                     report.records[0].source.clone(),
@@ -840,13 +861,16 @@ mod tests {
                     Seen::Candidate(record.iteration)
                 }
                 Event::Confirming { run, of } => Seen::Confirming(run, of),
-                Event::Proposing { iteration, total } => {
+                Event::UnderWay {
+                    stage,
+                    iteration,
+                    total,
+                } => {
                     assert_eq!(total, iterations);
-                    Seen::Proposing(iteration)
-                }
-                Event::Running { iteration, total } => {
-                    assert_eq!(total, iterations);
-                    Seen::Running(iteration)
+                    match stage {
+                        Stage::Proposing => Seen::Proposing(iteration),
+                        Stage::Running => Seen::Running(iteration),
+                    }
                 }
             })
         });
@@ -866,21 +890,12 @@ mod tests {
         assert_eq!(seen, expected);
         assert_eq!(report.records.len(), 5);
         let words: Vec<String> = [
-            Event::Running {
-                iteration: 0,
-                total: 4,
-            },
-            Event::Proposing {
-                iteration: 3,
-                total: 4,
-            },
-            Event::Running {
-                iteration: 3,
-                total: 4,
-            },
+            (Stage::Running, 0),
+            (Stage::Proposing, 3),
+            (Stage::Running, 3),
         ]
         .iter()
-        .filter_map(Event::under_way)
+        .map(|&(stage, iteration)| stage.describe(iteration, 4))
         .collect();
         assert_eq!(
             words,
@@ -890,7 +905,6 @@ mod tests {
                 "running candidate 3/4"
             ]
         );
-        assert_eq!(Event::Confirming { run: 1, of: 4 }.under_way(), None);
 
         // A proposal that is not run (screened out) is proposed and then
         // reported, with no run between.
@@ -908,7 +922,12 @@ mod tests {
             None,
             None,
             &mut |e| {
-                if let Event::Running { iteration, .. } = e {
+                if let Event::UnderWay {
+                    stage: Stage::Running,
+                    iteration,
+                    ..
+                } = e
+                {
                     seen.push(iteration);
                 }
             },
