@@ -153,6 +153,10 @@ struct Phases {
     totals: Vec<Duration>,
     names_reused: usize,
     shadowed_reused: usize,
+    /// Statements replayed, and of those the records trusted (replayed
+    /// with only their symbol numbers read).
+    replayed: usize,
+    trusted: usize,
     /// Allocations and bytes allocated by the checks.
     check_allocations: usize,
     check_bytes: usize,
@@ -165,8 +169,9 @@ impl Phases {
         let totals = &self.totals;
         let at = |q: f64| ms(totals[((totals.len() - 1) as f64 * q) as usize]);
         println!(
-            "{label}: {n} edits, names reused on {}, shadowed rules on {}",
-            self.names_reused, self.shadowed_reused
+            "{label}: {n} edits, names reused on {}, shadowed rules on {}, \
+             records trusted {} of {} replayed",
+            self.names_reused, self.shadowed_reused, self.trusted, self.replayed
         );
         println!(
             "  mean per edit: re-parse {:.3} ms, check {:.3} ms, freeing the old analysis {:.3} ms",
@@ -273,6 +278,8 @@ fn type_into(text: &str, seed: u64, reuse_names: bool, cold: bool, phases: &mut 
             phases.totals.push(freed_at - clock);
             phases.names_reused += reuse.names_reused as usize;
             phases.shadowed_reused += reuse.shadowed_reused as usize;
+            phases.replayed += reuse.replayed;
+            phases.trusted += reuse.trusted;
             analysis = Analysis {
                 parsed,
                 checked: new_checked,

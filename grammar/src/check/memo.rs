@@ -29,6 +29,10 @@
 //! maps each index the statement read to its new value and writes the
 //! symbol types under the new indices.
 //!
+//! A record the edit cannot reach (outside the window, reading no name
+//! the edit can have changed, no position across it) is trusted: only its
+//! reads of symbol numbers are made (see `check::summary`).
+//!
 //! The whole-file passes (second definitions, undefined and unused names,
 //! shadowed rules) always run; they read the resolved names, not the
 //! statements' types (except parameter types, which come from the replayed
@@ -39,6 +43,7 @@ use crate::fast_hash::FastMap;
 use std::cell::{Cell, OnceCell};
 use std::sync::Arc;
 
+use super::summary::{name_bit, EditScope, Summary, Unchanged};
 use super::{Checker, Ty};
 use crate::ast::{Stmt, StmtKind};
 use crate::diagnostic::{line_extent, Diagnostic};
@@ -230,6 +235,10 @@ pub struct Previous<'p> {
 pub struct Reuse {
     /// Statements whose record was replayed.
     pub replayed: usize,
+    /// Of those, the records trusted: replayed with only their reads of
+    /// symbol numbers made, since the edit could not have changed the
+    /// others (`check::summary`).
+    pub trusted: usize,
     /// Statements typed again.
     pub checked: usize,
     /// Whether the old names were reused, and resolved again only where
@@ -258,6 +267,8 @@ struct Record {
     origin: usize,
     events: Vec<Event>,
     diags: Vec<Diagnostic>,
+    /// Its reads in brief: whether an edit can have changed them.
+    summary: Summary,
 }
 
 /// A read or a write, in the order the statement's check made them.
@@ -344,6 +355,14 @@ pub(super) enum Write {
     ForgetReturn { name: Box<str> },
 }
 
+/// The global `stmt` defines (an assignment's or a function's name).
+fn own_name(stmt: &Stmt) -> Option<&str> {
+    match &stmt.kind {
+        StmtKind::Assign { name, .. } | StmtKind::FuncDef { name, .. } => Some(name.name.as_str()),
+        _ => None,
+    }
+}
+
 /// Statements whose check reads or writes anything (the others add nothing).
 pub(super) fn worth_recording(stmt: &Stmt) -> bool {
     matches!(
@@ -390,6 +409,9 @@ pub(super) struct OldRecords<'p> {
     window: Option<crate::incremental::Window>,
     /// Where the new parse's syntax diagnostics begin, sorted.
     syntax_errors: Vec<usize>,
+    /// What the edit since can have changed (`None`: not known, after a
+    /// full parse; then no record is trusted).
+    edit: Option<EditScope>,
 }
 
 impl<'p> OldRecords<'p> {
@@ -405,6 +427,49 @@ impl<'p> OldRecords<'p> {
             by_text: OnceCell::new(),
             window: previous.window,
             syntax_errors,
+            edit: previous
+                .window
+                .map(|w| EditScope::new(w.changed.0, w.changed.1)),
+        }
+    }
+
+    /// Notes the names the window's statements define or write, old and
+    /// new: what the edit can have changed before any statement is
+    /// replayed (see `check::summary`).
+    pub(super) fn note_window(&self, program: &crate::ast::Program) {
+        let (Some(w), Some(edit)) = (self.window, &self.edit) else {
+            return;
+        };
+        let first = self.stmts.partition_point(|m| m.span.start() < w.from);
+        let old = self.stmts[first..]
+            .iter()
+            .take_while(|m| m.span.start() < w.old_end_offset)
+            .fold(0, |bits, m| bits | m.record.summary.writes);
+        let new = program
+            .stmts
+            .get(w.first..w.new_end_stmt)
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|stmt| own_name(stmt))
+            .fold(0, |bits, name| bits | name_bit(name));
+        edit.changes(old | new);
+    }
+
+    /// Notes that top-level statement `index` was not replayed from its
+    /// own record: what it writes now (`new`) and what its own record
+    /// wrote (`own`) may differ for the statements after it. A statement
+    /// outside the window whose own record was not found leaves its old
+    /// writes unknown: then no later record is trusted. (The window's old
+    /// writes are noted before, by [`OldRecords::note_window`].)
+    fn not_replayed_as_before(&self, index: usize, own: Option<usize>, new: u64) {
+        let (Some(edit), Some(w)) = (&self.edit, self.window) else {
+            return;
+        };
+        let in_window = (w.first..w.new_end_stmt).contains(&index);
+        match own {
+            Some(j) => edit.changes(new | self.stmts[j].record.summary.writes),
+            None if in_window => edit.changes(new),
+            None => edit.changes(u64::MAX),
         }
     }
 
@@ -566,16 +631,23 @@ impl<'a> Checker<'a> {
             .get(index + 1)
             .map_or(usize::MAX, |s| s.span.start());
         let allowed = old.map_or(Replay::None, |o| o.may_replay(index, stmt.span, next));
+        let mut own = None;
         if let Some(old) = old.filter(|_| allowed != Replay::None) {
             let recorded = out.stmts.len();
-            if let Some(j) = old.own(index, stmt.span, recorded) {
-                if self.replay(stmt, &old.stmts[j], old.source) {
+            own = old.own(index, stmt.span, recorded);
+            if let Some(j) = own {
+                let m = &old.stmts[j];
+                let trusted = old.edit.as_ref().is_some_and(|edit| {
+                    edit.cannot_reach(&m.record.summary, m.span.start(), self.unchanged())
+                });
+                if self.replay(stmt, m, old.source, trusted) {
                     out.replayed(stmt.span, old, j, recorded);
+                    out.reuse.trusted += usize::from(trusted);
                     return;
                 }
             }
-            let index = recorded;
-            let near = old.near(index, text);
+            let recorded_index = recorded;
+            let near = old.near(recorded_index, text);
             // Anywhere in the file only if none is near, after a miss just
             // before (see `OldRecords::by_text`).
             let far = || {
@@ -597,8 +669,9 @@ impl<'a> Checker<'a> {
                 if matches!(allowed, Replay::Own(at) if m.span != at) {
                     continue;
                 }
-                if self.replay(stmt, m, old.source) {
-                    out.replayed(stmt.span, old, j, index);
+                if self.replay(stmt, m, old.source, false) {
+                    old.not_replayed_as_before(index, own, m.record.summary.writes);
+                    out.replayed(stmt.span, old, j, recorded_index);
                     return;
                 }
             }
@@ -607,27 +680,45 @@ impl<'a> Checker<'a> {
         self.tape = Some(Vec::new());
         self.statement(index, stmt);
         let events = self.tape.take().unwrap_or_default();
+        let summary = Summary::of(&events, own_name(stmt), stmt.span.len());
+        if let Some(old) = old {
+            old.not_replayed_as_before(index, own, summary.writes);
+        }
         out.stmts.push(StmtMemoOut(StmtMemo {
             span: stmt.span,
             record: Arc::new(Record {
                 origin: stmt.span.start(),
                 events,
                 diags: self.diags.clone(),
+                summary,
             }),
         }));
         out.reuse.checked += 1;
     }
 
+    /// What a trusted record needs to be unchanged besides its names
+    /// (see `check::summary`).
+    fn unchanged(&self) -> Unchanged {
+        Unchanged {
+            lines: self.carried.as_ref().is_some_and(|c| c.same_lines()),
+            function_names: self.function_names.1,
+        }
+    }
+
     /// Replays `m` for `stmt` if every read it recorded has the same
-    /// answer now; false (and nothing changed) otherwise.
-    fn replay(&mut self, stmt: &'a Stmt, m: &StmtMemo, old_source: &str) -> bool {
+    /// answer now; false (and nothing changed) otherwise. A `trusted`
+    /// record (one whose answers the edit cannot have changed, see
+    /// `check::summary`) has only its symbol numbers read, except in
+    /// unoptimised builds (the tests), where every read is checked and
+    /// must hold.
+    fn replay(&mut self, stmt: &'a Stmt, m: &StmtMemo, old_source: &str, trusted: bool) -> bool {
         // Scratch lists kept on the checker: a replay per statement on every
         // keystroke, each allocating its own, was a tenth of the check's
         // allocations.
         let mut scratch = std::mem::take(&mut self.replay_scratch);
         scratch.ids.clear();
         scratch.own_returns.clear();
-        let replayed = self.replay_with(stmt, m, old_source, &mut scratch);
+        let replayed = self.replay_with(stmt, m, old_source, trusted, &mut scratch);
         self.replay_scratch = scratch;
         replayed
     }
@@ -637,6 +728,66 @@ impl<'a> Checker<'a> {
         stmt: &'a Stmt,
         m: &StmtMemo,
         old_source: &str,
+        trusted: bool,
+        scratch: &mut ReplayScratch,
+    ) -> bool {
+        // A trusted record's symbol numbers are read all the same: its
+        // writes need the numbers they moved to since it was made (a
+        // record replays over many edits, and keeps the numbers of the
+        // check that made it).
+        let hold = self.reads_hold(stmt, m, old_source, trusted, scratch);
+        if cfg!(debug_assertions) && trusted {
+            // Unoptimised (the tests): every read is checked all the same,
+            // and must hold, with the same numbers.
+            let mut all = ReplayScratch::default();
+            let all_hold = self.reads_hold(stmt, m, old_source, false, &mut all);
+            assert!(
+                all_hold && hold && all.ids == scratch.ids,
+                "a record the edit cannot reach has a read that changed: {:?}",
+                stmt.span.text(self.source)
+            );
+        }
+        if !hold {
+            return false;
+        }
+        let ids = &scratch.ids;
+        for event in &m.record.events {
+            if let Event::Write(w) = event {
+                self.apply(stmt, w, ids);
+            }
+        }
+        let delta = stmt.span.start() as isize - m.record.origin as isize;
+        // Only those the cap keeps are copied; the others are counted at
+        // their (moved) span, as pushing them would.
+        let room = if self.build_all {
+            usize::MAX
+        } else {
+            self.capped.room().saturating_sub(self.diags.len())
+        };
+        let (kept, over) = m.record.diags.split_at(room.min(m.record.diags.len()));
+        self.diags.extend(kept.iter().map(|d| {
+            let mut d = d.clone();
+            shift_diagnostic(&mut d, 0, delta);
+            d
+        }));
+        for d in over {
+            let mut span = d.span;
+            shift_span(&mut span, delta);
+            self.left_out(span);
+        }
+        true
+    }
+
+    /// Whether every read `m` recorded has the same answer for `stmt`
+    /// now (`only_numbers`: every read of a symbol number), with the
+    /// symbol numbers it read mapped (old to new) in `scratch.ids` for its
+    /// writes.
+    fn reads_hold(
+        &mut self,
+        stmt: &'a Stmt,
+        m: &StmtMemo,
+        old_source: &str,
+        only_numbers: bool,
         scratch: &mut ReplayScratch,
     ) -> bool {
         let old_start = m.span.start() as isize;
@@ -666,6 +817,14 @@ impl<'a> Checker<'a> {
         // (which only use indices just read) follow the map.
         let ids = &mut scratch.ids;
         for (e, event) in m.record.events.iter().enumerate() {
+            if only_numbers
+                && !matches!(
+                    event,
+                    Event::Read(Read::GlobalId { .. } | Read::DefinedAt { .. })
+                )
+            {
+                continue;
+            }
             match event {
                 Event::Read(read) => {
                     let same = match read {
@@ -707,42 +866,12 @@ impl<'a> Checker<'a> {
                 Event::Write(Write::SymbolType { .. }) => {}
             }
         }
-        let ids = &scratch.ids;
-        for event in &m.record.events {
-            if let Event::Write(w) = event {
-                self.apply(stmt, w, ids);
-            }
-        }
-        let delta = stmt.span.start() as isize - m.record.origin as isize;
-        // Only those the cap keeps are copied; the others are counted at
-        // their (moved) span, as pushing them would.
-        let room = if self.build_all {
-            usize::MAX
-        } else {
-            self.capped.room().saturating_sub(self.diags.len())
-        };
-        let (kept, over) = m.record.diags.split_at(room.min(m.record.diags.len()));
-        self.diags.extend(kept.iter().map(|d| {
-            let mut d = d.clone();
-            shift_diagnostic(&mut d, 0, delta);
-            d
-        }));
-        for d in over {
-            let mut span = d.span;
-            shift_span(&mut span, delta);
-            self.left_out(span);
-        }
         true
     }
 
     /// The global a statement defines (an assignment's or a function's name).
     fn own_name(&self, stmt: &'a Stmt) -> Option<&'a str> {
-        match &stmt.kind {
-            StmtKind::Assign { name, .. } | StmtKind::FuncDef { name, .. } => {
-                Some(name.name.as_str())
-            }
-            _ => None,
-        }
+        own_name(stmt)
     }
 
     /// True if function `name`'s definition is at `at` (relative to the

@@ -25,6 +25,8 @@
 //! - `names`: the whole-file passes (second definitions, undefined and
 //!   unused names, shadowed rules) and the diagnostics they make;
 //! - `memo`: the record of each statement's check, replayed after an edit;
+//! - `summary`: each record's reads in brief, and whether an edit can have
+//!   changed them (a record it cannot reach is replayed without them);
 //! - `shadowed`: the shadowed rules in a language server's check, found
 //!   again after an edit only for the keys it touched;
 //! - `carry`: the whole-file passes' diagnostics taken over from the
@@ -55,6 +57,7 @@ mod memo;
 mod names;
 mod shadowed;
 mod stream;
+mod summary;
 mod symbol_types;
 pub use symbol_types::SymbolTypes;
 
@@ -645,6 +648,9 @@ impl<'a> Checker<'a> {
     fn run(&mut self, remember: bool, old: Option<&memo::OldRecords<'_>>) -> (CheckMemo, Reuse) {
         self.global_definitions();
         self.flush();
+        if let Some(old) = old {
+            old.note_window(self.program);
+        }
         let mut out = memo::NewMemo::default();
         let program = self.program;
         for (i, stmt) in program.stmts.iter().enumerate() {
