@@ -35,6 +35,10 @@ pub(super) struct Carried {
     same_lines: bool,
     /// How many diagnostics were taken.
     pub(super) taken: usize,
+    /// Just after the last one taken: each pass asks in the order of the
+    /// text, mostly, so the next one asked for is usually a little
+    /// further on.
+    next: usize,
 }
 
 impl Carried {
@@ -50,6 +54,7 @@ impl Carried {
             delta: new_end as isize - old_end as isize,
             same_lines,
             taken: 0,
+            next: 0,
         }
     }
 
@@ -94,8 +99,7 @@ impl Carried {
         same: impl Fn(&Diagnostic) -> bool,
     ) -> Option<Diagnostic> {
         let old_span = self.old_span(span)?;
-        let key = |s: Span| (s.start() as u32, s.end() as u32);
-        let from = self.old.partition_point(|d| key(d.span) < key(old_span));
+        let from = self.first_at_or_after(old_span);
         let at = (from..self.old.len())
             .take_while(|&i| self.old[i].span == old_span)
             .find(|&i| self.old[i].code == code && same(&self.old[i]))?;
@@ -104,7 +108,35 @@ impl Carried {
         let (_, old_end, _) = self.changed;
         shift_diagnostic(&mut d, old_end, self.delta);
         self.taken += 1;
+        self.next = at + 1;
         Some(d)
+    }
+
+    /// The index of the first old diagnostic whose span is not before
+    /// `span` (in the list's order). Searched from just after the last one
+    /// taken, going further by doubling steps, when that is not past it.
+    /// Why: a search of the whole list for each of the hundreds taken read
+    /// a diagnostic scattered through it at each step, cold in a language
+    /// server, where the next one is usually a few places on.
+    fn first_at_or_after(&self, span: Span) -> usize {
+        let key = |s: Span| (s.start() as u32, s.end() as u32);
+        let below = |d: &Diagnostic| key(d.span) < key(span);
+        let n = self.old.len();
+        let hint = self.next.min(n);
+        let found = if hint > 0 && !below(&self.old[hint - 1]) {
+            self.old[..hint].partition_point(below)
+        } else {
+            // Every one before `lo` is before `span`.
+            let (mut lo, mut step) = (hint, 1);
+            while lo + step <= n && below(&self.old[lo + step - 1]) {
+                lo += step;
+                step *= 2;
+            }
+            let hi = (lo + step).min(n);
+            lo + self.old[lo..hi].partition_point(below)
+        };
+        debug_assert_eq!(found, self.old.partition_point(below));
+        found
     }
 
     /// What is left of the old diagnostics, to free.
