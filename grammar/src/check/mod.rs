@@ -26,7 +26,8 @@
 //!   unused names, shadowed rules) and the diagnostics they make;
 //! - `memo`: the record of each statement's check, replayed after an edit;
 //! - `summary`: each record's reads in brief, and whether an edit can have
-//!   changed them (a record it cannot reach is replayed without them);
+//!   changed them (a record it cannot reach is replayed without checking
+//!   them: only its symbol numbers are read);
 //! - `shadowed`: the shadowed rules in a language server's check, found
 //!   again after an edit only for the keys it touched;
 //! - `carry`: the whole-file passes' diagnostics taken over from the
