@@ -646,8 +646,7 @@ impl<'a> Checker<'a> {
                     return;
                 }
             }
-            let recorded_index = recorded;
-            let near = old.near(recorded_index, text);
+            let near = old.near(recorded, text);
             // Anywhere in the file only if none is near, after a miss just
             // before (see `OldRecords::by_text`).
             let far = || {
@@ -671,7 +670,7 @@ impl<'a> Checker<'a> {
                 }
                 if self.replay(stmt, m, old.source, false) {
                     old.not_replayed_as_before(index, own, m.record.summary.writes);
-                    out.replayed(stmt.span, old, j, recorded_index);
+                    out.replayed(stmt.span, old, j, recorded);
                     return;
                 }
             }
@@ -829,7 +828,7 @@ impl<'a> Checker<'a> {
                 Event::Read(read) => {
                     let same = match read {
                         Read::Global { name, ty } => {
-                            let own = own_global.filter(|_| self.own_name(stmt) == Some(&**name));
+                            let own = own_global.filter(|_| own_name(stmt) == Some(&**name));
                             self.globals.get(&**name).copied().or(own) == *ty
                         }
                         Read::Return { name, ty } => return_now(own_returns, name) == *ty,
@@ -867,11 +866,6 @@ impl<'a> Checker<'a> {
             }
         }
         true
-    }
-
-    /// The global a statement defines (an assignment's or a function's name).
-    fn own_name(&self, stmt: &'a Stmt) -> Option<&'a str> {
-        own_name(stmt)
     }
 
     /// True if function `name`'s definition is at `at` (relative to the
@@ -967,7 +961,7 @@ impl<'a> Checker<'a> {
     fn apply(&mut self, stmt: &'a Stmt, write: &Write, ids: &[(usize, usize)]) {
         match write {
             Write::Global { ty } => {
-                if let Some(name) = self.own_name(stmt) {
+                if let Some(name) = own_name(stmt) {
                     self.globals.entry(name).or_insert(*ty);
                 }
             }
